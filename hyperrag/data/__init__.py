@@ -1,0 +1,11 @@
+"""Corpora, query files and OpenIE records: readers with validation that names file, line and field."""
+
+from hyperrag.data.datasets import jsonl_dataset, musique_dataset, sample_dataset
+from hyperrag.data.jsonl import read_jsonl_corpus, read_jsonl_queries
+from hyperrag.data.openie import OpenIERecords, read_openie
+from hyperrag.data.types import Corpus, Dataset, Passage, Query
+
+__all__ = [
+    "Corpus", "Dataset", "OpenIERecords", "Passage", "Query", "jsonl_dataset", "musique_dataset",
+    "read_jsonl_corpus", "read_jsonl_queries", "read_openie", "sample_dataset",
+]

@@ -1,0 +1,36 @@
+"""Dataset factories — the ``_target_`` of every ``hydra_configs/data/*.yaml``."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from hyperrag.data.jsonl import read_jsonl_corpus, read_jsonl_queries
+from hyperrag.data.musique import read_musique_dir
+from hyperrag.data.types import Dataset
+from hyperrag.errors import InputError
+
+
+def sample_dir() -> Path:
+    """Folder of the bundled sample corpus (12 passages, 6 multi-hop questions, hand-written OpenIE)."""
+    return Path(str(resources.files("hyperrag") / "datasets" / "sample"))
+
+
+def jsonl_dataset(corpus: str | Path, queries: str | Path, openie: str | Path | None = None,
+                  name: str = "jsonl") -> Dataset:
+    corpus_records = read_jsonl_corpus(corpus)
+    query_records = read_jsonl_queries(queries, corpus_records)
+    openie_path = Path(openie) if openie else None
+    if openie_path is not None and not openie_path.is_file():
+        raise InputError("OpenIE file not found", path=openie_path)
+    return Dataset(name, corpus_records, query_records, openie_path)
+
+
+def sample_dataset(name: str = "sample") -> Dataset:
+    folder = sample_dir()
+    return jsonl_dataset(folder / "corpus.jsonl", folder / "queries.jsonl",
+                         folder / "openie_handwritten.json", name=name)
+
+
+def musique_dataset(dir: str | Path, name: str = "musique") -> Dataset:  # noqa: A002 - config key
+    return read_musique_dir(dir, name=name)

@@ -1,0 +1,103 @@
+"""Reader for MuSiQue-style directories: ``queries.json``, ``corpus.json``, optional ``openie_*.json``.
+
+Passage ids are the corpus positions as strings ("0", "1", ...). Gold passages are the query's
+paragraphs with ``is_supporting: true``, matched to corpus entries by title and text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hyperrag.data.types import Corpus, Dataset, Passage, Query
+from hyperrag.errors import InputError
+
+
+def load_json(path: Path) -> Any:
+    if not path.is_file():
+        raise InputError("file not found", path=path)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise InputError(f"not valid UTF-8 (byte {err.start})", path=path, line=line) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"invalid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from None
+
+
+def _field(rec: Any, key: str, kind: type | tuple[type, ...], *, path: Path, record: int) -> Any:
+    if not isinstance(rec, dict):
+        raise InputError("expected a JSON object", path=path, record=record)
+    if key not in rec:
+        raise InputError("missing required field", path=path, record=record, field=key)
+    value = rec[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        expected = " or ".join(k.__name__ for k in kinds)
+        raise InputError(f"expected {expected}, got {type(value).__name__}", path=path, record=record, field=key)
+    return value
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def read_musique_corpus(path: Path) -> Corpus:
+    records = load_json(path)
+    if not isinstance(records, list):
+        raise InputError("expected a JSON list of passages", path=path)
+    if not records:
+        raise InputError("corpus is empty", path=path)
+    passages = []
+    for i, rec in enumerate(records):
+        title = _field(rec, "title", str, path=path, record=i)
+        text = _field(rec, "text", str, path=path, record=i)
+        if not text.strip():
+            raise InputError("must not be empty", path=path, record=i, field="text")
+        passages.append(Passage(str(i), title, text))
+    return Corpus(passages, source=str(path))
+
+
+def read_musique_queries(path: Path, corpus: Corpus) -> list[Query]:
+    records = load_json(path)
+    if not isinstance(records, list) or not records:
+        raise InputError("expected a non-empty JSON list of queries", path=path)
+    by_content = {(_norm(p.title), _norm(p.text)): p.id for p in corpus.passages}
+    queries: list[Query] = []
+    seen: set[str] = set()
+    for i, rec in enumerate(records):
+        qid = str(_field(rec, "id", (str, int), path=path, record=i))
+        if qid in seen:
+            raise InputError(f"duplicate id {qid!r}", path=path, record=i, field="id")
+        seen.add(qid)
+        question = _field(rec, "question", str, path=path, record=i)
+        answer = rec.get("answer")
+        aliases = rec.get("answer_aliases") or []
+        answers = tuple(str(a) for a in ([answer] if answer is not None else []) + list(aliases))
+        gold: list[str] = []
+        for j, para in enumerate(_field(rec, "paragraphs", list, path=path, record=i)):
+            if not isinstance(para, dict):
+                raise InputError("expected a JSON object", path=path, record=i, field=f"paragraphs[{j}]")
+            if not para.get("is_supporting"):
+                continue
+            key = (_norm(str(para.get("title", ""))), _norm(str(para.get("paragraph_text", ""))))
+            if key not in by_content:
+                raise InputError(f"supporting paragraph {para.get('title')!r} not found in corpus {corpus.source}",
+                                 path=path, record=i, field=f"paragraphs[{j}]")
+            gold.append(by_content[key])
+        queries.append(Query(qid, question, answers, tuple(dict.fromkeys(gold))))
+    return queries
+
+
+def read_musique_dir(directory: str | Path, name: str = "musique") -> Dataset:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError("dataset directory not found", path=directory)
+    corpus = read_musique_corpus(directory / "corpus.json")
+    queries = read_musique_queries(directory / "queries.json", corpus)
+    openie = sorted(directory.glob("openie_*.json"))
+    return Dataset(name, corpus, queries, openie[0] if openie else None)

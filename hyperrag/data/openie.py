@@ -1,0 +1,72 @@
+"""OpenIE records (HippoRAG format) for a corpus: entities and triples per passage.
+
+File format (the one released with HippoRAG and written by :mod:`hyperrag.llm.openie`)::
+
+    {"docs": [{"idx": 0, "passage": "Title\\nText", "extracted_entities": [...],
+               "extracted_triples": [[subject, relation, object], ...]}, ...]}
+
+``docs[i]`` belongs to ``corpus[i]`` (or to the passage at position ``idx`` when present).
+Malformed triples (not three non-empty strings) are skipped and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hyperrag.data.musique import load_json
+from hyperrag.data.types import Corpus
+from hyperrag.errors import InputError
+
+Triple = tuple[str, str, str]
+
+
+@dataclass
+class OpenIERecords:
+    entities: list[list[str]]  # per passage, in corpus order
+    triples: list[list[Triple]]  # per passage, in corpus order
+    skipped_triples: int
+    source: str
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def read_openie(path: str | Path, corpus: Corpus) -> OpenIERecords:
+    path = Path(path)
+    data = load_json(path)
+    docs = data.get("docs") if isinstance(data, dict) else data
+    if not isinstance(docs, list):
+        raise InputError("expected an object with a 'docs' list", path=path, field="docs")
+    if len(docs) != len(corpus):
+        raise InputError(f"has {len(docs)} records but the corpus {corpus.source} has {len(corpus)} passages",
+                         path=path, field="docs")
+    entities: list[list[str]] = [[] for _ in range(len(corpus))]
+    triples: list[list[Triple]] = [[] for _ in range(len(corpus))]
+    filled = [False] * len(corpus)
+    skipped = 0
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            raise InputError("expected a JSON object", path=path, record=i)
+        pos = doc.get("idx", i)
+        if not isinstance(pos, int) or not 0 <= pos < len(corpus) or filled[pos]:
+            raise InputError(f"bad or repeated passage position {pos!r}", path=path, record=i, field="idx")
+        filled[pos] = True
+        passage = doc.get("passage")
+        if isinstance(passage, str) and _norm(corpus[pos].text) not in _norm(passage):
+            raise InputError(f"text does not match corpus passage {corpus[pos].id!r} ({corpus[pos].title!r})",
+                             path=path, record=i, field="passage")
+        ents = doc.get("extracted_entities", [])
+        if not isinstance(ents, list):
+            raise InputError("expected a list", path=path, record=i, field="extracted_entities")
+        entities[pos] = [e for e in ents if isinstance(e, str) and e.strip()]
+        raw_triples = doc.get("extracted_triples", [])
+        if not isinstance(raw_triples, list):
+            raise InputError("expected a list", path=path, record=i, field="extracted_triples")
+        for t in raw_triples:
+            if isinstance(t, (list, tuple)) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t):
+                triples[pos].append((t[0], t[1], t[2]))
+            else:
+                skipped += 1
+    return OpenIERecords(entities, triples, skipped, str(path))

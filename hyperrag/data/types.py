@@ -1,0 +1,62 @@
+"""Plain records shared by every reader: passages, queries, a corpus and a dataset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    title: str
+    text: str
+
+    @property
+    def content(self) -> str:
+        """Title and text as one string — what embedders, BM25 and LLM prompts see."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    question: str
+    answers: tuple[str, ...] = ()
+    gold_ids: tuple[str, ...] = ()
+
+
+@dataclass
+class Corpus:
+    passages: list[Passage]
+    source: str = ""
+    _index: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index = {p.id: i for i, p in enumerate(self.passages)}
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def __getitem__(self, i: int) -> Passage:
+        return self.passages[i]
+
+    @property
+    def ids(self) -> list[str]:
+        return [p.id for p in self.passages]
+
+    def position(self, passage_id: str) -> int:
+        return self._index[passage_id]
+
+    def __contains__(self, passage_id: str) -> bool:
+        return passage_id in self._index
+
+
+@dataclass
+class Dataset:
+    """A corpus, its queries, and optionally a precomputed OpenIE file for it."""
+
+    name: str
+    corpus: Corpus
+    queries: list[Query]
+    openie_path: Path | None = None

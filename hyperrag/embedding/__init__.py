@@ -1,0 +1,3 @@
+from hyperrag.embedding.encoder import TextEncoder, resolve_model_path
+
+__all__ = ['TextEncoder', 'resolve_model_path']

@@ -1,0 +1,50 @@
+"""The retriever interface every method implements: index a dataset once, then retrieve query batches."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from hyperrag.data.types import Dataset
+
+
+@dataclass
+class RetrievalOutput:
+    """Ranked passages for a batch of B queries.
+
+    Attributes:
+        indices: LongTensor [B, k], passage positions in the corpus, best first.
+        scores: FloatTensor [B, k].
+        details: per query, method-specific facts worth keeping in predictions (seed facts, ...).
+    """
+
+    indices: torch.Tensor
+    scores: torch.Tensor
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Retriever(ABC):
+    """Args shared by all methods are keyword-only and come from Hydra (``hydra_configs/method``)."""
+
+    name: str = "retriever"
+
+    @abstractmethod
+    def index(self, dataset: Dataset) -> None:
+        """Build or load whatever the method needs for ``dataset`` (cached on disk)."""
+
+    @abstractmethod
+    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        """Rank the corpus for a batch of questions."""
+
+    def describe(self) -> dict[str, Any]:
+        """Settings and index statistics worth recording next to the metrics."""
+        return {"method": self.name}
+
+
+def topk_rows(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Top-k per row, clipped to the number of columns. Returns (indices [B, k'], values [B, k'])."""
+    values, indices = torch.topk(scores, min(k, scores.shape[1]), dim=1)
+    return indices, values

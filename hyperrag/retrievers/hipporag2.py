@@ -1,0 +1,158 @@
+"""HippoRAG 2 retrieval: query → facts → seed entities (+ weak passage seeds) → Personalized PageRank.
+
+LLM-free form (the recognition-memory fact filter plugs in through ``fact_filter``):
+  1. dense query-to-fact scores, min-max normalised; the top ``fact_top_k`` facts are the seeds;
+  2. each seed fact gives its subject and object ``score / #passages containing the entity``
+     (averaged over the facts that name it); only the ``link_top_k`` best entities are kept;
+  3. every passage node gets ``passage_node_weight ×`` its min-max normalised dense score;
+  4. one batched PPR over the graph (damping 0.5); passages are ranked by their PPR mass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from hyperrag.data.types import Dataset
+from hyperrag.embedding.encoder import TextEncoder
+from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_index
+from hyperrag.ops.ppr import PPRGraph, personalized_pagerank
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, topk_rows
+from hyperrag.utils.availability import resolve_device
+
+# (questions, candidate fact ids [B, k], fact scores [B, k]) -> kept mask [B, k]
+FactFilter = Callable[[list[str], torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def min_max(x: torch.Tensor) -> torch.Tensor:
+    """Row-wise min-max normalisation of a [B, N] tensor (constant rows → 0)."""
+    lo = x.min(dim=1, keepdim=True).values
+    hi = x.max(dim=1, keepdim=True).values
+    return (x - lo) / (hi - lo).clamp_min(1e-12)
+
+
+class HippoRAG2Retriever(Retriever):
+    """Args:
+        encoder: embedder for queries (index embeddings come from the cached KG index).
+        damping: PPR damping (probability of following an edge).
+        fact_top_k: seed facts per query.
+        link_top_k: seed entities kept per query.
+        passage_node_weight: reset mass of passage nodes relative to entity seeds.
+        edge_weights: per-type multipliers ``{relation, synonym, context}`` applied to stored weights.
+        graph: settings of the KG index (synonym threshold, ...).
+        tol, max_iter: PPR convergence.
+        index_root: where KG indexes live (default ``$HYPERRAG_CACHE/index``).
+        device: ``auto`` / ``cpu`` / ``cuda``.
+        fact_filter: optional recognition-memory filter (LLM); None = keep the top facts.
+    """
+
+    name = "hipporag2"
+
+    def __init__(self, *, encoder: TextEncoder, damping: float = 0.5, fact_top_k: int = 5, link_top_k: int = 5,
+                 passage_node_weight: float = 0.05, edge_weights: dict[str, float] | None = None,
+                 graph: dict[str, Any] | GraphSettings | None = None, tol: float = 1e-7, max_iter: int = 100,
+                 index_root: str | None = None, device: str = "auto", fact_filter: FactFilter | None = None) -> None:
+        self.encoder = encoder
+        self.damping = damping
+        self.fact_top_k = fact_top_k
+        self.link_top_k = link_top_k
+        self.passage_node_weight = passage_node_weight
+        self.edge_weights = {k: float(v) for k, v in (edge_weights or {}).items()}
+        self.graph_settings = graph if isinstance(graph, GraphSettings) else GraphSettings(**(graph or {}))
+        self.tol, self.max_iter = tol, max_iter
+        self.index_root = index_root
+        self.device = resolve_device(device)
+        self.fact_filter = fact_filter
+        self.kg: KGIndex | None = None
+        self.ppr_graph: PPRGraph | None = None
+
+    # ---- indexing ----------------------------------------------------------------------------------------
+    def index(self, dataset: Dataset) -> None:
+        self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
+        graph = self.kg.graph
+        type_weight = {EdgeType[k.upper()]: v for k, v in self.edge_weights.items()}
+        edge_index, edge_weight = graph.weighted_edges(type_weight)
+        self.ppr_graph = PPRGraph.from_edges(edge_index, graph.num_nodes, edge_weight, directed=False,
+                                             device=self.device)
+        emb = self.kg.embeddings
+        self.fact_emb = emb.fact.to(self.device)
+        self.passage_emb = emb.passage.to(self.device)
+        self.fact_entities = graph.fact_entities.to(self.device)
+        self.entity_passage_count = graph.entity_passage_count.to(self.device).float()
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        assert self.kg is not None, "call index() first"
+        return self.kg.graph
+
+    # ---- seeding -----------------------------------------------------------------------------------------
+    def seed_facts(self, questions: list[str], q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Top facts per query. Returns (fact ids [B, k], normalised scores [B, k], kept mask [B, k])."""
+        fact_scores = min_max(q @ self.fact_emb.T)
+        ids, scores = topk_rows(fact_scores, self.fact_top_k)
+        keep = torch.ones_like(scores, dtype=torch.bool)
+        if self.fact_filter is not None:
+            keep = self.fact_filter(questions, ids, scores).to(keep.device)
+        return ids, scores, keep
+
+    def entity_reset(self, fact_ids: torch.Tensor, fact_scores: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """Entity seed weights [B, E] from seed facts (HippoRAG 2's phrase weights)."""
+        b = fact_ids.shape[0]
+        num_e = self.graph.num_entities
+        ents = self.fact_entities[fact_ids]  # [B, k, 2]
+        score = (fact_scores * keep).unsqueeze(-1).expand_as(ents)  # [B, k, 2]
+        count = self.entity_passage_count[ents].clamp_min(1.0)
+        weight = torch.zeros(b, num_e, device=self.device)
+        occurs = torch.zeros(b, num_e, device=self.device)
+        link = torch.zeros(b, num_e, device=self.device)
+        flat = ents.reshape(b, -1)
+        kept = keep.unsqueeze(-1).expand_as(ents).reshape(b, -1).float()
+        weight.scatter_add_(1, flat, (score / count).reshape(b, -1) * kept)
+        link.scatter_add_(1, flat, score.reshape(b, -1) * kept)
+        occurs.scatter_add_(1, flat, kept)
+        occurs = occurs.clamp_min(1.0)
+        weight, link = weight / occurs, link / occurs
+        if self.link_top_k and self.link_top_k < num_e:
+            # keep only the link_top_k entities with the best mean fact score
+            top = torch.topk(link, self.link_top_k, dim=1).indices
+            mask = torch.zeros_like(weight, dtype=torch.bool).scatter_(1, top, True)
+            weight = weight * mask
+        return weight
+
+    def reset_vectors(self, questions: list[str]) -> tuple[torch.Tensor, torch.Tensor, list[dict[str, Any]]]:
+        """Returns (reset [B, N], dense passage scores [B, P], per-query details)."""
+        q = self.encoder.encode(questions, desc="queries").to(self.device)
+        fact_ids, fact_scores, keep = self.seed_facts(questions, q)
+        ent = self.entity_reset(fact_ids, fact_scores, keep)
+        dense = q @ self.passage_emb.T
+        passage = min_max(dense) * self.passage_node_weight
+        reset = torch.cat([ent, passage], dim=1)
+        details = [{"seed_facts": [list(self.graph.facts[int(f)]) for f, k in zip(ids, kp) if k]}
+                   for ids, kp in zip(fact_ids.tolist(), keep.tolist())]
+        return reset, dense, details
+
+    # ---- retrieval ---------------------------------------------------------------------------------------
+    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        reset, dense, details = self.reset_vectors(questions)
+        assert self.ppr_graph is not None
+        ppr = personalized_pagerank(self.ppr_graph, reset, damping=self.damping, tol=self.tol,
+                                    max_iter=self.max_iter)
+        scores = ppr[:, self.graph.num_entities:]
+        # no usable seed entity (every fact filtered out): HippoRAG 2 falls back to dense ranking
+        no_seed = reset[:, : self.graph.num_entities].sum(dim=1) == 0
+        if no_seed.any():
+            scores = torch.where(no_seed.unsqueeze(1), dense, scores)
+        idx, val = topk_rows(scores, top_k)
+        return RetrievalOutput(idx.cpu(), val.cpu(), details)
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"method": self.name, "damping": self.damping, "fact_top_k": self.fact_top_k,
+                                "link_top_k": self.link_top_k, "passage_node_weight": self.passage_node_weight,
+                                "edge_weights": self.edge_weights}
+        if self.kg is not None:
+            info["graph"] = self.graph.stats
+            info["index_dir"] = str(self.kg.directory)
+        return info

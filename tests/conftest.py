@@ -1,0 +1,43 @@
+"""Shared fixtures and test decorators (PyG style: onlyCUDA, withPackage)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hyperrag.utils.availability import cuda_available, package_available
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("HYPERRAG_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+MUSIQUE_DIR = SHARED_DATA / "musique_dev"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "offline")
+
+
+def onlyCUDA(func):  # noqa: N802 - PyG naming
+    """Run only where a CUDA device is visible (and mark as gpu)."""
+    func = pytest.mark.gpu(func)
+    return pytest.mark.skipif(not cuda_available(), reason="CUDA not available")(func)
+
+
+def withPackage(*names: str):  # noqa: N802 - PyG naming
+    """Skip unless every named package is importable."""
+    missing = [n for n in names if not package_available(n)]
+    return pytest.mark.skipif(bool(missing), reason=f"missing packages: {missing}")
+
+
+def requires_musique(func):
+    return pytest.mark.skipif(not MUSIQUE_DIR.exists(), reason=f"{MUSIQUE_DIR} not found")(func)
+
+
+@pytest.fixture(scope="session")
+def encoder(tmp_path_factory):
+    """The real MiniLM encoder with a cache shared by the test session (or $HYPERRAG_CACHE when set)."""
+    from hyperrag.embedding import TextEncoder
+
+    cache = os.environ.get("HYPERRAG_CACHE") or tmp_path_factory.mktemp("cache")
+    return TextEncoder(cache_dir=cache, show_progress=False)

@@ -1,0 +1,26 @@
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hyperrag.graph.canonical import canonical_name
+from hyperrag.ops.knn import topk_cosine_neighbors
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 40), k=st.integers(1, 6), block=st.integers(1, 9), thr=st.floats(-1, 0.9))
+def test_blockwise_topk_matches_dense(n, k, block, thr):
+    g = torch.Generator().manual_seed(n * 31 + k)
+    x = torch.nn.functional.normalize(torch.randn(n, 8, generator=g), dim=1)
+    src, dst, sim = topk_cosine_neighbors(x, k, thr, block_rows=block)
+    full = x @ x.T
+    full.fill_diagonal_(float("-inf"))
+    val, nbr = torch.topk(full, min(k, n - 1), dim=1)
+    expected = {(i, int(j)) for i in range(n) for j, v in zip(nbr[i], val[i]) if v >= thr}
+    assert set(zip(src.tolist(), dst.tolist())) == expected
+    assert torch.allclose(sim, full[src, dst])
+    assert bool((src != dst).all())
+
+
+def test_canonical_name():
+    assert canonical_name("  Marie  Curie's ") == "marie curie s"
+    assert canonical_name("ÉCOLE—Normale") == "école normale"
