@@ -20,7 +20,7 @@ def compose_retrieve(tmp_path: Path, *overrides: str):
                                               "hardware=cpu", *overrides])
 
 
-@pytest.mark.parametrize("method", ["dense", "bm25", "hipporag2"])
+@pytest.mark.parametrize("method", ["dense", "bm25", "hipporag2", "catrag"])
 def test_sample_end_to_end(tmp_path, method):
     cfg = compose_retrieve(tmp_path, f"method={method}")
     metrics = retrieve.run(cfg)

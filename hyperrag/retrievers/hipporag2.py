@@ -11,6 +11,7 @@ LLM-free form (the recognition-memory fact filter plugs in through ``fact_filter
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -19,12 +20,33 @@ from hyperrag.data.types import Dataset
 from hyperrag.embedding.encoder import TextEncoder
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_index
-from hyperrag.ops.ppr import PPRGraph, personalized_pagerank
+from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, topk_rows
 from hyperrag.utils.availability import resolve_device
 
 # (questions, candidate fact ids [B, k], fact scores [B, k]) -> kept mask [B, k]
 FactFilter = Callable[[list[str], torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class SeedBatch:
+    """What a batch of queries seeds the graph with.
+
+    Attributes:
+        questions: B strings.
+        query_emb: [B, D].
+        fact_ids / fact_scores / keep: [B, k] top facts, their min-max normalised scores, filter verdicts.
+        entity_weight: [B, E] entity reset weights.
+        dense: [B, P] query–passage cosines.
+    """
+
+    questions: list[str]
+    query_emb: torch.Tensor
+    fact_ids: torch.Tensor
+    fact_scores: torch.Tensor
+    keep: torch.Tensor
+    entity_weight: torch.Tensor
+    dense: torch.Tensor
 
 
 def min_max(x: torch.Tensor) -> torch.Tensor:
@@ -122,31 +144,40 @@ class HippoRAG2Retriever(Retriever):
             weight = weight * mask
         return weight
 
-    def reset_vectors(self, questions: list[str]) -> tuple[torch.Tensor, torch.Tensor, list[dict[str, Any]]]:
-        """Returns (reset [B, N], dense passage scores [B, P], per-query details)."""
+    def seed(self, questions: list[str]) -> SeedBatch:
+        """Query embeddings, seed facts, entity and passage reset weights for a batch."""
         q = self.encoder.encode(questions, desc="queries").to(self.device)
         fact_ids, fact_scores, keep = self.seed_facts(questions, q)
-        ent = self.entity_reset(fact_ids, fact_scores, keep)
         dense = q @ self.passage_emb.T
-        passage = min_max(dense) * self.passage_node_weight
-        reset = torch.cat([ent, passage], dim=1)
-        details = [{"seed_facts": [list(self.graph.facts[int(f)]) for f, k in zip(ids, kp) if k]}
-                   for ids, kp in zip(fact_ids.tolist(), keep.tolist())]
-        return reset, dense, details
+        return SeedBatch(questions, q, fact_ids, fact_scores, keep, self.entity_reset(fact_ids, fact_scores, keep),
+                         dense)
+
+    def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
+        """Reset [B, N]: entity seeds, then ``passage_node_weight ×`` normalised dense passage scores."""
+        return torch.cat([seeds.entity_weight, min_max(seeds.dense) * self.passage_node_weight], dim=1)
+
+    def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
+        """Per-query arc re-weighting inside the batched PPR (none in HippoRAG 2; CatRAG overrides)."""
+        return None
+
+    def details(self, seeds: SeedBatch) -> list[dict[str, Any]]:
+        return [{"seed_facts": [list(self.graph.facts[int(f)]) for f, k in zip(ids, kp) if k]}
+                for ids, kp in zip(seeds.fact_ids.tolist(), seeds.keep.tolist())]
 
     # ---- retrieval ---------------------------------------------------------------------------------------
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
-        reset, dense, details = self.reset_vectors(questions)
+        seeds = self.seed(questions)
+        reset = self.reset_vectors(seeds)
         assert self.ppr_graph is not None
         ppr = personalized_pagerank(self.ppr_graph, reset, damping=self.damping, tol=self.tol,
-                                    max_iter=self.max_iter)
+                                    max_iter=self.max_iter, edge_delta=self.edge_delta(seeds))
         scores = ppr[:, self.graph.num_entities:]
         # no usable seed entity (every fact filtered out): HippoRAG 2 falls back to dense ranking
         no_seed = reset[:, : self.graph.num_entities].sum(dim=1) == 0
         if no_seed.any():
-            scores = torch.where(no_seed.unsqueeze(1), dense, scores)
+            scores = torch.where(no_seed.unsqueeze(1), seeds.dense, scores)
         idx, val = topk_rows(scores, top_k)
-        return RetrievalOutput(idx.cpu(), val.cpu(), details)
+        return RetrievalOutput(idx.cpu(), val.cpu(), self.details(seeds))
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {"method": self.name, "damping": self.damping, "fact_top_k": self.fact_top_k,

@@ -39,3 +39,13 @@ def test_dense_sanity(musique, user_encoder):
 def test_hipporag2_beats_prototype_floor(musique, user_encoder):
     m = evaluate(HippoRAG2Retriever(encoder=user_encoder, device="cpu"), musique)
     assert m["recall@5"] >= 65.0 and m["fcr@5"] >= 45.1, m
+
+
+@pytest.mark.slow
+@requires_musique
+def test_catrag_llm_free_at_least_hipporag2(musique, user_encoder):
+    from hyperrag.retrievers.catrag import CatRAGRetriever
+
+    base = evaluate(HippoRAG2Retriever(encoder=user_encoder, device="cpu"), musique)
+    cat = evaluate(CatRAGRetriever(encoder=user_encoder, device="cpu", edge_weights={"synonym": 2.0}), musique)
+    assert cat["recall@5"] >= base["recall@5"] and cat["fcr@5"] >= base["fcr@5"], (cat, base)

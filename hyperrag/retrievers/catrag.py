@@ -1,0 +1,159 @@
+"""CatRAG: HippoRAG 2 made query-adaptive (context-aware traversal).
+
+On top of :class:`HippoRAG2Retriever`, per query and inside the same batched PPR call:
+  * symbolic anchoring — entities named in the query get a weak reset mass ``ε / #passages(e)``, below the
+    fact seeds (LLM NER when an LLM is configured; lexical n-gram match against graph entities otherwise);
+  * key-fact passage boost — the context arc from a seed entity to a passage holding one of its seed facts
+    is weighted ``× (1 + β)``;
+  * dynamic edge weighting — relation arcs leaving the top seed entities are re-weighted by an LLM's 0–10
+    relevance score (see :mod:`hyperrag.retrievers.edge_scoring`); skipped without an LLM.
+All of it is a per-query :class:`EdgeWeightDelta` plus extra reset mass: the graph is never rebuilt.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+import torch
+
+from hyperrag.data.types import Dataset
+from hyperrag.graph.knowledge_graph import EdgeType
+from hyperrag.ops.ppr import EdgeWeightDelta
+from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
+
+# Entity names that are never anchors on their own (lexical stand-in for NER).
+_STOP = frozenset("a an the of in on at to for by with from and or is was were be been who what which when where "
+                  "how why whose whom that this these those it its he she they his her their".split())
+
+
+class EntityMatcher:
+    """Finds graph entities named in a text — the LLM-free stand-in for NER.
+
+    Greedy longest match of canonical n-grams against entity names; a span is taken only when it holds a
+    capitalised word or a number of the original text (names, titles, dates), and spans never overlap, so
+    "Black Hawk Township" anchors that entity and not also "black".
+    """
+
+    _WORD = re.compile(r"[^\W_]+", flags=re.UNICODE)
+
+    def __init__(self, names: list[str], min_chars: int = 3, max_tokens: int = 8) -> None:
+        self.lookup = {n: i for i, n in enumerate(names)
+                       if len(n.replace(" ", "")) >= min_chars and n not in _STOP}
+        self.max_tokens = max_tokens
+
+    def __call__(self, text: str) -> list[int]:
+        words = self._WORD.findall(unicodedata.normalize("NFKC", text))
+        tokens = [w.lower() for w in words]
+        salient = [w[0].isupper() or w.isdigit() for w in words]
+        found: dict[int, None] = {}
+        i = 0
+        while i < len(tokens):
+            for n in range(min(self.max_tokens, len(tokens) - i), 0, -1):
+                hit = self.lookup.get(" ".join(tokens[i : i + n]))
+                if hit is not None and any(salient[i : i + n]):
+                    found[hit] = None
+                    i += n
+                    break
+            else:
+                i += 1
+        return list(found)
+
+
+class CatRAGRetriever(HippoRAG2Retriever):
+    """Args (beyond :class:`HippoRAG2Retriever`'s):
+        anchoring: add query-named entities as weak seeds.
+        anchor_epsilon: ε, their reset mass before division by passage count.
+        passage_boost: boost context arcs of seed facts' passages.
+        boost_beta: β of the ``× (1 + β)`` boost.
+        edge_weighting: LLM dynamic edge weights (needs ``edge_scorer``; skipped when None).
+        edge_scorer: callable ``(seeds, retriever) -> EdgeWeightDelta`` built from the LLM layer.
+    """
+
+    name = "catrag"
+
+    def __init__(self, *, anchoring: bool = True, anchor_epsilon: float = 0.2, anchor_min_chars: int = 3,
+                 passage_boost: bool = True, boost_beta: float = 2.5, edge_weighting: bool = True,
+                 edge_scorer: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.anchoring = anchoring
+        self.anchor_epsilon = anchor_epsilon
+        self.anchor_min_chars = anchor_min_chars
+        self.passage_boost = passage_boost
+        self.boost_beta = boost_beta
+        self.edge_weighting = edge_weighting
+        self.edge_scorer = edge_scorer
+        self.matcher: EntityMatcher | None = None
+
+    def index(self, dataset: Dataset) -> None:
+        super().index(dataset)
+        self.matcher = EntityMatcher(self.graph.entity_names, self.anchor_min_chars)
+        self.fact_passage_ptr = self.graph.fact_passage_ptr.to(self.device)
+        self.fact_passage_idx = self.graph.fact_passage_idx.to(self.device)
+        self.context_weight = float(self.edge_weights.get("context", 1.0))
+
+    # ---- symbolic anchoring ------------------------------------------------------------------------------
+    def anchors(self, questions: list[str]) -> list[list[int]]:
+        assert self.matcher is not None
+        return [self.matcher(q) for q in questions]
+
+    def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
+        reset = super().reset_vectors(seeds)
+        if not self.anchoring:
+            return reset
+        seeds.anchors = self.anchors(seeds.questions)  # type: ignore[attr-defined]
+        rows = torch.tensor([b for b, ents in enumerate(seeds.anchors) for _ in ents], dtype=torch.long)
+        cols = torch.tensor([e for ents in seeds.anchors for e in ents], dtype=torch.long)
+        if rows.numel():
+            rows, cols = rows.to(self.device), cols.to(self.device)
+            mass = self.anchor_epsilon / self.entity_passage_count[cols].clamp_min(1.0)
+            # subordinate to fact seeds: an entity already seeded by a fact keeps the larger of the two
+            reset[rows, cols] = torch.maximum(reset[rows, cols], mass.to(reset.dtype))
+        return reset
+
+    # ---- per-query edge deltas ---------------------------------------------------------------------------
+    def passage_boost_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
+        """Arcs seed entity → passage holding that seed fact, weight ``context × (1 + β)``."""
+        b, k = seeds.fact_ids.shape
+        facts = seeds.fact_ids[seeds.keep]  # [M]
+        query = torch.arange(b, device=self.device).unsqueeze(1).expand(b, k)[seeds.keep]
+        start, stop = self.fact_passage_ptr[facts], self.fact_passage_ptr[facts + 1]
+        count = stop - start
+        if int(count.sum()) == 0:
+            return None
+        rep = torch.repeat_interleave(torch.arange(facts.numel(), device=self.device), count)
+        offset = torch.arange(rep.numel(), device=self.device) - (torch.cumsum(count, 0) - count)[rep]
+        passage = self.fact_passage_idx[start[rep] + offset] + self.graph.num_entities
+        ents = self.fact_entities[facts[rep]]  # [R, 2]
+        q = query[rep].repeat_interleave(2)
+        src = ents.reshape(-1)
+        dst = passage.repeat_interleave(2)
+        key = torch.unique(torch.stack([q, src, dst]), dim=1)
+        weight = torch.full((key.shape[1],), self.context_weight * (1.0 + self.boost_beta), device=self.device)
+        return EdgeWeightDelta(key[0], key[1], key[2], weight)
+
+    def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
+        parts = []
+        if self.passage_boost:
+            parts.append(self.passage_boost_delta(seeds))
+        if self.edge_weighting and self.edge_scorer is not None:
+            parts.append(self.edge_scorer(seeds, self))
+        parts = [p for p in parts if p is not None and p.query.numel()]
+        if not parts:
+            return None
+        return EdgeWeightDelta(*(torch.cat([getattr(p, f) for p in parts]) for f in ("query", "src", "dst", "weight")))
+
+    def details(self, seeds: SeedBatch) -> list[dict[str, Any]]:
+        rows = super().details(seeds)
+        for row, ents in zip(rows, getattr(seeds, "anchors", [[]] * len(rows))):
+            row["anchors"] = [self.graph.entity_names[e] for e in ents]
+        return rows
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "anchoring": self.anchoring, "anchor_epsilon": self.anchor_epsilon,
+                "passage_boost": self.passage_boost, "boost_beta": self.boost_beta,
+                "edge_weighting": self.edge_weighting and self.edge_scorer is not None}
+
+
+__all__ = ["CatRAGRetriever", "EdgeType", "EntityMatcher"]

@@ -1,0 +1,73 @@
+import torch
+
+from hyperrag.data import sample_dataset
+from hyperrag.ops.ppr import personalized_pagerank
+from hyperrag.retrievers.catrag import CatRAGRetriever, EntityMatcher
+from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
+
+
+def test_entity_matcher_longest_salient_spans():
+    names = ["black hawk township", "black", "state", "united states", "1903", "hawk"]
+    m = EntityMatcher(names)
+    assert m("What county borders Black Hawk Township?") == [0]
+    assert m("the state where it lies") == []  # lower-case common noun: not a named entity
+    assert sorted(m("When did the United States join in 1903?")) == [3, 4]
+
+
+def test_anchors_add_weak_reset_mass(tmp_path, encoder):
+    ds = sample_dataset()
+    kwargs = dict(encoder=encoder, device="cpu", index_root=str(tmp_path))
+    plain = CatRAGRetriever(anchoring=False, passage_boost=False, **kwargs)
+    anchored = CatRAGRetriever(anchoring=True, passage_boost=False, **kwargs)
+    plain.index(ds)
+    anchored.index(ds)
+    question = ["Where was Henri Becquerel born?"]
+    seeds = anchored.seed(question)
+    r0, r1 = plain.reset_vectors(plain.seed(question)), anchored.reset_vectors(seeds)
+    e = anchored.graph.entity_names.index("henri becquerel")
+    assert seeds.anchors == [[e]]
+    count = float(anchored.graph.entity_passage_count[e])
+    assert float(r1[0, e]) == max(float(r0[0, e]), 0.2 / count)
+    changed = (r1 != r0).nonzero()[:, 1].tolist()
+    assert set(changed) <= {e}
+
+
+def test_passage_boost_is_a_per_query_delta_equal_to_a_rebuilt_graph(tmp_path, encoder):
+    ds = sample_dataset()
+    r = CatRAGRetriever(encoder=encoder, device="cpu", index_root=str(tmp_path), anchoring=False)
+    r.index(ds)
+    seeds = r.seed(["Who was the husband of Marie Curie's elder daughter?", "Where is Le Havre?"])
+    delta = r.passage_boost_delta(seeds)
+    assert delta is not None and set(delta.query.tolist()) == {0, 1}
+    assert torch.allclose(delta.weight, torch.full_like(delta.weight, 3.5))
+    # every boosted arc goes from a seed fact's entity to a passage node holding that fact
+    num_e = r.graph.num_entities
+    assert bool((delta.src < num_e).all()) and bool((delta.dst >= num_e).all())
+    reset = r.reset_vectors(seeds)
+    batched = personalized_pagerank(r.ppr_graph, reset, damping=0.5, edge_delta=delta)
+    # reference: query 0 on a directed graph rebuilt with its arcs re-weighted
+    from hyperrag.graph.knowledge_graph import EdgeType
+    from hyperrag.ops.ppr import PPRGraph
+
+    ei, w = r.graph.weighted_edges({EdgeType[k.upper()]: v for k, v in r.edge_weights.items()})
+    src = torch.cat([ei[0], ei[1]])
+    dst = torch.cat([ei[1], ei[0]])
+    ww = torch.cat([w, w]).clone()
+    mine = delta.query == 0
+    for s, t, nw in zip(delta.src[mine].tolist(), delta.dst[mine].tolist(), delta.weight[mine].tolist()):
+        ww[(src == s) & (dst == t)] = nw
+    rebuilt = PPRGraph.from_edges(torch.stack([src, dst]), r.graph.num_nodes, ww, directed=True)
+    ref = personalized_pagerank(rebuilt, reset[0], damping=0.5)
+    assert torch.allclose(batched[0], ref, atol=1e-6)
+
+
+def test_catrag_without_extras_equals_hipporag2(tmp_path, encoder):
+    ds = sample_dataset()
+    kwargs = dict(encoder=encoder, device="cpu", index_root=str(tmp_path))
+    a = HippoRAG2Retriever(**kwargs)
+    b = CatRAGRetriever(anchoring=False, passage_boost=False, edge_weighting=False, **kwargs)
+    a.index(ds)
+    b.index(ds)
+    qs = [q.question for q in ds.queries]
+    oa, ob = a.retrieve(qs, 5), b.retrieve(qs, 5)
+    assert torch.equal(oa.indices, ob.indices) and torch.allclose(oa.scores, ob.scores)
