@@ -165,12 +165,17 @@ class HippoRAG2Retriever(Retriever):
                 for ids, kp in zip(seeds.fact_ids.tolist(), seeds.keep.tolist())]
 
     # ---- retrieval ---------------------------------------------------------------------------------------
-    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
-        seeds = self.seed(questions)
+    def propagate(self, seeds: SeedBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Returns (PPR [B, N] over all nodes, reset [B, N])."""
         reset = self.reset_vectors(seeds)
         assert self.ppr_graph is not None
         ppr = personalized_pagerank(self.ppr_graph, reset, damping=self.damping, tol=self.tol,
                                     max_iter=self.max_iter, edge_delta=self.edge_delta(seeds))
+        return ppr, reset
+
+    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        seeds = self.seed(questions)
+        ppr, reset = self.propagate(seeds)
         scores = ppr[:, self.graph.num_entities:]
         # no usable seed entity (every fact filtered out): HippoRAG 2 falls back to dense ranking
         no_seed = reset[:, : self.graph.num_entities].sum(dim=1) == 0
