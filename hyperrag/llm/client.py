@@ -1,0 +1,271 @@
+"""Async OpenAI-compatible chat-completions client: the only way the project talks to a model.
+
+* many requests in flight, bounded by a pool of ``concurrency`` slots (so vLLM can batch them);
+  connections are spread over several small ``httpx.AsyncClient`` pools of
+  :data:`CONNECTIONS_PER_POOL` each, because httpcore's pool bookkeeping grows quadratically with
+  the number of connections in one pool;
+* per-request timeouts; retries with exponential backoff and jitter (tenacity) on timeouts,
+  connection errors, HTTP 429 and 5xx — never on other 4xx;
+* every request ends as a :class:`~hyperrag.llm.types.ChatResult` record (ok / error kind /
+  attempts / latency / tokens) instead of an exception.
+
+Sync code calls :func:`run_batch` (or :func:`run_sync` with any coroutine); it runs its own event
+loop, in a helper thread when the caller already runs one (Jupyter).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from typing_extensions import Self
+
+from hyperrag.llm.types import ChatRequest, ChatResult, ErrorKind
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CONNECTIONS_PER_POOL = 8
+
+
+@dataclass
+class ClientConfig:
+    """Transport settings (Hydra: ``llm.client``).
+
+    Attributes:
+        concurrency: requests in flight at once (vLLM batches them; llama.cpp serves one at a time).
+        timeout_s: read timeout of one HTTP attempt (a reply slower than this is retried).
+        connect_timeout_s: TCP connect timeout.
+        max_retries: extra attempts after the first on a transient failure.
+        backoff_initial_s / backoff_max_s: exponential backoff (with jitter) between attempts.
+    """
+
+    concurrency: int = 64
+    timeout_s: float = 120.0
+    connect_timeout_s: float = 10.0
+    max_retries: int = 4
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 8.0
+
+    @classmethod
+    def from_any(cls, value: ClientConfig | dict[str, Any] | None) -> ClientConfig:
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        return cls(**dict(value))
+
+
+class _Failure(Exception):
+    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+class _Transient(_Failure):
+    """A failure worth another attempt (timeout, connection, 429, 5xx)."""
+
+
+class _Permanent(_Failure):
+    """A failure another attempt will not fix (4xx, malformed protocol)."""
+
+
+class ChatClient:
+    """Async client for ``POST {base_url}/chat/completions``.
+
+    Use as ``async with ChatClient(...) as client: results = await client.chat_many(reqs)``.
+    ``base_url`` includes the ``/v1`` suffix, as in the OpenAI SDK.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        config: ClientConfig | dict[str, Any] | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.config = ClientConfig.from_any(config)
+        self._pools: list[Any] = []
+        self._slots: asyncio.LifoQueue[int] | None = None
+
+    async def __aenter__(self) -> Self:
+        import httpx
+
+        cfg = self.config
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        n_pools = -(-max(1, cfg.concurrency) // CONNECTIONS_PER_POOL)
+        per_pool = -(-max(1, cfg.concurrency) // n_pools)
+        tls = _shared_tls_context() if self.base_url.startswith("https") else False
+        self._pools = [
+            httpx.AsyncClient(
+                headers=headers,
+                verify=tls,
+                timeout=httpx.Timeout(cfg.timeout_s, connect=cfg.connect_timeout_s, pool=None),
+                limits=httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool),
+            )
+            for _ in range(n_pools)
+        ]
+        # one slot per request in flight, tagged with the pool it uses; LIFO keeps connections warm
+        self._slots = asyncio.LifoQueue()
+        for i in range(max(1, cfg.concurrency)):
+            self._slots.put_nowait(i % n_pools)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for pool in self._pools:
+            await pool.aclose()
+        self._pools = []
+
+    async def _attempt(self, body: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+        import httpx
+
+        assert self._slots is not None and self._pools, "use ChatClient as an async context manager"
+        pool = await self._slots.get()
+        try:
+            resp = await self._pools[pool].post(f"{self.base_url}/chat/completions", json=body)
+        except httpx.TimeoutException as err:
+            raise _Transient(ErrorKind.TIMEOUT, f"{type(err).__name__}: {err}") from None
+        except (httpx.TransportError, OSError) as err:
+            raise _Transient(ErrorKind.CONNECTION, f"{type(err).__name__}: {err}") from None
+        finally:
+            self._slots.put_nowait(pool)
+        status = resp.status_code
+        if status == 429:
+            raise _Transient(ErrorKind.RATE_LIMIT, f"HTTP 429: {resp.text[:200]}", status)
+        if status >= 500:
+            raise _Transient(ErrorKind.HTTP_5XX, f"HTTP {status}: {resp.text[:200]}", status)
+        if status >= 400:
+            raise _Permanent(ErrorKind.HTTP_4XX, f"HTTP {status}: {resp.text[:300]}", status)
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            usage = data.get("usage") or {}
+            return text, usage, choice.get("finish_reason")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as err:
+            raise _Permanent(ErrorKind.PROTOCOL, f"not a chat-completions response ({err!r}): {resp.text[:200]}",
+                             status) from None
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        """Send one request with retries; always returns a record."""
+        from tenacity import (
+            AsyncRetrying,
+            retry_if_exception_type,
+            stop_after_attempt,
+            wait_exponential_jitter,
+        )
+
+        cfg = self.config
+        body = request.body(self.model)
+        start = time.perf_counter()
+        attempts = 0
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(cfg.max_retries + 1),
+                wait=wait_exponential_jitter(initial=cfg.backoff_initial_s, max=cfg.backoff_max_s),
+                retry=retry_if_exception_type(_Transient),
+                reraise=True,
+            ):
+                with attempt:
+                    attempts += 1
+                    text, usage, finish = await self._attempt(body)
+        except _Failure as err:
+            log.debug("request %s failed after %d attempts: %s", request.tag, attempts, err)
+            return ChatResult(ok=False, error_kind=err.kind, error=str(err), status=err.status, attempts=attempts,
+                              latency_s=time.perf_counter() - start, tag=request.tag)
+        return ChatResult(
+            ok=True,
+            text=text,
+            attempts=attempts,
+            latency_s=time.perf_counter() - start,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=finish,
+            tag=request.tag,
+        )
+
+    async def chat_many(
+        self, requests: Sequence[ChatRequest], on_result: Callable[[int, ChatResult], None] | None = None
+    ) -> list[ChatResult]:
+        """All requests concurrently (bounded by ``config.concurrency``), results in input order."""
+
+        async def one(i: int, req: ChatRequest) -> ChatResult:
+            res = await self.chat(req)
+            if on_result is not None:
+                on_result(i, res)
+            return res
+
+        return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+
+    async def list_models(self) -> list[str]:
+        assert self._pools, "use ChatClient as an async context manager"
+        resp = await self._pools[0].get(f"{self.base_url}/models")
+        resp.raise_for_status()
+        return [m["id"] for m in resp.json().get("data", [])]
+
+
+_TLS: Any = None
+
+
+def _shared_tls_context() -> Any:
+    """One verified TLS context for all pools (building one per client costs ~40 ms)."""
+    global _TLS
+    if _TLS is None:
+        import ssl
+
+        import certifi
+
+        _TLS = ssl.create_default_context(cafile=certifi.where())
+    return _TLS
+
+
+def run_sync(make_coro: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from sync code, even when the caller is inside an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coro())  # type: ignore[arg-type]
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(make_coro())  # type: ignore[arg-type]
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=target, name="hyperrag-llm-loop")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def run_batch(
+    requests: Sequence[ChatRequest],
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None = None,
+    config: ClientConfig | dict[str, Any] | None = None,
+) -> list[ChatResult]:
+    """Sync facade: send ``requests`` concurrently and return one :class:`ChatResult` per request."""
+
+    async def go() -> list[ChatResult]:
+        async with ChatClient(base_url, model, api_key=api_key, config=config) as client:
+            return await client.chat_many(requests)
+
+    return run_sync(go)

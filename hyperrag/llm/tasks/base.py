@@ -1,0 +1,123 @@
+"""The task contract: one prompt template, one output schema, one parser per task.
+
+A task turns caller inputs (a mapping) into chat messages, declares the pydantic model its reply
+must validate against (sent to the server as constrained decoding), checks IDs in the reply against
+the IDs its prompt showed, and reads the validated output back in the caller's terms (``interpret``).
+Messages must be a pure function of the inputs: they are part of the cache key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from hyperrag.llm.prompting import system_prompt
+from hyperrag.llm.structured import IdChecker, as_object, inline_schema, load_json_lenient, validate_output
+
+# Constrained field types shared by task schemas (the bounds also bound grammar-constrained decoding).
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
+IdList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=40)]], Field(max_length=64)]
+
+
+def passage_of(inputs: Mapping[str, Any], key: str = "passage") -> str:
+    """The passage text from ``inputs[key]``: a string, a mapping with title/text, or a Passage."""
+    p = inputs[key]
+    if isinstance(p, str):
+        return p
+    title = p.get("title", "") if isinstance(p, Mapping) else getattr(p, "title", "")
+    text = p.get("text", "") if isinstance(p, Mapping) else getattr(p, "text", "")
+    return f"{title}\n{text}" if title else str(text)
+
+
+@dataclass
+class Parsed:
+    output: BaseModel
+    value: Any
+    dropped_ids: int
+    repaired: bool
+
+
+class Task:
+    """Base class of every LLM task.
+
+    Subclasses set ``name``, ``SCHEMA_VERSION``, ``Output`` (pydantic model), ``ROLE`` (the system
+    prompt's task description) and implement :meth:`user`; ID-returning tasks override :meth:`check`
+    and usually :meth:`interpret`.
+    """
+
+    name: ClassVar[str] = "task"
+    SCHEMA_VERSION: ClassVar[str] = "1"
+    Output: ClassVar[type[BaseModel]]
+    ROLE: ClassVar[str] = ""
+    max_tokens: ClassVar[int] = 512
+
+    @property
+    def variant(self) -> str:
+        """Distinguishes configurations of one task that change prompt or schema (part of ``key``)."""
+        return ""
+
+    @property
+    def key(self) -> str:
+        """``name[/variant]@vVERSION`` — the accounting row and part of the cache key."""
+        return f"{self.name}{'/' + self.variant if self.variant else ''}@v{self.SCHEMA_VERSION}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}{'/' + self.variant if self.variant else ''}"
+
+    def output_model(self) -> type[BaseModel]:
+        return self.Output
+
+    @cached_property
+    def _schema(self) -> dict[str, Any]:
+        return inline_schema(self.output_model())
+
+    def schema(self) -> dict[str, Any]:
+        """The flat JSON schema sent as constrained decoding."""
+        return self._schema
+
+    @cached_property
+    def schema_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self._schema, sort_keys=True).encode()).hexdigest()[:16]
+
+    def system(self, inputs: Mapping[str, Any]) -> str:
+        return system_prompt(self.ROLE)
+
+    def user(self, inputs: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system(inputs)}, {"role": "user", "content": self.user(inputs)}]
+
+    def prevalidate(self, value: dict[str, Any], inputs: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """Lenient clean-up of the decoded JSON before strict validation (e.g. drop malformed items,
+        which are counted in ``dropped``) — so one bad element does not sink a whole reply."""
+        return value, 0
+
+    def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
+        """Clean a validated output (drop IDs the prompt never showed); returns ``(output, dropped)``."""
+        return output, 0
+
+    def interpret(self, output: BaseModel, inputs: Mapping[str, Any]) -> Any:
+        """The output in the caller's terms (default: the output itself)."""
+        return output
+
+    def parse(self, raw: str, inputs: Mapping[str, Any]) -> Parsed:
+        """Raw model text → validated, ID-checked output. Raises ``OutputInvalid``."""
+        value, repaired = load_json_lenient(raw)
+        value, pre_dropped = self.prevalidate(as_object(value, self.output_model()), inputs)
+        output = validate_output(value, self.output_model())
+        output, dropped = self.check(output, inputs)
+        return Parsed(output, self.interpret(output, inputs), pre_dropped + dropped, repaired)
+
+
+def filter_ids(values: list[Any], shown: list[str]) -> tuple[list[str], int]:
+    """Keep the values that name an ID from ``shown`` (normalised, deduplicated); count the rest."""
+    return IdChecker(shown).filter(values)
