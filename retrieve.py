@@ -33,18 +33,23 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     import lightning as L
     from hydra.utils import instantiate
 
+    from hyperrag.llm import build_llm
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval
+    from hyperrag.runners.prepare import resolve_openie
 
     L.seed_everything(cfg.seed, verbose=False)
     dataset = instantiate(cfg.data)
     encoder = instantiate(cfg.embedder)
-    retriever = instantiate(cfg.method.retriever)(encoder=encoder)
-    t0 = time.perf_counter()
-    retriever.index(dataset)
-    index_seconds = time.perf_counter() - t0
-    metrics = run_batch_retrieval(dataset, retriever, cfg.out, top_k=cfg.top_k, batch_size=cfg.batch_size,
-                                  ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
-                                  devices=cfg.hardware.devices, index_seconds=index_seconds)
+    with build_llm(cfg.llm) as llm:  # starts and stops a managed server; prints LLM usage at exit
+        dataset = resolve_openie(dataset, llm, cfg.cache_dir)
+        retriever = instantiate(cfg.method.retriever)(encoder=encoder, llm=llm)
+        t0 = time.perf_counter()
+        retriever.index(dataset)
+        index_seconds = time.perf_counter() - t0
+        metrics = run_batch_retrieval(dataset, retriever, cfg.out, top_k=cfg.top_k, batch_size=cfg.batch_size,
+                                      ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
+                                      devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
+                                      answer_top_n=cfg.answer_top_n)
     if metrics:
         print_metrics_table(f"{cfg.method.name} on {dataset.name} ({len(dataset.queries)} queries)", metrics)
         log.info("predictions and metrics in %s", cfg.out)

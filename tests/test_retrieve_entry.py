@@ -17,7 +17,7 @@ import retrieve  # noqa: E402
 def compose_retrieve(tmp_path: Path, *overrides: str):
     with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
         return compose("retrieve", overrides=[f"out={tmp_path / 'run'}", f"cache_dir={tmp_path / 'cache'}",
-                                              "hardware=cpu", *overrides])
+                                              "hardware=cpu", "llm=none", *overrides])
 
 
 @pytest.mark.parametrize("method", ["dense", "bm25", "hipporag2", "catrag"])
@@ -44,7 +44,7 @@ def test_jsonl_data_group(tmp_path):
 
 def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(REPO_ROOT / "retrieve.py"), f"out={tmp_path / 'run'}",
-                           f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", *args],
+                           f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", "llm=none", *args],
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
 
 

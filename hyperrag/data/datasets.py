@@ -26,10 +26,16 @@ def jsonl_dataset(corpus: str | Path, queries: str | Path, openie: str | Path | 
     return Dataset(name, corpus_records, query_records, openie_path)
 
 
-def sample_dataset(name: str = "sample") -> Dataset:
+def sample_dataset(name: str = "sample", openie_source: str = "file") -> Dataset:
+    """Args:
+        openie_source: ``file`` = the hand-written triples; ``llm`` = extract them with the configured LLM
+            (the main job does), falling back to the hand-written file when there is no LLM.
+    """
     folder = sample_dir()
-    return jsonl_dataset(folder / "corpus.jsonl", folder / "queries.jsonl",
-                         folder / "openie_handwritten.json", name=name)
+    dataset = jsonl_dataset(folder / "corpus.jsonl", folder / "queries.jsonl",
+                            folder / "openie_handwritten.json", name=name)
+    dataset.openie_source = openie_source
+    return dataset
 
 
 def musique_dataset(dir: str | Path, name: str = "musique") -> Dataset:  # noqa: A002 - config key

@@ -60,3 +60,5 @@ class Dataset:
     corpus: Corpus
     queries: list[Query]
     openie_path: Path | None = None
+    # "file": use openie_path; "llm": extract with the configured LLM (the file is the fallback without one)
+    openie_source: str = "file"

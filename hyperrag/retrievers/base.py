@@ -27,9 +27,26 @@ class RetrievalOutput:
 
 
 class Retriever(ABC):
-    """Args shared by all methods are keyword-only and come from Hydra (``hydra_configs/method``)."""
+    """Every method is built the same way: ``Method(encoder=..., llm=..., device=..., **method_config)``.
+
+    Args:
+        encoder: the sentence embedder (methods that need none ignore it).
+        llm: an :class:`hyperrag.llm.LLM`; ``None`` or ``NoLLM`` runs the method's LLM-free form.
+        device: ``auto`` / ``cpu`` / ``cuda`` for the method's tensors.
+    """
 
     name: str = "retriever"
+
+    def __init__(self, *, encoder: Any = None, llm: Any = None, device: str = "auto") -> None:
+        from hyperrag.utils.availability import resolve_device
+
+        self.encoder = encoder
+        self.llm = llm
+        self.device = resolve_device(device)
+
+    @property
+    def llm_available(self) -> bool:
+        return bool(getattr(self.llm, "available", False))
 
     @abstractmethod
     def index(self, dataset: Dataset) -> None:

@@ -18,8 +18,9 @@ class BM25Retriever(Retriever):
     name = "bm25"
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, stemmer: str | None = "english",
-                 stopwords: str | None = "en", encoder: object | None = None) -> None:
-        del encoder  # lexical: accepted only so every method is built the same way
+                 stopwords: str | None = "en", encoder: object = None, llm: object = None,
+                 device: str = "cpu") -> None:
+        super().__init__(encoder=encoder, llm=llm, device=device)
         self.k1, self.b = k1, b
         self.stemmer_name = stemmer
         self.stopwords = stopwords

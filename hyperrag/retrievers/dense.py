@@ -7,7 +7,6 @@ import torch
 from hyperrag.data.types import Dataset
 from hyperrag.embedding.encoder import TextEncoder
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, topk_rows
-from hyperrag.utils.availability import resolve_device
 
 
 class DenseRetriever(Retriever):
@@ -18,9 +17,8 @@ class DenseRetriever(Retriever):
 
     name = "dense"
 
-    def __init__(self, *, encoder: TextEncoder, device: str = "auto") -> None:
-        self.encoder = encoder
-        self.device = resolve_device(device)
+    def __init__(self, *, encoder: TextEncoder, llm: object = None, device: str = "auto") -> None:
+        super().__init__(encoder=encoder, llm=llm, device=device)
         self.passage_emb: torch.Tensor | None = None
 
     def index(self, dataset: Dataset) -> None:

@@ -10,7 +10,6 @@ LLM-free form (the recognition-memory fact filter plugs in through ``fact_filter
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +21,6 @@ from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_index
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, topk_rows
-from hyperrag.utils.availability import resolve_device
-
-# (questions, candidate fact ids [B, k], fact scores [B, k]) -> kept mask [B, k]
-FactFilter = Callable[[list[str], torch.Tensor, torch.Tensor], torch.Tensor]
-
 
 @dataclass
 class SeedBatch:
@@ -68,7 +62,9 @@ class HippoRAG2Retriever(Retriever):
         tol, max_iter: PPR convergence.
         index_root: where KG indexes live (default ``$HYPERRAG_CACHE/index``).
         device: ``auto`` / ``cpu`` / ``cuda``.
-        fact_filter: optional recognition-memory filter (LLM); None = keep the top facts.
+        fact_filter: HippoRAG 2's recognition memory — the LLM keeps the relevant facts among the top
+            ``fact_top_k`` (at most ``fact_filter_max``); ignored without an LLM.
+        llm: the LLM for the fact filter.
     """
 
     name = "hipporag2"
@@ -76,8 +72,9 @@ class HippoRAG2Retriever(Retriever):
     def __init__(self, *, encoder: TextEncoder, damping: float = 0.5, fact_top_k: int = 5, link_top_k: int = 5,
                  passage_node_weight: float = 0.05, edge_weights: dict[str, float] | None = None,
                  graph: dict[str, Any] | GraphSettings | None = None, tol: float = 1e-7, max_iter: int = 100,
-                 index_root: str | None = None, device: str = "auto", fact_filter: FactFilter | None = None) -> None:
-        self.encoder = encoder
+                 index_root: str | None = None, device: str = "auto", fact_filter: bool = False,
+                 fact_filter_max: int = 4, llm: Any = None) -> None:
+        super().__init__(encoder=encoder, llm=llm, device=device)
         self.damping = damping
         self.fact_top_k = fact_top_k
         self.link_top_k = link_top_k
@@ -86,8 +83,8 @@ class HippoRAG2Retriever(Retriever):
         self.graph_settings = graph if isinstance(graph, GraphSettings) else GraphSettings(**(graph or {}))
         self.tol, self.max_iter = tol, max_iter
         self.index_root = index_root
-        self.device = resolve_device(device)
         self.fact_filter = fact_filter
+        self.fact_filter_max = fact_filter_max
         self.kg: KGIndex | None = None
         self.ppr_graph: PPRGraph | None = None
 
@@ -116,9 +113,21 @@ class HippoRAG2Retriever(Retriever):
         fact_scores = min_max(q @ self.fact_emb.T)
         ids, scores = topk_rows(fact_scores, self.fact_top_k)
         keep = torch.ones_like(scores, dtype=torch.bool)
-        if self.fact_filter is not None:
-            keep = self.fact_filter(questions, ids, scores).to(keep.device)
+        if self.fact_filter and self.llm_available:
+            keep = self.recognition_memory(questions, ids)
         return ids, scores, keep
+
+    def recognition_memory(self, questions: list[str], fact_ids: torch.Tensor) -> torch.Tensor:
+        """LLM fact filter: kept mask [B, k]; a query without a verdict (failed call) keeps all its facts."""
+        from hyperrag.llm.recognition import filter_facts
+
+        candidates = [[(f, self.graph.facts[f]) for f in row] for row in fact_ids.tolist()]
+        verdicts = filter_facts(self.llm, questions, candidates, max_facts=self.fact_filter_max)
+        keep = torch.ones_like(fact_ids, dtype=torch.bool)
+        for b, (row, kept) in enumerate(zip(fact_ids.tolist(), verdicts)):
+            if kept is not None:
+                keep[b] = torch.tensor([f in kept for f in row], dtype=torch.bool)
+        return keep
 
     def entity_reset(self, fact_ids: torch.Tensor, fact_scores: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         """Entity seed weights [B, E] from seed facts (HippoRAG 2's phrase weights)."""
@@ -186,6 +195,7 @@ class HippoRAG2Retriever(Retriever):
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {"method": self.name, "damping": self.damping, "fact_top_k": self.fact_top_k,
+                                "fact_filter": bool(self.fact_filter and self.llm_available),
                                 "link_top_k": self.link_top_k, "passage_node_weight": self.passage_node_weight,
                                 "edge_weights": self.edge_weights}
         if self.kg is not None:

@@ -16,7 +16,9 @@ import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 
 from hyperrag.data.types import Dataset, Query
-from hyperrag.eval.retrieval import retrieval_metrics
+from hyperrag.eval.qa import qa_metrics
+from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
+from hyperrag.generation.reader import answer_queries
 from hyperrag.retrievers.base import Retriever
 
 log = logging.getLogger(__name__)
@@ -77,8 +79,10 @@ class _ShardWriter(BasePredictionWriter):
 
 def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | Path, *, top_k: int = 10,
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
-                        devices: int | str = 1, index_seconds: float | None = None) -> dict[str, Any]:
-    """Retrieve every query of ``dataset`` and score the rankings. Returns the metrics dict."""
+                        devices: int | str = 1, index_seconds: float | None = None, llm: Any = None,
+                        answer_top_n: int = 5) -> dict[str, Any]:
+    """Retrieve every query of ``dataset``, answer it from the top ``answer_top_n`` passages when an LLM is
+    available (``answer_top_n=0`` skips answering), and score both. Returns the metrics dict."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     writer = _ShardWriter(out)
@@ -99,14 +103,25 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     rows = [json.loads(line) for shard in sorted(out.glob("predictions.rank*.jsonl"))
             for line in shard.read_text().splitlines()]
     rows.sort(key=lambda r: order[r["id"]])
+    metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
+    metrics.update({"queries": len(rows), "retrieve_seconds": round(seconds, 3),
+                    "queries_per_second": round(len(rows) / max(seconds, 1e-9), 2)})
+    if answer_top_n and getattr(llm, "available", False):
+        t1 = time.perf_counter()
+        answers = answer_queries(llm, [r["question"] for r in rows], [r["ranked_ids"] for r in rows],
+                                 dataset.corpus, top_n=answer_top_n)
+        for row, ans in zip(rows, answers):
+            row.update(ans)
+        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], answer_top_n) if r["gold_ids"] else 0.0
+                 for r in rows]
+        metrics.update(qa_metrics([r["answer"] for r in rows], [r["answers"] for r in rows], chain))
+        metrics["answer_failures"] = sum(not a["answer_ok"] for a in answers)
+        metrics["answer_seconds"] = round(time.perf_counter() - t1, 3)
     with (out / "predictions.jsonl").open("w") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     for shard in out.glob("predictions.rank*.jsonl"):
         shard.unlink()
-    metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
-    metrics.update({"queries": len(rows), "retrieve_seconds": round(seconds, 3),
-                    "queries_per_second": round(len(rows) / max(seconds, 1e-9), 2)})
     if index_seconds is not None:
         metrics["index_seconds"] = round(index_seconds, 3)
     (out / "metrics.json").write_text(json.dumps({"dataset": dataset.name, **retriever.describe(),
@@ -119,10 +134,10 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=title)
-    keys = [k for k in metrics if "@" in k]
+    keys = [k for k in metrics if "@" in k or k in ("em", "f1", "jsr")]
     for k in keys:
         table.add_column(k, justify="right")
     table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
     Console().print(table)
-    extra = {k: v for k, v in metrics.items() if "@" not in k}
+    extra = {k: v for k, v in metrics.items() if k not in keys}
     Console().print(extra)

@@ -1,0 +1,63 @@
+"""retrieve.py with an LLM: the fact filter, the QA reader, EM/F1/JSR and the response cache.
+
+``test_fake_llm_pipeline`` talks to the scripted fake server (a test double, real HTTP on loopback) to check
+the logic; ``test_main_job_with_embedded_smollm2`` runs the README's main job with the real embedded model.
+"""
+
+import json
+import random
+
+import pytest
+
+from hyperrag.data import sample_dataset
+from tests.llm.fake_server import FakeOpenAIServer, Reply, schema_reply
+from tests.test_retrieve_entry import compose_retrieve, retrieve
+
+ANSWERS = {q.question: q.answers[0] for q in sample_dataset().queries}
+
+
+def scripted(body: dict) -> Reply | str:
+    """Fact filter keeps the first fact shown; the reader answers with the gold answer, citing P1."""
+    spec = json.dumps(body.get("response_format", {}))
+    prompt = body["messages"][-1]["content"]
+    if "relevant_ids" in spec:
+        return json.dumps({"relevant_ids": ["F1"]})
+    if "supporting_ids" in spec:
+        answer = next(a for q, a in ANSWERS.items() if q in prompt)
+        return json.dumps({"answer": answer, "supporting_ids": ["P1", "P99"]})  # P99 was never shown
+    return schema_reply(body, random.Random(0))
+
+
+def test_fake_llm_pipeline(tmp_path):
+    with FakeOpenAIServer(responder=scripted) as server:
+        overrides = ["llm=openai_compatible", f"llm.base_url={server.base_url}", "llm.model=fake-model",
+                     "llm.api_key_env=null", "llm.show_usage=false", "data.openie_source=file"]
+        cfg = compose_retrieve(tmp_path, *overrides)
+        cfg.llm.api_key_env = None
+        metrics = retrieve.run(cfg)
+        assert server.stats["requests"] == 12  # 6 fact-filter calls + 6 answers
+        rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+        assert all(len(r["details"]["seed_facts"]) == 1 for r in rows)  # the filter kept one fact each
+        assert all(r["answer_ok"] and r["answer"] == r["answers"][0] for r in rows)
+        assert all(r["supporting_ids"] == [r["ranked_ids"][0]] for r in rows)  # P99 dropped: never shown
+        assert metrics["em"] == 100.0 and metrics["f1"] == 100.0
+        assert metrics["jsr"] == pytest.approx(metrics["fcr@5"])
+        # a rerun is answered from the response cache
+        server.reset()
+        again = retrieve.run(compose_retrieve(tmp_path, *overrides))
+        assert server.stats["requests"] == 0 and again["em"] == 100.0
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+def test_main_job_with_embedded_smollm2(tmp_path):
+    """The README's main job: sample corpus, OpenIE by SmolLM2, HippoRAG 2 with fact filter, answers."""
+    cfg = compose_retrieve(tmp_path, "llm=local", "llm.show_usage=false")
+    metrics = retrieve.run(cfg)
+    openie = list((tmp_path / "cache" / "openie").glob("openie_*.json"))
+    assert len(openie) == 1
+    docs = json.loads(openie[0].read_text())["docs"]
+    assert len(docs) == 12 and sum(len(d["extracted_triples"]) for d in docs) > 0
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and all("answer" in r for r in rows)
+    assert metrics["answer_failures"] < 6 and {"em", "f1", "jsr", "recall@5"} <= set(metrics)
