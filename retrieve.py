@@ -39,6 +39,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     L.seed_everything(cfg.seed, verbose=False)
     dataset = instantiate(cfg.data)
+    if cfg.limit_queries:  # a slice of the query file (quick runs with a slow LLM)
+        dataset.queries = dataset.queries[: cfg.limit_queries]
     encoder = instantiate(cfg.embedder)
     with build_llm(cfg.llm) as llm:  # starts and stops a managed server; prints LLM usage at exit
         dataset = resolve_openie(dataset, llm, cfg.cache_dir)

@@ -19,8 +19,8 @@ from typing import Any
 import torch
 
 from hyperrag.data.types import Dataset
-from hyperrag.graph.knowledge_graph import EdgeType
 from hyperrag.ops.ppr import EdgeWeightDelta
+from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
 
 # Entity names that are never anchors on their own (lexical stand-in for NER).
@@ -67,15 +67,16 @@ class CatRAGRetriever(HippoRAG2Retriever):
         anchor_epsilon: ε, their reset mass before division by passage count.
         passage_boost: boost context arcs of seed facts' passages.
         boost_beta: β of the ``× (1 + β)`` boost.
-        edge_weighting: LLM dynamic edge weights (needs ``edge_scorer``; skipped when None).
-        edge_scorer: callable ``(seeds, retriever) -> EdgeWeightDelta`` built from the LLM layer.
+        edge_weighting: LLM dynamic edge weights (skipped without an LLM).
+        edge_scoring: settings of :class:`~hyperrag.retrievers.edge_scoring.LLMEdgeScorer`
+            (``n_seed``, ``k_edge``, ``tau_facts``, ``weak_multiplier``).
     """
 
     name = "catrag"
 
     def __init__(self, *, anchoring: bool = True, anchor_epsilon: float = 0.2, anchor_min_chars: int = 3,
                  passage_boost: bool = True, boost_beta: float = 2.5, edge_weighting: bool = True,
-                 edge_scorer: Any = None, **kwargs: Any) -> None:
+                 edge_scoring: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.anchoring = anchoring
         self.anchor_epsilon = anchor_epsilon
@@ -83,7 +84,7 @@ class CatRAGRetriever(HippoRAG2Retriever):
         self.passage_boost = passage_boost
         self.boost_beta = boost_beta
         self.edge_weighting = edge_weighting
-        self.edge_scorer = edge_scorer
+        self.edge_scorer = LLMEdgeScorer(**(edge_scoring or {}))
         self.matcher: EntityMatcher | None = None
 
     def index(self, dataset: Dataset) -> None:
@@ -137,7 +138,7 @@ class CatRAGRetriever(HippoRAG2Retriever):
         parts = []
         if self.passage_boost:
             parts.append(self.passage_boost_delta(seeds))
-        if self.edge_weighting and self.edge_scorer is not None:
+        if self.edge_weighting and self.llm_available:
             parts.append(self.edge_scorer(seeds, self))
         parts = [p for p in parts if p is not None and p.query.numel()]
         if not parts:
@@ -153,7 +154,8 @@ class CatRAGRetriever(HippoRAG2Retriever):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "anchoring": self.anchoring, "anchor_epsilon": self.anchor_epsilon,
                 "passage_boost": self.passage_boost, "boost_beta": self.boost_beta,
-                "edge_weighting": self.edge_weighting and self.edge_scorer is not None}
+                "edge_weighting": self.edge_weighting and self.llm_available,
+                "edge_scoring_llm_calls": self.edge_scorer.calls}
 
 
-__all__ = ["CatRAGRetriever", "EdgeType", "EntityMatcher"]
+__all__ = ["CatRAGRetriever", "EntityMatcher"]

@@ -24,12 +24,17 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-import numpy as np
 import torch
 
 from hyperrag.data.types import Dataset
 from hyperrag.embedding.encoder import TextEncoder
-from hyperrag.expansion.best_first import EdgeKind, Expansion, TypedGraph, best_first_expand, kind_weight_vector
+from hyperrag.expansion.best_first import (
+    EdgeKind,
+    Expansion,
+    TypedGraph,
+    best_first_expand,
+    kind_weight_vector,
+)
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy.hierarchy import HierarchySettings
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTextSource, ModuleTree
@@ -39,7 +44,6 @@ from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_ind
 from hyperrag.retrievers.base import RetrievalOutput, Retriever
 from hyperrag.seeding.hybrid import HybridScorer
 from hyperrag.seeding.mmr import mmr_select
-from hyperrag.utils.availability import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,8 @@ class HugRAGRetriever(Retriever):
         gate_source: hook, causal gate edges between modules; None → no gate edges.
         path_filter: hook, per-query selection of the reached nodes; None → keep all.
         details_nodes: expanded nodes listed per query in the details.
+        llm: the framework's LLM; not used yet (the LLM stages arrive as the hooks above), so every run is
+            the LLM-free form whatever LLM is configured.
     """
 
     name = "hugrag"
@@ -89,13 +95,13 @@ class HugRAGRetriever(Retriever):
                  module_text: dict[str, Any] | None = None, graph: dict[str, Any] | GraphSettings | None = None,
                  index_root: str | None = None, device: str = "auto", module_texts: ModuleTextSource | None = None,
                  gate_source: GateSource | None = None, path_filter: PathFilter | None = None,
-                 details_nodes: int = 20) -> None:
+                 details_nodes: int = 20, llm: Any = None) -> None:
         if passage_aggregate not in ("sum", "max"):
             raise ValueError(f"passage_aggregate must be 'sum' or 'max', got {passage_aggregate!r}")
         if entity_specificity not in ("log", "none"):
             raise ValueError(f"entity_specificity must be 'log' or 'none', got {entity_specificity!r}")
         self.entity_specificity = entity_specificity
-        self.encoder = encoder
+        super().__init__(encoder=encoder, llm=llm, device=device)
         self.alpha, self.lexical = alpha, lexical
         self.k0, self.kl = k0, kl
         self.mmr_lambda, self.mmr_pool = mmr_lambda, mmr_pool
@@ -114,7 +120,6 @@ class HugRAGRetriever(Retriever):
         self.module_text_settings = dict(module_text or {})
         self.graph_settings = graph if isinstance(graph, GraphSettings) else GraphSettings(**(graph or {}))
         self.index_root = index_root
-        self.device = resolve_device(device)
         self.module_texts_source = module_texts
         self.gate_source = gate_source
         self.path_filter = path_filter
@@ -162,8 +167,8 @@ class HugRAGRetriever(Retriever):
         weight = torch.ones(rows.shape[0])
         if self.entity_specificity == "log":
             weight = 1.0 / torch.log1p(counts[cols].float().clamp_min(1.0))
-        self.passage_entity = torch.sparse_coo_tensor(torch.stack([rows, cols]), weight,
-                                                      (graph.num_passages, num_e)).coalesce().to(self.device)
+        self.passage_entity = torch.sparse_coo_tensor(torch.stack([rows, cols]), weight, (graph.num_passages, num_e),
+                                                      check_invariants=True).coalesce().to(self.device)
         log.info("hugrag index: %d entities, %d modules, edges %s", num_e, num_m, self.typed_graph.count_by_kind())
 
     @property

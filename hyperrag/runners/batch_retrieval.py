@@ -93,6 +93,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     loader = torch.utils.data.DataLoader(_QueryList(dataset.queries), batch_size=batch_size, shuffle=False,
                                          collate_fn=list)
     module = RetrievalModule(retriever, dataset, max(top_k, max(ks)))
+    accounting = getattr(llm, "accounting", None)
+    calls_before = accounting.total().calls if accounting is not None else 0
     t0 = time.perf_counter()
     trainer.predict(module, loader, return_predictions=False)
     seconds = time.perf_counter() - t0
@@ -117,6 +119,9 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         metrics.update(qa_metrics([r["answer"] for r in rows], [r["answers"] for r in rows], chain))
         metrics["answer_failures"] = sum(not a["answer_ok"] for a in answers)
         metrics["answer_seconds"] = round(time.perf_counter() - t1, 3)
+    if accounting is not None and accounting.tasks:
+        # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
+        metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(rows), 1), 2)
     with (out / "predictions.jsonl").open("w") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -124,8 +129,10 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         shard.unlink()
     if index_seconds is not None:
         metrics["index_seconds"] = round(index_seconds, 3)
-    (out / "metrics.json").write_text(json.dumps({"dataset": dataset.name, **retriever.describe(),
-                                                  "metrics": metrics}, indent=1, default=str))
+    record = {"dataset": dataset.name, **retriever.describe(), "metrics": metrics}
+    if accounting is not None and accounting.tasks:
+        record["llm_usage"] = accounting.to_dict()
+    (out / "metrics.json").write_text(json.dumps(record, indent=1, default=str))
     return metrics
 
 
