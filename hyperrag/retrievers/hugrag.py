@@ -212,7 +212,7 @@ class HugRAGRetriever(Retriever):
             kept = walk.nodes
             if self.path_filter is not None:
                 kept = self.path_filter(question, self.subgraph(walk))
-            kept_set = set(kept)
+            kept_set = set(kept) & set(walk.nodes)  # ids a filter returns must be ids it was shown
             for v, g in zip(walk.nodes, walk.gain):
                 if v < num_e and v in kept_set:
                     gains[b, v] = g

@@ -1,0 +1,155 @@
+"""Best-first expansion over typed edges with per-type weights, hop decay, a gain threshold and a token budget.
+
+From the seeds, the frontier node with the highest gain is taken next (a heap), where reaching ``v`` over an
+edge of kind ``τ`` at hop ``t`` is worth
+
+    gain(v) = s(q, v) · γ^t · w(τ)          (seeds: gain = s(q, v), t = 0)
+
+The walk stops when the best frontier gain falls below ``min_gain`` (every other one is lower), when the next
+node's text would overflow ``token_budget``, or after ``max_nodes`` nodes. The graph is a CSR of node ids
+with an edge kind per arc; node scores are one query's row of the batched score matrix.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+import torch
+
+
+class EdgeKind(IntEnum):
+    STRUCTURAL = 0  # entity – entity (relation, synonym)
+    HIERARCHY = 1  # entity – module, module – parent module
+    GATE = 2  # module – module, verified by the LLM (causal gates)
+
+
+DEFAULT_KIND_WEIGHTS = {"structural": 0.8, "hierarchy": 1.0, "gate": 1.2}
+
+
+def kind_weight_vector(weights: dict[str, float] | None = None) -> np.ndarray:
+    """``{structural, hierarchy, gate}`` → float64 array indexed by :class:`EdgeKind` (missing → defaults)."""
+    merged = {**DEFAULT_KIND_WEIGHTS, **{k.lower(): float(v) for k, v in (weights or {}).items()}}
+    unknown = set(merged) - {k.name.lower() for k in EdgeKind}
+    if unknown:
+        raise ValueError(f"unknown edge kinds {sorted(unknown)}; known: {[k.name.lower() for k in EdgeKind]}")
+    return np.array([merged[k.name.lower()] for k in EdgeKind], dtype=np.float64)
+
+
+@dataclass
+class TypedGraph:
+    """Symmetric CSR over ``num_nodes`` nodes: ``idx[ptr[v]:ptr[v+1]]`` neighbours of v, ``kind`` per arc."""
+
+    ptr: np.ndarray
+    idx: np.ndarray
+    kind: np.ndarray
+    num_nodes: int
+
+    @classmethod
+    def from_edges(cls, edge_index: torch.Tensor, kind: torch.Tensor, num_nodes: int) -> TypedGraph:
+        """Args:
+            edge_index: LongTensor [2, M], undirected edges (each once; both arcs are stored).
+            kind: integer tensor [M] of :class:`EdgeKind`.
+        """
+        src = torch.cat([edge_index[0], edge_index[1]]).long()
+        dst = torch.cat([edge_index[1], edge_index[0]]).long()
+        knd = torch.cat([kind, kind]).to(torch.int8)
+        keep = src != dst
+        src, dst, knd = src[keep], dst[keep], knd[keep]
+        order = torch.argsort(src * num_nodes + dst, stable=True)
+        ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
+        ptr[1:] = torch.cumsum(torch.bincount(src, minlength=num_nodes), 0)
+        return cls(ptr.numpy(), dst[order].numpy(), knd[order].numpy(), num_nodes)
+
+    def count_by_kind(self) -> dict[str, int]:
+        counts = np.bincount(self.kind.astype(np.int64), minlength=len(EdgeKind)) // 2
+        return {k.name.lower(): int(counts[k]) for k in EdgeKind}
+
+
+@dataclass
+class Expansion:
+    """One query's walk, in the order nodes were taken.
+
+    Attributes:
+        nodes / gain / hop / via / parent: per taken node: id, gain, hops from its seed, edge kind it was
+            reached over (-1 for seeds), the node it was reached from (-1 for seeds).
+        tokens: budget spent.
+        stop: ``gain`` (threshold), ``budget``, ``max_nodes`` or ``exhausted``.
+    """
+
+    nodes: list[int] = field(default_factory=list)
+    gain: list[float] = field(default_factory=list)
+    hop: list[int] = field(default_factory=list)
+    via: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    tokens: int = 0
+    stop: str = "exhausted"
+
+
+def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *, gamma: float = 0.8,
+                      kind_weight: np.ndarray | None = None, min_gain: float = 0.0,
+                      token_budget: float = float("inf"), node_tokens: np.ndarray | None = None,
+                      max_nodes: int | None = None) -> Expansion:
+    """Args:
+        graph: typed CSR graph.
+        score: float array [N], s(q, v) for every node.
+        seeds: starting nodes (gain = their score).
+        gamma: hop decay γ.
+        kind_weight: float array indexed by :class:`EdgeKind` (default 0.8 / 1.0 / 1.2).
+        min_gain: stop when the best frontier gain is below this.
+        token_budget: stop before the taken nodes' texts exceed this many tokens.
+        node_tokens: int array [N], token cost of each node (default 1 each).
+        max_nodes: stop after this many nodes.
+    """
+    weights = kind_weight_vector() if kind_weight is None else np.asarray(kind_weight, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64)
+    cost = np.ones(graph.num_nodes) if node_tokens is None else np.asarray(node_tokens, dtype=np.float64)
+    best = np.full(graph.num_nodes, -np.inf)
+    taken = np.zeros(graph.num_nodes, dtype=bool)
+    heap: list[tuple[float, int, int, int, int]] = []
+    for v in dict.fromkeys(int(s) for s in seeds):  # unique, in order
+        best[v] = score[v]
+        heapq.heappush(heap, (-score[v], v, 0, -1, -1))
+    out = Expansion()
+    pruned = False  # some neighbour was left out for being under the threshold
+    ptr, idx, kind = graph.ptr, graph.idx, graph.kind
+    while heap:
+        neg, v, hop, via, parent = heapq.heappop(heap)
+        if taken[v]:
+            continue
+        gain = -neg
+        if gain < min_gain:
+            out.stop = "gain"
+            break
+        if out.tokens + cost[v] > token_budget:
+            out.stop = "budget"
+            break
+        taken[v] = True
+        out.tokens += int(cost[v])
+        out.nodes.append(v)
+        out.gain.append(float(gain))
+        out.hop.append(hop)
+        out.via.append(via)
+        out.parent.append(parent)
+        if max_nodes is not None and len(out.nodes) >= max_nodes:
+            out.stop = "max_nodes"
+            break
+        nbr = idx[ptr[v]: ptr[v + 1]]
+        if nbr.size == 0:
+            continue
+        knd = kind[ptr[v]: ptr[v + 1]]
+        g = score[nbr] * (gamma ** (hop + 1)) * weights[knd]
+        fresh = ~taken[nbr]
+        above = g >= min_gain
+        pruned |= bool((fresh & ~above).any())
+        ok = (g > best[nbr]) & above & fresh
+        for u, gu, ku in zip(nbr[ok].tolist(), g[ok].tolist(), knd[ok].tolist()):
+            if gu > best[u]:  # an earlier arc in this same row may already have raised it
+                best[u] = gu
+                heapq.heappush(heap, (-gu, u, hop + 1, ku, v))
+    else:
+        if pruned:
+            out.stop = "gain"
+    return out

@@ -1,0 +1,65 @@
+"""Best-first typed expansion: gain = s · γ^t · w(type), order, thresholds, budget."""
+
+import numpy as np
+import pytest
+import torch
+
+from hyperrag.expansion import EdgeKind, TypedGraph, best_first_expand, kind_weight_vector
+
+S, H, G = int(EdgeKind.STRUCTURAL), int(EdgeKind.HIERARCHY), int(EdgeKind.GATE)
+
+
+@pytest.fixture()
+def tiny():
+    """0 –S– 1 –S– 2,  0 –H– 3 (a module),  3 –G– 4 (another module),  4 –H– 5,  2 –S– 5."""
+    edges = torch.tensor([[0, 1, 0, 3, 4, 2], [1, 2, 3, 4, 5, 5]])
+    kinds = torch.tensor([S, S, H, G, H, S])
+    graph = TypedGraph.from_edges(edges, kinds, 6)
+    score = np.array([0.9, 0.5, 0.4, 0.6, 0.5, 0.8])
+    return graph, score
+
+
+def test_csr_is_symmetric(tiny):
+    graph, _ = tiny
+    assert graph.count_by_kind() == {"structural": 3, "hierarchy": 2, "gate": 1}
+    nbrs = {v: sorted(graph.idx[graph.ptr[v]: graph.ptr[v + 1]].tolist()) for v in range(6)}
+    assert nbrs == {0: [1, 3], 1: [0, 2], 2: [1, 5], 3: [0, 4], 4: [3, 5], 5: [2, 4]}
+
+
+def test_gain_and_order(tiny):
+    graph, score = tiny
+    w = kind_weight_vector()  # 0.8 structural / 1.0 hierarchy / 1.2 gate
+    assert w.tolist() == [0.8, 1.0, 1.2]
+    walk = best_first_expand(graph, score, [0], gamma=0.5, kind_weight=w)
+    gain = dict(zip(walk.nodes, walk.gain))
+    assert gain[0] == pytest.approx(0.9)
+    assert gain[3] == pytest.approx(0.6 * 0.5 * 1.0)  # hierarchy, hop 1
+    assert gain[1] == pytest.approx(0.5 * 0.5 * 0.8)  # structural, hop 1
+    assert gain[4] == pytest.approx(0.5 * 0.25 * 1.2)  # gate, hop 2
+    # 5 is reached at hop 3 from 4 (hierarchy: 0.8·0.125·1.0) or from 2 (structural, hop 3): the better wins
+    assert gain[5] == pytest.approx(0.8 * 0.125 * 1.0)
+    assert walk.nodes == [0, 3, 1, 4, 5, 2]  # taken in decreasing gain (a heap), all reachable
+    assert walk.gain == sorted(walk.gain, reverse=True)
+    assert walk.hop == [0, 1, 1, 2, 3, 2]
+    assert walk.via == [-1, H, S, G, H, S] and walk.parent == [-1, 0, 0, 3, 4, 1]
+    assert walk.stop == "exhausted"
+
+
+def test_stops_at_gain_threshold_budget_and_max_nodes(tiny):
+    graph, score = tiny
+    walk = best_first_expand(graph, score, [0], gamma=0.5, min_gain=0.19)
+    assert walk.nodes == [0, 3, 1] and walk.stop == "gain"  # next best gain (4 over the gate) 0.15 < 0.19
+    tokens = np.array([5, 5, 5, 20, 5, 5])
+    walk = best_first_expand(graph, score, [0], gamma=0.5, node_tokens=tokens, token_budget=29)
+    assert walk.nodes == [0, 3] and walk.tokens == 25 and walk.stop == "budget"  # node 1 would make 30
+    walk = best_first_expand(graph, score, [0, 5], gamma=0.5, max_nodes=4)
+    assert walk.nodes == [0, 5, 3, 4] and walk.stop == "max_nodes"  # seeds, then 3 (0.3), 4 via 5 (0.25)
+
+
+def test_gate_weight_changes_route(tiny):
+    graph, score = tiny
+    no_gate = kind_weight_vector({"gate": 0.0})
+    walk = best_first_expand(graph, score, [0], gamma=0.5, kind_weight=no_gate, min_gain=1e-9)
+    assert walk.nodes[-1] == 4 and walk.via[-1] == H  # the gate carries no gain; 4 is reached through 5
+    with pytest.raises(ValueError):
+        kind_weight_vector({"teleport": 1.0})
