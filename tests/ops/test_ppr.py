@@ -1,0 +1,301 @@
+"""Batched personalized PageRank against igraph/prpack, plus properties and the CatRAG edge-delta hook."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, PPRStats, personalized_pagerank
+
+ig = pytest.importorskip("igraph")
+
+
+def random_graph(rng: np.random.Generator, n: int, m: int, isolated: int = 5, loops: int = 4):
+    """Edges among the first n - isolated nodes, with parallel edges and self loops; random weights."""
+    ei = rng.integers(0, n - isolated, (2, m))
+    ei[1, :loops] = ei[0, :loops]  # self loops
+    ei[:, loops : 2 * loops] = ei[:, 2 * loops : 3 * loops]  # parallel edges
+    return ei, rng.random(m) + 0.05
+
+
+def random_resets(rng: np.random.Generator, b: int, n: int, isolated: int = 5) -> np.ndarray:
+    reset = np.zeros((b, n))
+    for q in range(b):
+        k = int(rng.integers(1, 6))
+        reset[q, rng.choice(n, k, replace=False)] = rng.random(k) + 0.01
+    reset[0] = 0.0
+    reset[0, n - 1] = 1.0  # only an isolated node
+    reset[1, n - isolated :] = 0.3  # isolated nodes plus graph nodes
+    return reset
+
+
+def igraph_ppr(n, ei, w, directed, damping, reset) -> np.ndarray:
+    g = ig.Graph(n=n, edges=ei.T.tolist(), directed=directed)
+    weights = None if w is None else list(w)
+    return np.array(
+        [
+            g.personalized_pagerank(
+                vertices=None,
+                directed=directed,
+                damping=damping,
+                reset=list(r),
+                weights=weights,
+                implementation="prpack",
+            )
+            for r in reset
+        ]
+    )
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("damping", [0.5, 0.85])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_matches_igraph_float32(directed, damping, weighted):
+    rng = np.random.default_rng(int(directed) * 4 + int(damping * 10) + int(weighted))
+    n = 400
+    ei, w = random_graph(rng, n, 1200)
+    w = w if weighted else None
+    reset = random_resets(rng, 70, n)
+    graph = PPRGraph.from_edges(
+        torch.from_numpy(ei), n, None if w is None else torch.from_numpy(w), directed=directed
+    )
+    out = personalized_pagerank(graph, torch.from_numpy(reset).float(), damping=damping)
+    assert out.dtype == torch.float32 and out.shape == (70, n)
+    ref = igraph_ppr(n, ei, w, directed, damping, reset)
+    assert np.abs(out.double().numpy() - ref).max() <= 1e-6
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("reorder", [False, True])
+@pytest.mark.parametrize("method", ["auto", "power"])
+def test_matches_igraph_float64_exactly(directed, reorder, method):
+    """In float64 the operator reproduces prpack to 1e-9: multi-edges, self loops, dangling nodes."""
+    rng = np.random.default_rng(7)
+    n = 120
+    ei, w = random_graph(rng, n, 200, isolated=8)
+    reset = random_resets(rng, 40, n, isolated=8)
+    graph = PPRGraph.from_edges(
+        torch.from_numpy(ei), n, torch.from_numpy(w), directed=directed, dtype=torch.float64, reorder=reorder
+    )
+    assert graph.dangling.numel() >= 8
+    for damping in (0.3, 0.85):
+        out = personalized_pagerank(
+            graph, torch.from_numpy(reset), damping=damping, tol=1e-13, max_iter=400, method=method
+        )
+        ref = igraph_ppr(n, ei, w, directed, damping, reset)
+        assert np.abs(out.numpy() - ref).max() <= 1e-9
+
+
+def test_semantics_small_cases():
+    # Undirected self loop counts twice, directed once; a sink sends its mass back along the reset vector.
+    for directed in (False, True):
+        ei = np.array([[0, 0, 1, 2], [0, 1, 2, 2]])
+        graph = PPRGraph.from_edges(torch.from_numpy(ei), 4, directed=directed, dtype=torch.float64)
+        reset = np.array([[1.0, 0, 0, 0], [0, 0.5, 0, 0.5], [0, 0, 0, 1.0]])
+        out = personalized_pagerank(graph, torch.from_numpy(reset), damping=0.7, tol=1e-14, max_iter=300)
+        assert np.abs(out.numpy() - igraph_ppr(4, ei, None, directed, 0.7, reset)).max() <= 1e-10
+        assert torch.equal(out[2], torch.tensor([0, 0, 0, 1.0], dtype=torch.float64))  # isolated seed
+
+
+def test_dense_reset_is_global_pagerank():
+    rng = np.random.default_rng(3)
+    n = 200
+    ei, w = random_graph(rng, n, 500)
+    graph = PPRGraph.from_edges(torch.from_numpy(ei), n, torch.from_numpy(w), directed=True)
+    out = personalized_pagerank(graph, torch.ones(3, n), damping=0.85)
+    ref = np.array(ig.Graph(n=n, edges=ei.T.tolist(), directed=True).pagerank(weights=list(w), damping=0.85))
+    assert np.abs(out.double().numpy() - ref[None]).max() <= 1e-6
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_block_size_and_early_exit_do_not_change_results(directed):
+    rng = np.random.default_rng(11)
+    n = 300
+    ei, w = random_graph(rng, n, 900)
+    graph = PPRGraph.from_edges(torch.from_numpy(ei), n, torch.from_numpy(w), directed=directed)
+    reset = torch.from_numpy(random_resets(rng, 40, n)).float()
+    base = personalized_pagerank(graph, reset, damping=0.85, block_size=40)
+    for block in (1, 7, 32):
+        stats = PPRStats()
+        out = personalized_pagerank(graph, reset, damping=0.85, block_size=block, stats=stats)
+        assert (out - base).abs().max() <= 1e-6
+        assert stats.column_iterations < 100 * 40  # columns leave the loop early
+    assert torch.allclose(personalized_pagerank(graph, reset[3], damping=0.85), base[3], atol=1e-6)
+
+
+def delta_reference(n, ei, w, directed, damping, reset, overrides):
+    """igraph on the directed arc list of the graph with one query's arcs re-weighted."""
+    arcs: dict[tuple[int, int], float] = {}
+    pairs = list(zip(ei[0], ei[1], w)) + ([] if directed else list(zip(ei[1], ei[0], w)))
+    for s, t, x in pairs:
+        arcs[(int(s), int(t))] = arcs.get((int(s), int(t)), 0.0) + float(x)
+    out = []
+    for q, r in enumerate(reset):
+        a = dict(arcs)
+        a.update({(s, t): x for qq, s, t, x in overrides if qq == q})
+        a = {k: v for k, v in a.items() if v > 0}
+        e = np.array(list(a.keys())).T
+        out.append(igraph_ppr(n, e, np.array(list(a.values())), True, damping, r[None])[0])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_edge_delta_matches_igraph_reweighted_graph(directed):
+    rng = np.random.default_rng(5)
+    n = 150
+    ei, w = random_graph(rng, n, 400, loops=2)
+    graph = PPRGraph.from_edges(
+        torch.from_numpy(ei), n, torch.from_numpy(w), directed=directed, dtype=torch.float64
+    )
+    reset = random_resets(rng, 12, n)
+    arcs = set(zip(ei[0].tolist(), ei[1].tolist())) | (
+        set() if directed else set(zip(ei[1].tolist(), ei[0].tolist()))
+    )
+    arcs = sorted(arcs)
+    overrides = []
+    for q in (2, 3, 5, 11):
+        for i in rng.choice(len(arcs), 12, replace=False):
+            overrides.append((q, *arcs[i], float(rng.choice([0.0, rng.random() * 3]))))
+    # Query 4 removes every arc leaving node s: s becomes dangling for that query only.
+    s0 = arcs[0][0]
+    overrides += [(4, s, t, 0.0) for s, t in arcs if s == s0]
+    q, s, t, x = (torch.tensor(c) for c in zip(*overrides))
+    delta = EdgeWeightDelta(query=q, src=s, dst=t, weight=x.double())
+    for damping in (0.5, 0.85):
+        out = personalized_pagerank(
+            graph,
+            torch.from_numpy(reset),
+            damping=damping,
+            edge_delta=delta,
+            tol=1e-13,
+            max_iter=400,
+            block_size=4,
+        )
+        ref = delta_reference(n, ei, w, directed, damping, reset, overrides)
+        assert np.abs(out.numpy() - ref).max() <= 1e-9
+        plain = personalized_pagerank(
+            graph, torch.from_numpy(reset), damping=damping, tol=1e-13, max_iter=400
+        )
+        untouched = [0, 1, 6, 7, 8, 9, 10]
+        assert torch.allclose(out[untouched], plain[untouched], atol=1e-12)
+    # float32, default tolerance: within 1e-6 as well.
+    g32 = PPRGraph.from_edges(torch.from_numpy(ei), n, torch.from_numpy(w), directed=directed)
+    out = personalized_pagerank(g32, torch.from_numpy(reset).float(), damping=0.5, edge_delta=delta)
+    assert (
+        np.abs(out.double().numpy() - delta_reference(n, ei, w, directed, 0.5, reset, overrides)).max()
+        <= 1e-6
+    )
+
+
+def test_edge_delta_rejects_unknown_arcs_and_duplicates():
+    graph = PPRGraph.from_edges(torch.tensor([[0, 1], [1, 2]]), 3, directed=True)
+    reset = torch.ones(2, 3)
+    with pytest.raises(ValueError, match="not in the graph"):
+        personalized_pagerank(
+            graph,
+            reset,
+            edge_delta=EdgeWeightDelta(
+                torch.tensor([0]), torch.tensor([2]), torch.tensor([0]), torch.tensor([1.0])
+            ),
+        )
+    with pytest.raises(ValueError, match="twice"):
+        personalized_pagerank(
+            graph,
+            reset,
+            edge_delta=EdgeWeightDelta(
+                torch.tensor([0, 0]), torch.tensor([0, 0]), torch.tensor([1, 1]), torch.tensor([1.0, 2.0])
+            ),
+        )
+
+
+def test_input_validation():
+    graph = PPRGraph.from_edges(torch.tensor([[0, 1], [1, 2]]), 3)
+    with pytest.raises(ValueError):
+        personalized_pagerank(graph, torch.tensor([[1.0, -1.0, 0.5]]))
+    with pytest.raises(ValueError):
+        personalized_pagerank(graph, torch.zeros(2, 3))
+    with pytest.raises(ValueError):
+        personalized_pagerank(graph, torch.ones(2, 4))
+    with pytest.raises(ValueError):
+        personalized_pagerank(graph, torch.ones(1, 3), method="chebyshev", damping=1.0)
+    with pytest.raises(ValueError):
+        PPRGraph.from_edges(torch.tensor([[0, 3], [1, 2]]), 3)
+    with pytest.raises(ValueError):
+        PPRGraph.from_edges(torch.tensor([[0], [1]]), 3, edge_weight=torch.tensor([-1.0]))
+    assert graph.to("cpu") is graph and graph.num_nodes == 3 and "PPRGraph" in repr(graph)
+    assert personalized_pagerank(graph, torch.ones(0, 3)).shape == (0, 3)
+
+
+graphs = st.integers(2, 25).flatmap(
+    lambda n: st.tuples(
+        st.just(n),
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.floats(0.1, 5.0)), max_size=60),
+        st.booleans(),
+        st.floats(0.05, 0.95),
+    )
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(graphs, st.data())
+def test_properties_rows_are_distributions(g, data):
+    n, edges, directed, damping = g
+    ei = torch.tensor([[e[0] for e in edges], [e[1] for e in edges]], dtype=torch.long).reshape(2, -1)
+    w = torch.tensor([e[2] for e in edges], dtype=torch.float64)
+    graph = PPRGraph.from_edges(ei, n, w, directed=directed, dtype=torch.float64)
+    b = data.draw(st.integers(1, 5))
+    reset = torch.tensor(
+        data.draw(st.lists(st.lists(st.floats(0, 1), min_size=n, max_size=n), min_size=b, max_size=b)),
+        dtype=torch.float64,
+    )
+    reset[:, 0] += 0.01  # positive row sums
+    out = personalized_pagerank(graph, reset, damping=damping, tol=1e-12, max_iter=500)
+    assert (out >= 0).all()
+    assert torch.allclose(out.sum(1), torch.ones(b, dtype=torch.float64), atol=1e-9)
+    if edges:
+        ref = igraph_ppr(n, ei.numpy(), w.numpy(), directed, damping, reset.numpy())
+        assert np.abs(out.numpy() - ref).max() <= 1e-7
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 30), st.floats(0.1, 0.9), st.floats(0.0, 1.0), st.integers(0, 10_000))
+def test_property_linear_in_reset_without_dangling_nodes(n, damping, alpha, seed):
+    """Without dangling nodes PPR is linear in the (normalised) reset distribution."""
+    rng = np.random.default_rng(seed)
+    ring = np.stack([np.arange(n), (np.arange(n) + 1) % n])  # every node has an arc
+    ei = np.concatenate([ring, rng.integers(0, n, (2, 2 * n))], axis=1)
+    graph = PPRGraph.from_edges(
+        torch.from_numpy(ei),
+        n,
+        torch.from_numpy(rng.random(ei.shape[1]) + 0.1),
+        directed=bool(seed % 2),
+        dtype=torch.float64,
+    )
+    r1, r2 = torch.from_numpy(rng.dirichlet(np.ones(n))), torch.from_numpy(rng.dirichlet(np.ones(n)))
+    x = personalized_pagerank(
+        graph, torch.stack([r1, r2, alpha * r1 + (1 - alpha) * r2]), damping=damping, tol=1e-13, max_iter=500
+    )
+    assert torch.allclose(x[2], alpha * x[0] + (1 - alpha) * x[1], atol=1e-10)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
+def test_cuda_matches_cpu():
+    rng = np.random.default_rng(0)
+    n = 2000
+    ei, w = random_graph(rng, n, 8000)
+    reset = torch.from_numpy(random_resets(rng, 300, n)).float()
+    q = torch.tensor([3, 3, 7])
+    arcs = torch.from_numpy(ei[:, :3])
+    delta = EdgeWeightDelta(q, arcs[0], arcs[1], torch.tensor([0.0, 2.0, 0.5]))
+    for directed in (False, True):
+        cpu = PPRGraph.from_edges(torch.from_numpy(ei), n, torch.from_numpy(w), directed=directed)
+        gpu = cpu.to("cuda")
+        for kw in ({}, {"edge_delta": delta}):
+            a = personalized_pagerank(cpu, reset, damping=0.85, **kw)
+            b = personalized_pagerank(gpu, reset.cuda(), damping=0.85, **kw)
+            assert b.device.type == "cuda"
+            assert (a - b.cpu()).abs().max() <= 1e-6
