@@ -1,0 +1,202 @@
+"""Training tasks for ``train.py``: what to embed, how to build the model and data, how to judge the result.
+
+A task is the ``_target_`` of ``hydra_configs/task/*.yaml``. ``model`` and ``datamodule`` arrive as
+partials (``_partial_: true``) and are completed here with the task's graph: ``num_nodes``, the edge list and,
+for passages, the sentence embeddings that initialise the ball.
+
+* :class:`PassageGraphTask` (``task=poincare``) — the passages of ``data``, linked when their OpenIE records
+  share a canonical entity (:func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`), initialised from the
+  ``embedder``'s sentence embeddings. HyperRAG's keyword / query-guided / tree-fused graphs replace this
+  graph once they exist.
+* :class:`TreeClosureTask` (``task=poincare_tree``) — the transitive closure of a complete tree, random
+  initialisation (Nickel & Kiela's reconstruction setting; the benchmark's workload).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hyperrag.hyperbolic.datamodule import EdgeDataModule
+from hyperrag.hyperbolic.distance import distance_to_origin, poincare_distance
+from hyperrag.hyperbolic.evaluation import reconstruction_metrics
+from hyperrag.hyperbolic.graphs import shared_entity_edges, tree_closure, tree_depths, tree_edges, tree_size
+from hyperrag.hyperbolic.plot import plot_poincare_disk
+from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TaskGraph:
+    """What a task embeds."""
+
+    edges: torch.Tensor  # [2, E] training relations
+    num_nodes: int
+    init_embeddings: torch.Tensor | None = None  # [N, D] Euclidean, or None for a random start
+    plot_edges: torch.Tensor | None = None  # edges drawn in the disk (default: ``edges``)
+    colors: torch.Tensor | None = None  # per-node colour values for the plot
+    labels: list[str] | None = None
+    digest: str = ""  # hash of everything above that defines the data
+
+
+def _digest(*parts: Any) -> str:
+    h = hashlib.sha1()
+    for part in parts:
+        if isinstance(part, torch.Tensor):
+            h.update(part.detach().cpu().contiguous().numpy().tobytes())
+        else:
+            h.update(json.dumps(part, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def _settings(factory: Callable[..., Any]) -> dict[str, Any]:
+    """The configured keyword arguments of a partial (its part of the model key)."""
+    return {k: v for k, v in sorted(getattr(factory, "keywords", {}).items())}
+
+
+class PoincareTask:
+    """Base class: subclasses provide ``name``, ``data_name`` and :meth:`build_graph`.
+
+    Args:
+        model: partial of :class:`~hyperrag.hyperbolic.PoincareEmbedding` (all but the graph's arguments).
+        datamodule: partial of :class:`~hyperrag.hyperbolic.EdgeDataModule`.
+        name: the task's name (``models/<name>/...``).
+        eval_symmetric: count both directions of every relation in the reconstruction metrics.
+        pairwise_sample: node pairs sampled for ``mean_pairwise_distance`` (the collapse indicator).
+    """
+
+    data_name: str = "data"
+    plot_filename: str = "poincare_disk.png"  # train.py writes the plot as <out>/<plot_filename>
+
+    def __init__(self, model: Callable[..., PoincareEmbedding], datamodule: Callable[..., EdgeDataModule],
+                 name: str, eval_symmetric: bool = False, pairwise_sample: int = 20000) -> None:
+        self.model_factory = model
+        self.datamodule_factory = datamodule
+        self.name = name
+        self.eval_symmetric = eval_symmetric
+        self.pairwise_sample = pairwise_sample
+
+    def build_graph(self) -> TaskGraph:
+        raise NotImplementedError
+
+    @cached_property
+    def graph(self) -> TaskGraph:
+        t0 = time.perf_counter()
+        graph = self.build_graph()
+        log.info("%s: %d nodes, %d relations (%.1fs)", self.name, graph.num_nodes, graph.edges.shape[1],
+                 time.perf_counter() - t0)
+        return graph
+
+    def key(self, **extra: Any) -> str:
+        """10 hex digits identifying the trained model: data digest, model and data settings, ``extra``."""
+        return _digest(self.name, self.graph.digest, _settings(self.model_factory),
+                       _settings(self.datamodule_factory), extra)[:10]
+
+    def build_model(self) -> PoincareEmbedding:
+        g = self.graph
+        return self.model_factory(num_nodes=g.num_nodes, init_embeddings=g.init_embeddings)
+
+    def build_datamodule(self) -> EdgeDataModule:
+        return self.datamodule_factory(edges=self.graph.edges, num_nodes=self.graph.num_nodes)
+
+    def load(self, checkpoint: str | Path) -> PoincareEmbedding:
+        return PoincareEmbedding.load_from_checkpoint(str(checkpoint), map_location="cpu")
+
+    @torch.no_grad()
+    def evaluate(self, model: PoincareEmbedding) -> dict[str, float]:
+        """Reconstruction mean rank / MAP now and at the initialisation, norms, spread (collapse check)."""
+        g, c = self.graph, model.curvature
+        points, init = model.points.float(), model.anchor.float()
+        now = reconstruction_metrics(points, g.edges.to(points.device), c, symmetric=self.eval_symmetric)
+        start = reconstruction_metrics(init, g.edges.to(points.device), c, symmetric=self.eval_symmetric)
+        gen = torch.Generator().manual_seed(0)
+        i = torch.randint(0, g.num_nodes, (self.pairwise_sample,), generator=gen).to(points.device)
+        j = torch.randint(0, g.num_nodes, (self.pairwise_sample,), generator=gen).to(points.device)
+        radius = distance_to_origin(points, c)
+        return {
+            "map": now["map"], "mean_rank": now["mean_rank"],
+            "map_init": start["map"], "mean_rank_init": start["mean_rank"],
+            "mean_pairwise_distance": float(poincare_distance(points[i], points[j], c).mean()),
+            "mean_pairwise_distance_init": float(poincare_distance(init[i], init[j], c).mean()),
+            "mean_radius": float(radius.mean()), "max_norm": float(points.norm(dim=1).max() * c ** 0.5),
+            "mean_distance_to_init": float(poincare_distance(points, init, c).mean()),
+            "num_nodes": g.num_nodes, "num_relations": now["num_relations"],
+        }
+
+    def plot(self, model: PoincareEmbedding, path: str | Path) -> Path:
+        g = self.graph
+        edges = g.plot_edges if g.plot_edges is not None else g.edges
+        return plot_poincare_disk(model.points, path, edges=edges, curvature=model.curvature, colors=g.colors,
+                                  labels=g.labels, title=f"{self.name} · {self.data_name}")
+
+
+class PassageGraphTask(PoincareTask):
+    """Passages linked by shared OpenIE entities, initialised from their sentence embeddings.
+
+    Args:
+        dataset: a :class:`~hyperrag.data.Dataset` with an OpenIE file.
+        encoder: a :class:`~hyperrag.embedding.TextEncoder`.
+        graph: keyword arguments of :func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`.
+        (others): see :class:`PoincareTask`.
+    """
+
+    def __init__(self, dataset: Any, encoder: Any, model: Callable[..., PoincareEmbedding],
+                 datamodule: Callable[..., EdgeDataModule], name: str = "poincare",
+                 graph: dict[str, Any] | None = None, eval_symmetric: bool = False) -> None:
+        super().__init__(model, datamodule, name, eval_symmetric=eval_symmetric)
+        self.dataset = dataset
+        self.encoder = encoder
+        self.graph_settings = dict(graph or {})
+        self.data_name = dataset.name
+
+    def build_graph(self) -> TaskGraph:
+        from hyperrag.data import read_openie
+        from hyperrag.errors import InputError
+
+        ds = self.dataset
+        if ds.openie_path is None:
+            raise InputError(f"dataset {ds.name!r} has no OpenIE file; task {self.name!r} links passages "
+                             "through their OpenIE entities", field="data.openie")
+        openie = read_openie(ds.openie_path, ds.corpus)
+        edges, _ = shared_entity_edges(openie, **self.graph_settings)
+        if edges.shape[1] == 0:
+            raise InputError("no two passages share an OpenIE entity: the passage graph is empty",
+                             path=ds.openie_path)
+        texts = [p.content for p in ds.corpus.passages]
+        init = self.encoder.encode(texts, desc="passages")
+        digest = _digest(self.graph_settings, edges, getattr(self.encoder, "model_key", ""),
+                         hashlib.sha1("\x00".join(texts).encode()).hexdigest())
+        return TaskGraph(edges=edges, num_nodes=len(texts), init_embeddings=init,
+                         labels=[p.title or p.id for p in ds.corpus.passages], digest=digest)
+
+
+class TreeClosureTask(PoincareTask):
+    """Transitive closure of a complete tree (descendant → ancestor), random initialisation.
+
+    Args:
+        branching: children per node.
+        depth: levels below the root (4 and 6 give 5,461 nodes and 30,948 relations).
+        (others): see :class:`PoincareTask`.
+    """
+
+    def __init__(self, model: Callable[..., PoincareEmbedding], datamodule: Callable[..., EdgeDataModule],
+                 name: str = "poincare_tree", branching: int = 4, depth: int = 6,
+                 eval_symmetric: bool = False) -> None:
+        super().__init__(model, datamodule, name, eval_symmetric=eval_symmetric)
+        self.branching, self.depth = branching, depth
+        self.data_name = f"tree-b{branching}-d{depth}"
+
+    def build_graph(self) -> TaskGraph:
+        b, d = self.branching, self.depth
+        return TaskGraph(edges=tree_closure(b, d), num_nodes=tree_size(b, d), plot_edges=tree_edges(b, d),
+                         colors=tree_depths(b, d).float(), digest=_digest("tree", b, d))
