@@ -1,0 +1,168 @@
+"""``python train.py task=ppo``: train the query-refinement policy with PPO against the real CDF-RAG retrieval.
+
+The environment (:class:`~hyperrag.refinement.env.RefinementEnv`) wraps an indexed
+:class:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever` (dense + causal graph of ``data``, the pair classifier when
+``models/causal_pair`` holds one) whose refinement is set per question by the action under evaluation. The
+questions with gold passages are split into ``split.train`` training and ``split.heldout`` held-out questions;
+one Lightning epoch is one PPO iteration over the training questions.
+
+``evaluate`` compares, on the held-out questions, the greedy policy's mean reward with the uniform-random
+policy's (the exact expectation over actions), the best single fixed action and the per-question oracle.
+``plot`` draws the training curve (train rollout reward, greedy train/held-out reward, random baseline, entropy)
+next to ``ppo_history.csv``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import csv
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from torch.utils.data import DataLoader
+
+from hyperrag.data.types import Dataset
+from hyperrag.refinement.env import RefinementEnv, split_queries
+from hyperrag.refinement.ppo import PPOPolicy
+
+log = logging.getLogger(__name__)
+
+
+def _digest(*parts: Any) -> str:
+    h = hashlib.sha1()
+    for part in parts:
+        h.update(json.dumps(part, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+class RolloutDataModule(L.LightningDataModule):
+    """Batches of training-question ids; each batch is one PPO rollout + update (``batch_size=None``: all)."""
+
+    def __init__(self, ids: list[int], batch_size: int | None = None, seed: int = 0) -> None:
+        super().__init__()
+        self.ids = torch.tensor(ids, dtype=torch.long)
+        self.batch_size = batch_size or len(ids)
+        self.seed = seed
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader(self.ids, batch_size=self.batch_size, shuffle=True,
+                          generator=torch.Generator().manual_seed(self.seed))
+
+
+class PPOTask:
+    """Args:
+        dataset: questions with gold passages and their corpus (``data``).
+        encoder: the sentence embedder (states, retrieval).
+        model: partial of :class:`PPOPolicy` (all but ``state_dim``).
+        retriever: :class:`CDFRAGRetriever` settings for the environment (``causal``, ``classifier``, ``traversal``,
+            ``path_weight``, ``expand_keywords``, ``refine_with_llm``, ``index_root``, ``models_dir``...).
+        env: ``k``, ``weights`` (λs) and ``hallucination`` of :class:`RefinementEnv`.
+        split: ``train`` / ``heldout`` question counts (or shares) and ``seed``.
+        rollout_batch: training questions per PPO iteration (null = all).
+        llm: optional LLM config node (LLM-carried actions, hallucination reward); null = LLM-free.
+        name: ``models/<name>/...``.
+    """
+
+    def __init__(self, dataset: Dataset, encoder: Any, model: Callable[..., PPOPolicy],
+                 retriever: dict[str, Any] | None = None, env: dict[str, Any] | None = None,
+                 split: dict[str, Any] | None = None, rollout_batch: int | None = None, llm: Any = None,
+                 name: str = "ppo") -> None:
+        self.dataset = dataset
+        self.encoder = encoder
+        self.model_factory = model
+        self.retriever_settings = dict(retriever or {})
+        self.env_settings = dict(env or {})
+        self.split_settings = {"train": 35, "heldout": 16, "seed": 0, **(split or {})}
+        self.rollout_batch = rollout_batch
+        self.llm_config = llm
+        self.name = name
+        self.data_name = dataset.name
+        self._llm: Any = None
+
+    @cached_property
+    def split(self) -> tuple[list[int], list[int]]:
+        s = self.split_settings
+        return split_queries(self.dataset.queries, s["train"], s.get("heldout"), seed=int(s.get("seed", 0)))
+
+    @cached_property
+    def env(self) -> RefinementEnv:
+        from hyperrag.errors import InputError
+        from hyperrag.llm import build_llm
+        from hyperrag.retrievers.cdfrag import CDFRAGRetriever
+
+        train, held = self.split
+        if not train:
+            raise InputError(f"dataset {self.dataset.name!r} has no question with gold passages to train on",
+                             field="data")
+        self._llm = build_llm(self.llm_config).start()
+        atexit.register(self._llm.stop)  # train.py has no teardown hook; a managed server must not outlive us
+        settings = {**self.retriever_settings, "policy": None,
+                    "generation": {**self.retriever_settings.get("generation", {}), "enabled": False}}
+        retriever = CDFRAGRetriever(encoder=self.encoder, llm=self._llm, **settings)
+        retriever.index(self.dataset)
+        env = RefinementEnv(retriever, self.dataset.queries, **self.env_settings)
+        env.reward_table(train + held)  # every (question, action) outcome once, up front
+        return env
+
+    def key(self, **extra: Any) -> str:
+        env, (train, held) = self.env, self.split
+        ret = env.retriever
+        return _digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
+                       self.retriever_settings, self.env_settings, str(ret.classifier_path),
+                       str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
+                       {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
+                       getattr(self._llm, "model", None), extra)[:10]
+
+    def build_model(self) -> PPOPolicy:
+        train, held = self.split
+        return self.model_factory(state_dim=int(self.env.states.shape[1])).attach(self.env, train, held)
+
+    def build_datamodule(self) -> RolloutDataModule:
+        return RolloutDataModule(self.split[0], self.rollout_batch, seed=int(self.split_settings.get("seed", 0)))
+
+    def load(self, checkpoint: str | Path) -> PPOPolicy:
+        train, held = self.split
+        return PPOPolicy.load_from_checkpoint(str(checkpoint), map_location="cpu").attach(self.env, train, held)
+
+    def evaluate(self, model: PPOPolicy) -> dict[str, Any]:
+        train, held = self.split
+        ev = self.env.evaluate_policy(model, held)
+        tr = self.env.evaluate_policy(model, train)
+        out: dict[str, Any] = {
+            "heldout_ppo_reward": ev["policy_reward"], "heldout_ppo_reward_sd": ev["policy_reward_sd"],
+            "heldout_random_reward": ev["random_reward"], "heldout_random_reward_sd": ev["random_reward_sd"],
+            "heldout_best_fixed_reward": ev["best_fixed_reward"], "heldout_best_fixed_action": ev["best_fixed_action"],
+            "heldout_oracle_reward": ev["oracle_reward"],
+            "train_ppo_reward": tr["policy_reward"], "train_random_reward": tr["random_reward"],
+            "heldout_queries": len(held), "train_queries": len(train), "env_calls": self.env.env_calls,
+        }
+        out.update({f"heldout_reward_{a}": v for a, v in ev["per_action_reward"].items()})
+        out.update({f"heldout_policy_{a}": v for a, v in ev["policy_actions"].items()})
+        coverage = self.env.outcomes(held, model.act(self.env.states[held], greedy=True))
+        out["heldout_ppo_coverage"] = sum(o["coverage"] for o in coverage) / max(1, len(coverage))
+        self._last_eval = {"heldout": ev, "train": tr}
+        return out
+
+    def plot(self, model: PPOPolicy, path: str | Path) -> Path:
+        """Training curve PNG (``ppo_training_curve.png`` beside ``path``) and ``ppo_history.csv``."""
+        from hyperrag.refinement.plot import plot_training_curve
+
+        out = Path(path).with_name("ppo_training_curve.png")
+        hist = model.history
+        if hist:
+            keys = sorted({k for row in hist for k in row})
+            with (out.parent / "ppo_history.csv").open("w", newline="") as fh:
+                w = csv.DictWriter(fh, fieldnames=keys)
+                w.writeheader()
+                w.writerows(hist)
+        return plot_training_curve(hist, out, title=f"PPO query refinement · {self.data_name}")
+
+
+__all__ = ["PPOTask", "RolloutDataModule"]

@@ -1,0 +1,106 @@
+import json
+import re
+
+import torch
+
+from hyperrag.causal.graph import (
+    CausalGraph,
+    CausalGraphSettings,
+    build_causal_graph,
+    load_or_build_causal_index,
+)
+from tests.causal.corpus import causal_dataset
+from tests.causal.llm_double import fake_llm, task_of, user_text
+from tests.llm.fake_server import FakeOpenAIServer
+
+
+def edges(graph: CausalGraph) -> dict[tuple[str, str], int]:
+    return {graph.triple(e): e for e in range(graph.num_edges)}
+
+
+def test_rule_graph_is_directed_with_provenance(tmp_path, encoder):
+    ds = causal_dataset(tmp_path)
+    g = build_causal_graph(ds, encoder, CausalGraphSettings(use_openie=False))
+    e = edges(g)
+    assert g.stats["candidates"]["strong"] == 10 and g.num_edges == 10  # weak connectives not accepted
+    rain = e[("Torrential rain in the spring of 2004", "a flood in the lower valley")]
+    info = g.edge_info[rain]
+    assert info["passage_id"] == "c08" and "Torrential rain" in info["sentence"] and info["connective"] == "caused"
+    assert g.passage_ids[int(g.edge_passage[rain])] == "c08" and float(g.edge_weight[rain]) == 1.0
+    assert ("the drought dried the wells of the farms", "Crop failures followed") in e  # "Y because X": X -> Y
+    assert g.node_emb.shape == (g.num_nodes, 384)
+    assert torch.allclose(g.node_emb.norm(dim=1), torch.ones(g.num_nodes), atol=1e-4)
+    # weak connectives enter with a prior, OpenIE relations with theirs
+    g2 = build_causal_graph(ds, encoder, CausalGraphSettings(weak_prior=0.5, openie_prior=0.6),
+                            openie_triples=[[tuple(t) for t in d["extracted_triples"]]
+                                            for d in json.loads(ds.openie_path.read_text())["docs"]])
+    assert g2.num_edges > g.num_edges
+    assert {round(float(w), 2) for w in g2.edge_weight} == {1.0, 0.6, 0.5}
+
+
+def test_alias_links_join_similar_nodes(tmp_path, encoder):
+    g = build_causal_graph(causal_dataset(tmp_path), encoder, CausalGraphSettings(use_openie=False, alias_threshold=0.6))
+    assert g.alias_index.shape[1] > 0 and g.alias_index.shape[1] % 2 == 0
+    names = {(g.node_names[u], g.node_names[v]) for u, v in g.alias_index.t().tolist()}
+    assert ("mass migration to the coast", "the migration") in names  # famine -> migration -> city grew
+    assert ("the migration", "mass migration to the coast") in names  # stored both ways
+    assert bool((g.alias_weight >= 0.6).all())
+
+
+class PositionalClassifier:
+    """TEST DOUBLE for the pair classifier: believes E1 causes E2 when E1 comes first in the text."""
+
+    def predict_proba(self, texts, batch_size=64):
+        return torch.tensor([0.9 if t.index("[E1]") < t.index("[E2]") else 0.1 for t in texts])
+
+
+def test_classifier_scores_and_reorients(tmp_path, encoder):
+    g = build_causal_graph(causal_dataset(tmp_path), encoder, CausalGraphSettings(use_openie=False),
+                           classifier=PositionalClassifier())
+    e = edges(g)
+    # "Crop failures followed because the drought dried the wells": the double prefers the textual order
+    assert ("Crop failures followed", "the drought dried the wells of the farms") in e
+    rev = e[("Crop failures followed", "the drought dried the wells of the farms")]
+    assert g.edge_info[rev]["reverse"] is True and g.edge_info[rev]["p_rev"] == 0.9
+    assert g.num_edges == 12  # the weak connectives are accepted too (0.9 >= 0.5)
+    assert torch.allclose(g.edge_weight, torch.full((12,), 0.9))
+
+
+def verifier(body: dict) -> str:
+    prompt = user_text(body)
+    a = re.search(r'<node id="A">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
+    if a.startswith("Torrential rain"):
+        return json.dumps({"relation": "b_causes_a", "confidence": 6, "reason": "r"})
+    if "famine" in a:
+        return json.dumps({"relation": "none", "confidence": 9, "reason": "r"})
+    return json.dumps({"relation": "a_causes_b", "confidence": 8, "reason": "r"})
+
+
+def test_llm_verification_drops_and_reorients(tmp_path, encoder):
+    ds = causal_dataset(tmp_path)
+    with FakeOpenAIServer(responder=verifier) as server, fake_llm(server, tmp_path) as llm:
+        g = build_causal_graph(ds, encoder, CausalGraphSettings(use_openie=False), llm=llm)
+        assert all(task_of(b) == "causal_pair_verification" for b in server.requests)
+        assert server.stats["requests"] == 10
+    e = edges(g)
+    assert ("a flood in the lower valley", "Torrential rain in the spring of 2004") in e  # reoriented
+    assert not any("famine" in c.lower() for c, _ in e)  # "none" -> dropped
+    assert g.stats["llm_verified"] == 10 and g.stats["llm_dropped"] == 1 and g.stats["llm_reoriented"] == 1
+    w = {k: round(float(g.edge_weight[i]), 3) for k, i in e.items()}
+    assert w[("a flood in the lower valley", "Torrential rain in the spring of 2004")] == 0.8  # (1 + 0.6) / 2
+    assert w[("The collapse", "the closure of the coastal road")] == 0.9  # (1 + 0.8) / 2
+    rain = e[("a flood in the lower valley", "Torrential rain in the spring of 2004")]
+    assert g.edge_info[rain]["llm"]["direction"] == "b->a"
+
+
+def test_index_is_cached_and_keyed(tmp_path, encoder):
+    ds = causal_dataset(tmp_path)
+    first = load_or_build_causal_index(ds, encoder, root=tmp_path / "idx")
+    again = load_or_build_causal_index(ds, encoder, root=tmp_path / "idx")
+    assert first.built and not again.built and first.directory == again.directory
+    assert again.graph.node_names == first.graph.node_names
+    assert torch.equal(again.graph.edge_index, first.graph.edge_index)
+    assert again.graph.edge_info == first.graph.edge_info
+    other = load_or_build_causal_index(ds, encoder, CausalGraphSettings(weak_prior=0.5), root=tmp_path / "idx")
+    assert other.built and other.directory != first.directory
+    assert (first.directory / "manifest.json").is_file()
