@@ -34,10 +34,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hydra.utils import instantiate
 
     from hyperrag.llm import build_llm
+    from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval
     from hyperrag.runners.prepare import resolve_openie
 
     L.seed_everything(cfg.seed, verbose=False)
+    tracker = build_tracker(cfg)  # run_info.json now (seeds, versions, git commit); W&B + CSV when done
     dataset = instantiate(cfg.data)
     if cfg.limit_queries:  # a slice of the query file (quick runs with a slow LLM)
         dataset.queries = dataset.queries[: cfg.limit_queries]
@@ -54,6 +56,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                       answer_top_n=cfg.answer_top_n)
     if metrics:
         print_metrics_table(f"{cfg.method.name} on {dataset.name} ({len(dataset.queries)} queries)", metrics)
+        tracker.finish(metrics)
         log.info("predictions and metrics in %s", cfg.out)
     return metrics
 

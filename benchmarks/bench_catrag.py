@@ -24,11 +24,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hyperrag.data import musique_dataset  # noqa: E402
-from hyperrag.embedding import TextEncoder  # noqa: E402
-from hyperrag.ops.ppr import EdgeWeightDelta, personalized_pagerank  # noqa: E402
-from hyperrag.retrievers.catrag import CatRAGRetriever  # noqa: E402
-from hyperrag.retrievers.hipporag2 import SeedBatch  # noqa: E402
+from hyperrag.data import musique_dataset
+from hyperrag.embedding import TextEncoder
+from hyperrag.ops.ppr import EdgeWeightDelta, personalized_pagerank
+from hyperrag.retrievers.catrag import CatRAGRetriever
+from hyperrag.retrievers.hipporag2 import SeedBatch
 
 SCORE_MULTIPLIERS = torch.tensor([0.0, 0.0, 0.0, 0.0, 0.2, 0.25, 0.3, 2.0, 2.5, 3.0, 5.0])
 

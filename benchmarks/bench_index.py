@@ -20,9 +20,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hyperrag.data import musique_dataset  # noqa: E402
-from hyperrag.embedding import TextEncoder  # noqa: E402
-from hyperrag.index.kg_index import load_or_build_kg_index  # noqa: E402
+from hyperrag.data import musique_dataset
+from hyperrag.embedding import TextEncoder
+from hyperrag.index.kg_index import load_or_build_kg_index
 
 
 def main() -> None:

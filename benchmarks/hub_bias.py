@@ -17,13 +17,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hyperrag.data import musique_dataset  # noqa: E402
-from hyperrag.embedding import TextEncoder  # noqa: E402
-from hyperrag.eval.hub_bias import hub_bias, node_strength, plot_hub_bias  # noqa: E402
-from hyperrag.eval.retrieval import retrieval_metrics  # noqa: E402
-from hyperrag.graph.knowledge_graph import EdgeType  # noqa: E402
-from hyperrag.retrievers.catrag import CatRAGRetriever  # noqa: E402
-from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever  # noqa: E402
+from hyperrag.data import musique_dataset
+from hyperrag.embedding import TextEncoder
+from hyperrag.eval.hub_bias import hub_bias, node_strength, plot_hub_bias
+from hyperrag.eval.retrieval import retrieval_metrics
+from hyperrag.graph.knowledge_graph import EdgeType
+from hyperrag.retrievers.catrag import CatRAGRetriever
+from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
 
 
 def main() -> None:

@@ -71,7 +71,7 @@ def exit_on_input_error(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except Exception as err:  # noqa: BLE001 - re-raised unless it wraps an InputError
+        except Exception as err:
             cause = find_input_error(err)
             if cause is None:
                 raise

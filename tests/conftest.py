@@ -18,13 +18,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 
 
-def onlyCUDA(func):  # noqa: N802 - PyG naming
+def onlyCUDA(func):
     """Run only where a CUDA device is visible (and mark as gpu)."""
     func = pytest.mark.gpu(func)
     return pytest.mark.skipif(not cuda_available(), reason="CUDA not available")(func)
 
 
-def withPackage(*names: str):  # noqa: N802 - PyG naming
+def withPackage(*names: str):
     """Skip unless every named package is importable."""
     missing = [n for n in names if not package_available(n)]
     return pytest.mark.skipif(bool(missing), reason=f"missing packages: {missing}")

@@ -38,5 +38,5 @@ def sample_dataset(name: str = "sample", openie_source: str = "file") -> Dataset
     return dataset
 
 
-def musique_dataset(dir: str | Path, name: str = "musique") -> Dataset:  # noqa: A002 - config key
+def musique_dataset(dir: str | Path, name: str = "musique") -> Dataset:
     return read_musique_dir(dir, name=name)

@@ -24,8 +24,7 @@ from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
 
 # Entity names that are never anchors on their own (lexical stand-in for NER).
-_STOP = frozenset("a an the of in on at to for by with from and or is was were be been who what which when where "
-                  "how why whose whom that this these those it its he she they his her their".split())
+_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "is", "was", "were", "be", "been", "who", "what", "which", "when", "where", "how", "why", "whose", "whom", "that", "this", "these", "those", "it", "its", "he", "she", "they", "his", "her", "their"])
 
 
 class EntityMatcher:

@@ -22,6 +22,7 @@ from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_ind
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, topk_rows
 
+
 @dataclass
 class SeedBatch:
     """What a batch of queries seeds the graph with.

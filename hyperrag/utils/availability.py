@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-from functools import lru_cache
+from functools import cache
 
 
-@lru_cache(maxsize=None)
+@cache
 def package_available(name: str) -> bool:
     """True when ``name`` can be imported (found on the path), without importing it."""
     try:

@@ -3,8 +3,14 @@ from pathlib import Path
 
 import pytest
 
-from hyperrag.data import jsonl_dataset, musique_dataset, read_jsonl_corpus, read_jsonl_queries, read_openie, \
-    sample_dataset
+from hyperrag.data import (
+    jsonl_dataset,
+    musique_dataset,
+    read_jsonl_corpus,
+    read_jsonl_queries,
+    read_openie,
+    sample_dataset,
+)
 from hyperrag.errors import InputError
 from tests.conftest import MUSIQUE_DIR, requires_musique
 

@@ -1,7 +1,6 @@
 import torch
 
 from hyperrag.data import read_openie, sample_dataset
-from hyperrag.embedding import TextEncoder
 from hyperrag.graph.build import build_knowledge_graph
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 

@@ -16,7 +16,7 @@ def test_entity_matcher_longest_salient_spans():
 
 def test_anchors_add_weak_reset_mass(tmp_path, encoder):
     ds = sample_dataset()
-    kwargs = dict(encoder=encoder, device="cpu", index_root=str(tmp_path))
+    kwargs = {"encoder": encoder, "device": "cpu", "index_root": str(tmp_path)}
     plain = CatRAGRetriever(anchoring=False, passage_boost=False, **kwargs)
     anchored = CatRAGRetriever(anchoring=True, passage_boost=False, **kwargs)
     plain.index(ds)
@@ -63,7 +63,7 @@ def test_passage_boost_is_a_per_query_delta_equal_to_a_rebuilt_graph(tmp_path, e
 
 def test_catrag_without_extras_equals_hipporag2(tmp_path, encoder):
     ds = sample_dataset()
-    kwargs = dict(encoder=encoder, device="cpu", index_root=str(tmp_path))
+    kwargs = {"encoder": encoder, "device": "cpu", "index_root": str(tmp_path)}
     a = HippoRAG2Retriever(**kwargs)
     b = CatRAGRetriever(anchoring=False, passage_boost=False, edge_weighting=False, **kwargs)
     a.index(ds)

@@ -31,6 +31,9 @@ REGISTRY: dict[str, str] = {
     "claim_extraction": "claim_extraction:ClaimExtraction",
     "claim_support": "claim_support:ClaimSupport",
     "strict_rewrite": "strict_rewrite:StrictRewrite",
+    "answer_relevancy": "answer_relevancy:AnswerRelevancy",
+    "holisqa_generation": "holisqa_generation:HolisQAGeneration",
+    "holisqa_necessity": "holisqa_necessity:HolisQANecessity",
 }
 
 

@@ -1,0 +1,73 @@
+"""Context metrics: how much of the gold evidence the retrieved context (the top passages a reader sees) holds.
+
+* :func:`context_recall` — share of gold passages, or of gold *sentences* when the query file gives them
+  (HolisQA-style files do), that the context covers;
+* :func:`causal_coverage` — share of gold causal pairs (cause, effect) with both ends in the context.
+
+A gold unit is covered when its passage id is among the context's passage ids, or, for units given as text,
+when its normalised text occurs in the normalised context text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hyperrag.eval.qa import normalize_answer
+from hyperrag.eval.text import contains_text
+
+
+def _sentence_covered(sentence: Any, ids: set[str], context_norm: str | None) -> bool:
+    if isinstance(sentence, Mapping):
+        pid = sentence.get("passage_id")
+        if pid is not None and str(pid) in ids:
+            return True
+        text = sentence.get("text")
+    else:
+        text = sentence
+    return bool(text) and context_norm is not None and contains_text(context_norm, str(text))
+
+
+def context_recall(context_ids: Sequence[str], gold_ids: Sequence[str] = (),
+                   gold_sentences: Sequence[Any] | None = None, context_text: str | None = None) -> float | None:
+    """Share (0–1) of the gold evidence covered by the context; ``None`` when the query has no gold.
+
+    Args:
+        context_ids: passage ids of the retrieved context (e.g. the top 5 the reader saw).
+        gold_ids: gold passage ids (used when there are no gold sentences).
+        gold_sentences: gold sentences, each ``{"id", "passage_id", "text"}`` or a plain string.
+        context_text: the context's text, to match sentences given without a passage id.
+    """
+    ids = {str(i) for i in context_ids}
+    if gold_sentences:
+        norm = normalize_answer(context_text) if context_text is not None else None
+        return sum(_sentence_covered(s, ids, norm) for s in gold_sentences) / len(gold_sentences)
+    gold = set(map(str, gold_ids))
+    if not gold:
+        return None
+    return len(gold & ids) / len(gold)
+
+
+def _pair_ends(pair: Any) -> tuple[str, str]:
+    if isinstance(pair, Mapping):
+        return str(pair["cause"]), str(pair["effect"])
+    if isinstance(pair, (list, tuple)) and len(pair) == 2:
+        return str(pair[0]), str(pair[1])
+    raise ValueError(f"a causal pair is [cause, effect] or {{'cause': ..., 'effect': ...}}, got {pair!r}")
+
+
+def causal_coverage(pairs: Sequence[Any], context_ids: Sequence[str], context_text: str | None = None) -> float | None:
+    """Share (0–1) of gold causal pairs whose cause *and* effect are both in the context; ``None`` without pairs.
+
+    An end is a passage id (covered when retrieved) or a text span such as an entity or event (covered when
+    its normalised text occurs in the context text).
+    """
+    if not pairs:
+        return None
+    ids = {str(i) for i in context_ids}
+    norm = normalize_answer(context_text) if context_text is not None else None
+
+    def covered(end: str) -> bool:
+        return end in ids or (norm is not None and contains_text(norm, end))
+
+    return sum(all(covered(e) for e in _pair_ends(p)) for p in pairs) / len(pairs)

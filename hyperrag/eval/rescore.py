@@ -1,0 +1,122 @@
+"""Re-scoring finished runs: the evaluation suite over existing ``predictions.jsonl`` files, no retrieval.
+
+Used by ``evaluate.py``. Per predictions file it writes ``evaluation.json`` (aggregate metrics, settings,
+skipped metrics and why) and ``evaluation.jsonl`` (per-query values: claims, verdicts, generated questions)
+next to the file, or in ``out/`` (``out/<run path>/`` for several files).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from hyperrag.eval.runs import (
+    find_prediction_files,
+    join_gold_fields,
+    load_dataset,
+    queries_file_of,
+    read_predictions,
+    read_query_records,
+    run_config,
+)
+from hyperrag.eval.suite import CAUSAL_FIELDS, GOLD_SENTENCE_FIELDS, EvalInputs, evaluate_rows
+
+log = logging.getLogger(__name__)
+
+
+def _select(node: Any, key: str, default: Any = None) -> Any:
+    if node is None:
+        return default
+    value = node.get(key) if hasattr(node, "get") else None
+    return default if value is None else value
+
+
+def _out_dir(pred: Path, files: list[Path], out: str | None) -> Path:
+    if not out:
+        return pred.parent
+    if len(files) == 1:
+        return Path(out)
+    root = Path(os.path.commonpath([f.parent.resolve() for f in files]))
+    return Path(out) / pred.parent.resolve().relative_to(root)
+
+
+def evaluate_file(pred: Path, cfg: Any, llm: Any, encoder: Any, datasets: dict[str, Any],
+                  out_dir: Path) -> dict[str, Any]:
+    """Score one predictions file with the suite; write and return its ``evaluation.json`` record."""
+    from omegaconf import OmegaConf
+
+    rows = read_predictions(pred)
+    run_cfg = run_config(pred.parent)
+    data_cfg = cfg.get("data") or _select(run_cfg, "data")
+    dataset = None
+    if data_cfg is not None:
+        key = json.dumps(OmegaConf.to_container(data_cfg, resolve=True), sort_keys=True)
+        if key not in datasets:
+            try:
+                datasets[key] = load_dataset(data_cfg)
+            except Exception as err:  # noqa: BLE001 - text metrics are skipped, the rest still runs
+                log.warning("%s: dataset not loadable (%s); text-based metrics are skipped", pred, err)
+                datasets[key] = None
+        dataset = datasets[key]
+    queries = cfg.get("queries") or queries_file_of(data_cfg)
+    if queries:
+        joined = join_gold_fields(rows, read_query_records(queries), GOLD_SENTENCE_FIELDS + CAUSAL_FIELDS)
+        if joined:
+            log.info("%s: gold sentences / causal pairs joined from %s for %d queries", pred, queries, joined)
+    inputs = EvalInputs(rows=rows, corpus=None if dataset is None else dataset.corpus, llm=llm, encoder=encoder,
+                        ks=tuple(cfg.ks or _select(run_cfg, "ks", [2, 5, 10])),
+                        context_top_n=int(cfg.context_top_n or _select(run_cfg, "answer_top_n", 0) or 5),
+                        lexical_threshold=float(cfg.lexical_threshold),
+                        relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress))
+    metrics = cfg.metrics if isinstance(cfg.metrics, str) else list(cfg.metrics)
+    aggregate, per_query, skipped = evaluate_rows(inputs, metrics)
+    saved = {}
+    if (pred.parent / "metrics.json").is_file():
+        saved = json.loads((pred.parent / "metrics.json").read_text())
+    record = {"predictions": str(pred), "dataset": saved.get("dataset") or _select(data_cfg, "name"),
+              "method": saved.get("method") or _select(_select(run_cfg, "method"), "name"),
+              "queries": len(rows), "context_top_n": inputs.context_top_n, "ks": list(inputs.ks),
+              "llm": getattr(llm, "model", None) if inputs.llm_available else None,
+              "metrics": aggregate, "skipped": skipped}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "evaluation.json").write_text(json.dumps(record, indent=1, default=str))
+    with (out_dir / "evaluation.jsonl").open("w") as handle:
+        for row in per_query:
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    return record
+
+
+def evaluate_predictions(cfg: Any) -> list[dict[str, Any]]:
+    """Evaluate every predictions file ``cfg.predictions`` names (file, run dir, glob or list)."""
+    from hydra.utils import instantiate
+
+    from hyperrag.llm import build_llm
+
+    files = find_prediction_files(cfg.predictions)
+    encoder = instantiate(cfg.embedder, show_progress=False) if cfg.get("embedder") else None
+    datasets: dict[str, Any] = {}
+    with build_llm(cfg.get("llm")) as llm:
+        return [evaluate_file(f, cfg, llm, encoder, datasets, _out_dir(f, files, cfg.get("out"))) for f in files]
+
+
+def print_evaluation_table(records: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    keys: list[str] = []
+    for r in records:
+        keys += [k for k in r["metrics"] if k not in keys]
+    table = Table(title=f"evaluation of {len(records)} run(s)")
+    table.add_column("run")
+    for k in keys:
+        table.add_column(k, justify="right")
+    for r in records:
+        name = f"{r['method']} / {r['dataset']}  {Path(r['predictions']).parent}"
+        table.add_row(name, *[f"{r['metrics'][k]:.1f}" if k in r["metrics"] else "–" for k in keys])
+    Console(width=max(120, 24 * len(keys))).print(table)
+    for r in records:
+        if r["skipped"]:
+            Console().print(f"[dim]{Path(r['predictions']).parent}: skipped {r['skipped']}[/dim]")

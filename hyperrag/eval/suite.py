@@ -1,0 +1,222 @@
+"""The evaluation suite: every metric over the rows of a ``predictions.jsonl``, by name.
+
+=======================  =================================================================  ==================
+name                     reports (percent, mean over the queries it applies to)             needs
+=======================  =================================================================  ==================
+``retrieval``            ``recall@k``, ``fcr@k`` for each k                                  gold_ids
+``context_recall``       ``context_recall`` — gold sentences (if given) or passages covered  gold
+``qa``                   ``em``, ``f1``, ``jsr`` (EM and full chain in the context)          answers
+``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
+``answer_relevancy_emb`` cosine(question, answer) with the embedder                          answers
+``groundedness``         LLM claim support; also ``hallucination_rate``                      answers, LLM
+``groundedness_lexical`` content-word support; also ``hallucination_rate_lexical``           answers
+``causal_coverage``      gold causal pairs with both ends in the context                     causal_pairs
+=======================  =================================================================  ==================
+
+The *context* of a query is its top ``context_top_n`` retrieved passages (what the reader saw). Text-based
+metrics need the corpus to read those passages. ``metrics="auto"`` picks every metric whose needs are met.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hyperrag.eval.context import causal_coverage, context_recall
+from hyperrag.eval.groundedness import hallucination_rate, lexical_groundedness, llm_groundedness
+from hyperrag.eval.qa import exact_match, token_f1
+from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
+from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
+from hyperrag.eval.text import is_abstention
+
+log = logging.getLogger(__name__)
+
+GOLD_SENTENCE_FIELDS = ("gold_sentences", "gold_context")
+CAUSAL_FIELDS = ("causal_pairs", "gold_causal_pairs")
+LOWER_IS_BETTER = ("hallucination_rate", "hallucination_rate_lexical")
+
+
+@dataclass
+class EvalInputs:
+    """What a metric may look at. ``rows`` are predictions rows, optionally joined with extra gold fields."""
+
+    rows: list[dict[str, Any]]
+    corpus: Any = None            # hyperrag.data.types.Corpus, for the context texts
+    llm: Any = None               # an available LLM for the judge metrics
+    encoder: Any = None           # TextEncoder for relevancy
+    ks: tuple[int, ...] = (2, 5, 10)
+    context_top_n: int = 5
+    lexical_threshold: float = 0.8
+    relevancy_questions: int = 3
+    progress: bool = False
+    _texts: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def context_ids(self, row: dict[str, Any]) -> list[str]:
+        return [str(i) for i in row.get("ranked_ids", [])[: self.context_top_n]]
+
+    def passage_text(self, pid: str) -> str:
+        if pid not in self._texts:
+            self._texts[pid] = self.corpus[self.corpus.position(pid)].content
+        return self._texts[pid]
+
+    def context_pairs(self, row: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(pid, self.passage_text(pid)) for pid in self.context_ids(row) if pid in self.corpus]
+
+    def context_text(self, row: dict[str, Any]) -> str | None:
+        if self.corpus is None:
+            return None
+        return "\n".join(t for _, t in self.context_pairs(row))
+
+    @property
+    def has_answers(self) -> bool:
+        return any("answer" in r for r in self.rows)
+
+    @property
+    def llm_available(self) -> bool:
+        return bool(getattr(self.llm, "available", False))
+
+
+def _field(row: dict[str, Any], names: Sequence[str]) -> Any:
+    return next((row[n] for n in names if row.get(n)), None)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return None if not vals else 100.0 * sum(vals) / len(vals)
+
+
+Result = tuple[dict[str, float], list[dict[str, Any]]]
+
+
+def m_retrieval(e: EvalInputs) -> Result:
+    per = []
+    for r in e.rows:
+        g = r.get("gold_ids") or []
+        per.append({f"{m}@{k}": (fn(r["ranked_ids"], g, k) if g else None)
+                    for m, fn in (("recall", recall_at_k), ("fcr", full_chain_at_k)) for k in e.ks})
+    keys = [f"recall@{k}" for k in e.ks] + [f"fcr@{k}" for k in e.ks]
+    return {k: _mean([p[k] for p in per]) for k in keys}, per
+
+
+def m_context_recall(e: EvalInputs) -> Result:
+    per = []
+    for r in e.rows:
+        sents = _field(r, GOLD_SENTENCE_FIELDS)
+        text = e.context_text(r) if sents else None
+        per.append({"context_recall": context_recall(e.context_ids(r), r.get("gold_ids") or [], sents, text)})
+    return {"context_recall": _mean([p["context_recall"] for p in per])}, per
+
+
+def m_qa(e: EvalInputs) -> Result:
+    per = []
+    for r in e.rows:
+        golds, pred = r.get("answers") or [], r.get("answer") or ""
+        if not golds or "answer" not in r:
+            per.append({"em": None, "f1": None, "jsr": None})
+            continue
+        em = exact_match(pred, golds)
+        chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], e.context_top_n) if r.get("gold_ids") else 0.0
+        per.append({"em": em, "f1": token_f1(pred, golds), "jsr": em * chain})
+    return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "jsr")}, per
+
+
+def _answers(e: EvalInputs) -> list[str | None]:
+    return [r.get("answer") if r.get("answer_ok", True) else None for r in e.rows]
+
+
+def m_answer_relevancy(e: EvalInputs) -> Result:
+    res = llm_answer_relevancy(e.llm, e.encoder, [r["question"] for r in e.rows], _answers(e),
+                               n_questions=e.relevancy_questions, progress=e.progress)
+    per = [{"answer_relevancy": None if x is None else x["score"],
+            "relevancy_questions": None if x is None else x["questions"]} for x in res]
+    return {"answer_relevancy": _mean([p["answer_relevancy"] for p in per])}, per
+
+
+def m_answer_relevancy_emb(e: EvalInputs) -> Result:
+    res = embedding_answer_relevancy(e.encoder, [r["question"] for r in e.rows], _answers(e))
+    return {"answer_relevancy_emb": _mean(res)}, [{"answer_relevancy_emb": s} for s in res]
+
+
+def m_groundedness(e: EvalInputs) -> Result:
+    res = llm_groundedness(e.llm, _answers(e), [e.context_pairs(r) for r in e.rows],
+                           [r["question"] for r in e.rows], progress=e.progress)
+    scores = [None if x is None else x["score"] for x in res]
+    per = [{"groundedness": s, "claims": None if x is None else x["claims"]} for s, x in zip(scores, res)]
+    rate = hallucination_rate(scores)
+    return {"groundedness": _mean(scores), "hallucination_rate": None if rate is None else 100.0 * rate}, per
+
+
+def m_groundedness_lexical(e: EvalInputs) -> Result:
+    scores = [None if is_abstention(a) else lexical_groundedness(a, e.context_text(r) or "", e.lexical_threshold)
+              for r, a in zip(e.rows, _answers(e))]
+    rate = hallucination_rate(scores)
+    return ({"groundedness_lexical": _mean(scores),
+             "hallucination_rate_lexical": None if rate is None else 100.0 * rate},
+            [{"groundedness_lexical": s} for s in scores])
+
+
+def m_causal_coverage(e: EvalInputs) -> Result:
+    per = []
+    for r in e.rows:
+        pairs = _field(r, CAUSAL_FIELDS)
+        text = e.context_text(r) if pairs else None
+        per.append({"causal_coverage": causal_coverage(pairs or [], e.context_ids(r), text)})
+    return {"causal_coverage": _mean([p["causal_coverage"] for p in per])}, per
+
+
+@dataclass(frozen=True)
+class Metric:
+    fn: Callable[[EvalInputs], Result]
+    needs: frozenset[str] = frozenset()
+
+
+METRICS: dict[str, Metric] = {
+    "retrieval": Metric(m_retrieval),
+    "context_recall": Metric(m_context_recall),
+    "qa": Metric(m_qa, frozenset({"answers"})),
+    "answer_relevancy": Metric(m_answer_relevancy, frozenset({"answers", "llm", "encoder"})),
+    "answer_relevancy_emb": Metric(m_answer_relevancy_emb, frozenset({"answers", "encoder"})),
+    "groundedness": Metric(m_groundedness, frozenset({"answers", "llm", "corpus"})),
+    "groundedness_lexical": Metric(m_groundedness_lexical, frozenset({"answers", "corpus"})),
+    "causal_coverage": Metric(m_causal_coverage, frozenset({"causal"})),
+}
+
+
+def missing_needs(name: str, e: EvalInputs) -> list[str]:
+    have = {"answers": e.has_answers, "llm": e.llm_available, "encoder": e.encoder is not None,
+            "corpus": e.corpus is not None, "causal": any(_field(r, CAUSAL_FIELDS) for r in e.rows)}
+    return [n for n in sorted(METRICS[name].needs) if not have[n]]
+
+
+def select_metrics(requested: str | Sequence[str], e: EvalInputs) -> list[str]:
+    """``"auto"`` → every metric whose needs are met; otherwise the named ones (unknown names raise)."""
+    if isinstance(requested, str) and requested != "auto":
+        requested = [m.strip() for m in requested.split(",") if m.strip()]
+    if requested == "auto":
+        return [n for n in METRICS if not missing_needs(n, e)]
+    unknown = [m for m in requested if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; known: {list(METRICS)}")
+    return list(requested)
+
+
+def evaluate_rows(e: EvalInputs, metrics: str | Sequence[str] = "auto") -> tuple[dict[str, float], list[dict[str, Any]], dict[str, str]]:
+    """Run the selected metrics. Returns ``(aggregate, per_query, skipped)``: aggregate metrics in percent
+    (metrics with no applicable query are left out), one dict per row (``id`` + per-query values) and, per
+    skipped metric, why."""
+    aggregate: dict[str, float] = {}
+    per_query: list[dict[str, Any]] = [{"id": r.get("id")} for r in e.rows]
+    skipped: dict[str, str] = {}
+    for name in select_metrics(metrics, e):
+        missing = missing_needs(name, e)
+        if missing:
+            skipped[name] = "needs " + ", ".join(missing)
+            log.warning("metric %s skipped: %s", name, skipped[name])
+            continue
+        agg, per = METRICS[name].fn(e)
+        aggregate.update({k: round(v, 4) for k, v in agg.items() if v is not None})
+        for row, extra in zip(per_query, per):
+            row.update(extra)
+    return aggregate, per_query, skipped

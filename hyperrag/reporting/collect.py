@@ -1,0 +1,136 @@
+"""Gather finished runs from directories: ``metrics.json`` (+ ``evaluation.json``), the config and overrides
+(``run_info.json`` or ``.hydra/``), and a label that tells the runs of a collection apart.
+
+The label is the method name plus the *varying* settings: override keys whose value differs between runs of
+the collection (e.g. ``damping=0.7`` in a damping sweep, ``ablation=no_anchoring`` in an ablation); launch
+details (out, cache_dir, experiment, tracking, hardware) never count.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hyperrag.reporting.csv_log import flatten
+
+METHOD_ORDER = ("bm25", "dense", "hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag")
+_SKIP_KEYS = re.compile(r"^(out|cache_dir|experiment|tracking(\..*)?|hardware(\..*)?|hydra(\..*)?|"
+                        r"method|data|batch_size|top_k)$")
+
+
+@dataclass
+class RunRecord:
+    path: Path
+    method: str
+    dataset: str
+    metrics: dict[str, float]
+    overrides: dict[str, str] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)   # flattened
+    started: str = ""
+    group: str | None = None
+    variant: dict[str, str] = field(default_factory=dict)  # filled by label_runs
+
+    @property
+    def variant_text(self) -> str:
+        return " ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in self.variant.items())
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.variant_text}".strip()
+
+
+def _overrides(run_dir: Path, info: dict[str, Any]) -> list[str]:
+    if info.get("hydra") and info["hydra"].get("overrides") is not None:
+        return list(info["hydra"]["overrides"])
+    path = run_dir / ".hydra" / "overrides.yaml"
+    if path.is_file():
+        import yaml
+
+        return [str(o) for o in (yaml.safe_load(path.read_text()) or [])]
+    return []
+
+
+def _config(run_dir: Path, info: dict[str, Any]) -> dict[str, Any]:
+    if info.get("config"):
+        return info["config"]
+    path = run_dir / ".hydra" / "config.yaml"
+    if path.is_file():
+        import yaml
+
+        return yaml.safe_load(path.read_text()) or {}
+    return {}
+
+
+def load_run(metrics_path: Path) -> RunRecord | None:
+    """A retrieval run from its ``metrics.json`` (other files named so, e.g. training's, return None)."""
+    try:
+        record = json.loads(metrics_path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or "dataset" not in record or not isinstance(record.get("metrics"), dict):
+        return None
+    run_dir = metrics_path.parent
+    info: dict[str, Any] = {}
+    if (run_dir / "run_info.json").is_file():
+        info = json.loads((run_dir / "run_info.json").read_text())
+    metrics = {k: v for k, v in record["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    evaluation = run_dir / "evaluation.json"
+    if evaluation.is_file():  # re-scored metrics (evaluate.py) extend the run's own
+        metrics.update(json.loads(evaluation.read_text()).get("metrics", {}))
+    overrides = {}
+    for o in _overrides(run_dir, info):
+        key, _, value = o.lstrip("+~").partition("=")
+        overrides[key] = value
+    config = flatten(_config(run_dir, info))
+    method = record.get("method") or config.get("method.name") or "?"
+    started = info.get("started_at") or str(int(metrics_path.stat().st_mtime))
+    return RunRecord(run_dir, str(method), str(record["dataset"]), metrics, overrides, config, started,
+                     (info.get("tracking") or {}).get("group"))
+
+
+def find_runs(specs: str | list[str] | tuple[str, ...]) -> list[RunRecord]:
+    """Every retrieval run under the given directories / globs (searched recursively)."""
+    if isinstance(specs, str):
+        specs = [specs]
+    found: set[Path] = set()
+    for spec in specs:
+        paths = [Path(p) for p in glob.glob(str(spec), recursive=True)] if glob.has_magic(str(spec)) else [Path(spec)]
+        for p in paths:
+            if p.is_file() and p.name == "metrics.json":
+                found.add(p)
+            elif p.is_dir():
+                found.update(m for m in p.rglob("metrics.json") if "wandb" not in m.parts)
+    runs = [r for r in (load_run(p) for p in sorted(found)) if r is not None]
+    return label_runs(runs)
+
+
+def label_runs(runs: list[RunRecord]) -> list[RunRecord]:
+    """Fill each run's ``variant``: the override keys whose values differ across the collection."""
+    keys = sorted({k for r in runs for k in r.overrides if not _SKIP_KEYS.match(k)})
+    for key in keys:
+        values = {r.overrides.get(key, str(r.config.get(key, "default"))) for r in runs}
+        if len(values) > 1:
+            for r in runs:
+                r.variant[key] = r.overrides.get(key, str(r.config.get(key, "default")))
+    return runs
+
+
+def _natural(text: str) -> list[Any]:
+    return [float(t) if re.fullmatch(r"-?\d+(\.\d+)?", t) else t for t in re.split(r"(-?\d+(?:\.\d+)?)", text)]
+
+
+def sort_key(run: RunRecord) -> tuple[Any, ...]:
+    rank = METHOD_ORDER.index(run.method) if run.method in METHOD_ORDER else len(METHOD_ORDER)
+    return rank, run.method, [str(x) if isinstance(x, str) else f"{x:020.6f}" for x in _natural(run.variant_text)]
+
+
+def latest_only(runs: list[RunRecord]) -> list[RunRecord]:
+    """One run per (label, dataset): the most recently started."""
+    best: dict[tuple[str, str], RunRecord] = {}
+    for r in sorted(runs, key=lambda r: r.started):
+        best[(r.label, r.dataset)] = r
+    return sorted(best.values(), key=sort_key)

@@ -1,0 +1,94 @@
+"""Build a report of runs: ``report.md`` (tables, best in bold) and PNG plots in one folder.
+
+    from hyperrag.reporting.report import build_report
+    path = build_report(["multirun/methods_musique"], "reports", name="methods_musique")
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hyperrag.errors import InputError
+from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
+from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
+from hyperrag.reporting.tables import comparison_table, present_metrics, runs_table
+
+DEFAULT_METRICS = ("recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10", "context_recall", "em", "f1",
+                   "jsr", "answer_relevancy", "answer_relevancy_emb", "groundedness", "groundedness_lexical",
+                   "hallucination_rate", "hallucination_rate_lexical", "causal_coverage")
+EFFICIENCY = ("index_seconds", "retrieve_seconds", "queries_per_second", "llm_calls_per_query", "answer_seconds")
+
+
+def default_name(specs: Sequence[str], runs: Sequence[RunRecord]) -> str:
+    """The report folder's name: the experiment the runs came from (``multirun/<experiment>/<stamp>``),
+    else the first directory's name."""
+    parents = {p for r in runs for p in r.path.parts}
+    for part in ("multirun", "outputs", "runs"):
+        if part in parents:
+            after = {r.path.parts[r.path.parts.index(part) + 1] for r in runs
+                     if part in r.path.parts and len(r.path.parts) > r.path.parts.index(part) + 1}
+            if len(after) == 1:
+                return after.pop()
+    return Path(str(specs[0]).rstrip("/*")).name or "report"
+
+
+def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: str | None = None,
+                 metrics: Sequence[str] = DEFAULT_METRICS, plot_metrics: Sequence[str] = ("recall@5", "fcr@5"),
+                 keep_latest: bool = True, title: str | None = None) -> Path:
+    """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md."""
+    specs = [specs] if isinstance(specs, str) else [str(s) for s in specs]
+    runs = find_runs(specs)
+    if not runs:
+        raise InputError("no retrieval runs (metrics.json) found", path=", ".join(specs))
+    runs = latest_only(runs) if keep_latest else sorted(runs, key=sort_key)
+    name = name or default_name(specs, runs)
+    folder = Path(out) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    shown = present_metrics(runs, metrics)
+    sources = ", ".join(f"`{s}`" for s in specs)
+    intro = (f"{len(runs)} run(s) from {sources} — generated {time.strftime('%Y-%m-%d %H:%M')}. "
+             "Values in %, best per column in **bold**.")
+    sections = [f"# {title or name}", "", intro, ""]
+    commits = {c for r in runs if (c := _commit(r))}
+    if commits:
+        sections += [f"Code: git {', '.join(sorted(c[:10] for c in commits))}.", ""]
+    sections += ["## Results", "", comparison_table(runs, shown), ""]
+    eff = present_metrics(runs, EFFICIENCY)
+    if eff:
+        sections += ["## Efficiency", "", comparison_table(runs, eff, digits=2), ""]
+    plots: list[tuple[str, Path | None]] = [
+        ("recall@k curves", plot_recall_curves(runs, folder / "recall_at_k.png")),
+        ("method comparison", plot_bars(runs, [m for m in plot_metrics if m in shown] or shown[:2],
+                                        folder / "method_comparison.png")),
+    ]
+    sweep_keys = numeric_sweep_keys(runs)
+    short = [k.rsplit(".", 1)[-1] for k in sweep_keys]
+    if len(sweep_keys) == 1:
+        plots.append((f"sweep over {sweep_keys[0]}", plot_sweep(runs, sweep_keys[0], list(plot_metrics),
+                                                                folder / f"sweep_{short[0]}.png")))
+    elif len(sweep_keys) == 2:
+        for m in plot_metrics:
+            plots.append((f"{m} over {short[0]} × {short[1]}",
+                          plot_grid(runs, sweep_keys, m, folder / f"grid_{short[0]}_{short[1]}_{m.replace('@', '')}.png")))
+    elif any(r.variant for r in runs):
+        plots.append(("ablation", plot_bars(runs, list(plot_metrics), folder / "ablation.png", title="ablation — ")))
+    sections += ["## Plots", ""]
+    sections += [f"![{label}]({p.name})" for label, p in plots if p is not None] + [""]
+    sections += ["## Runs", "", runs_table(runs), ""]
+    (folder / "report.md").write_text("\n".join(sections))
+    (folder / "runs.json").write_text(json.dumps(
+        [{"label": r.label, "method": r.method, "dataset": r.dataset, "variant": r.variant, "path": str(r.path),
+          "group": r.group, "metrics": r.metrics} for r in runs], indent=1))
+    return folder / "report.md"
+
+
+def _commit(run: RunRecord) -> str:
+    try:
+        info: dict[str, Any] = json.loads((run.path / "run_info.json").read_text())
+        return (info.get("git") or {}).get("commit", "")
+    except (OSError, ValueError):
+        return ""

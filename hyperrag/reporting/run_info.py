@@ -1,0 +1,137 @@
+"""Reproducibility record of a run: ``run_info.json`` = command, resolved config, every seed, package
+versions, git commit (and whether the tree was dirty), Hydra overrides and choices, torch settings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PACKAGES = ("hyperrag", "torch", "numpy", "scipy", "lightning", "hydra-core", "omegaconf", "sentence-transformers",
+            "transformers", "bm25s", "PyStemmer", "igraph", "leidenalg", "graspologic-native", "geoopt", "pydantic",
+            "httpx", "wandb", "matplotlib", "llama-cpp-python", "vllm", "cugraph-cu12")
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """Installed versions of the packages that shape results (missing ones are left out)."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def git_state(root: str | Path = REPO_ROOT) -> dict[str, Any] | None:
+    """``{"commit", "branch", "dirty", "diff_sha1"}`` of the checkout holding the code, or ``None``."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20,
+                              check=True).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    state: dict[str, Any] = {"commit": commit}
+    try:
+        state["branch"] = git("rev-parse", "--abbrev-ref", "HEAD").strip()
+        status = git("status", "--porcelain", "--untracked-files=no")
+        state["dirty"] = bool(status.strip())
+        if state["dirty"]:  # identifies the uncommitted change set the run used
+            state["diff_sha1"] = hashlib.sha1(git("diff", "HEAD").encode()).hexdigest()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return state
+
+
+def find_seeds(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Every config key named ``seed`` (or ending in ``_seed``) with its dotted path."""
+    out: dict[str, Any] = {}
+    if isinstance(node, dict):
+        for k, v in node.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if (k == "seed" or str(k).endswith("_seed")) and not isinstance(v, (dict, list)):
+                out[path] = v
+            else:
+                out.update(find_seeds(v, path))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out.update(find_seeds(v, f"{prefix}[{i}]"))
+    return out
+
+
+def plain_config(cfg: Any) -> dict[str, Any]:
+    """The config as plain data, resolved where possible (``${hydra:...}`` outside a Hydra app is kept)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if not isinstance(cfg, DictConfig):
+        return dict(cfg)
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    except Exception:  # noqa: BLE001 - an unresolvable interpolation: record it unresolved
+        return OmegaConf.to_container(cfg, resolve=False)  # type: ignore[return-value]
+
+
+def hydra_state() -> dict[str, Any] | None:
+    """Overrides, group choices, mode, job number and sweep dir of the running Hydra job (if any)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        if not HydraConfig.initialized():
+            return None
+        hc = HydraConfig.get()
+        multirun = hc.mode == RunMode.MULTIRUN or (hc.mode is None and hc.job.get("num") is not None)
+        return {"mode": "MULTIRUN" if multirun else "RUN", "overrides": list(hc.overrides.task),
+                "choices": {k: v for k, v in hc.runtime.choices.items() if not str(k).startswith("hydra/")},
+                "job_num": hc.job.get("num"), "job_name": hc.job.name,
+                "sweep_dir": str(hc.sweep.dir) if multirun else None, "output_dir": hc.runtime.output_dir}
+    except Exception:  # noqa: BLE001 - informational only
+        return None
+
+
+def torch_state() -> dict[str, Any]:
+    import torch
+
+    return {"version": torch.__version__, "cuda_available": torch.cuda.is_available(),
+            "cuda_devices": torch.cuda.device_count(), "num_threads": torch.get_num_threads(),
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}
+
+
+def collect_run_info(cfg: Any) -> dict[str, Any]:
+    config = plain_config(cfg)
+    return {"command": [sys.executable, *sys.argv], "cwd": os.getcwd(),
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
+            "python": platform.python_version(), "platform": platform.platform(),
+            "seed": config.get("seed"), "seeds": find_seeds(config), "git": git_state(),
+            "packages": package_versions(), "torch": torch_state(), "hydra": hydra_state(),
+            "env": {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "HYPERRAG_CACHE", "HYPERRAG_SHARED_DATA",
+                                                "WANDB_MODE", "HF_HUB_OFFLINE") if k in os.environ},
+            "config": config}
+
+
+def write_run_info(cfg: Any, out_dir: str | Path, **extra: Any) -> Path:
+    """Write ``<out_dir>/run_info.json``; ``extra`` fields are merged in (e.g. the finish time)."""
+    path = Path(out_dir) / "run_info.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    info = collect_run_info(cfg)
+    info.update(extra)
+    path.write_text(json.dumps(info, indent=1, default=str))
+    return path
+
+
+def update_run_info(out_dir: str | Path, **fields: Any) -> None:
+    path = Path(out_dir) / "run_info.json"
+    info = json.loads(path.read_text()) if path.is_file() else {}
+    info.update(fields)
+    path.write_text(json.dumps(info, indent=1, default=str))

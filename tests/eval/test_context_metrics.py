@@ -1,0 +1,36 @@
+"""Context recall (passages / sentences) and causal retrieval coverage on hand-made cases."""
+
+import pytest
+
+from hyperrag.eval.context import causal_coverage, context_recall
+
+
+def test_context_recall_passages():
+    assert context_recall(["a", "b", "c"], ["a", "d"]) == 0.5
+    assert context_recall(["a", "d"], ["a", "d", "a"]) == 1.0  # duplicates in gold count once
+    assert context_recall(["a"], []) is None
+
+
+def test_context_recall_sentences_by_passage_id_or_text():
+    gold = [{"id": "p1#s0", "passage_id": "p1", "text": "Warsaw is on the Vistula."},
+            {"id": "p2#s3", "passage_id": "p2", "text": "The Vistula flows into the Baltic Sea."},
+            {"id": "p3#s1", "passage_id": "p3", "text": "Gdańsk lies at its mouth."},
+            "A sentence found only by its text."]
+    # p1 retrieved; p2's sentence found in the context text; p3 missing; the plain-text sentence present
+    text = "Intro. The Vistula flows into the Baltic Sea. And: a sentence found only by its text!"
+    assert context_recall(["p1", "p9"], ["p1", "p2", "p3"], gold, text) == pytest.approx(3 / 4)
+    # without context text only passage ids count
+    assert context_recall(["p1", "p9"], ["p1", "p2", "p3"], gold) == pytest.approx(1 / 4)
+    # gold sentences, when given, are the unit (not the gold passages): 1 of 2 sentences covered
+    assert context_recall(["p2"], ["p1"], gold[:2]) == 0.5
+
+
+def test_causal_coverage_needs_both_ends():
+    pairs = [["p1", "p2"], {"cause": "heavy rainfall", "effect": "p3"}, ("p1", "drought")]
+    text = "After heavy rainfall the river flooded."
+    # pair 1: both passages retrieved; pair 2: cause in text, effect retrieved; pair 3: "drought" missing
+    assert causal_coverage(pairs, ["p1", "p2", "p3"], text) == pytest.approx(2 / 3)
+    assert causal_coverage(pairs, ["p1"], text) == 0.0
+    assert causal_coverage([], ["p1"]) is None
+    with pytest.raises(ValueError):
+        causal_coverage([["only one end"]], ["p1"])

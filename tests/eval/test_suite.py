@@ -1,0 +1,60 @@
+"""The evaluation suite over hand-made prediction rows: every metric's value is known in advance."""
+
+import pytest
+
+from hyperrag.data.types import Corpus, Passage
+from hyperrag.eval.suite import METRICS, EvalInputs, evaluate_rows, select_metrics
+from tests.eval.conftest import TableEncoder
+
+CORPUS = Corpus([Passage("p1", "Marie Curie", "Marie Curie was born in Warsaw. She moved to Paris."),
+                 Passage("p2", "Warsaw", "Warsaw lies on the Vistula. The Vistula flows into the Baltic Sea."),
+                 Passage("p3", "Paris", "Paris lies on the Seine."),
+                 Passage("p4", "Seine", "The Seine flows into the English Channel at Le Havre.")])
+
+ROWS = [
+    {"id": "q1", "question": "Into which sea does the river of Curie's birthplace flow?", "ranked_ids": ["p1", "p3", "p2"],
+     "gold_ids": ["p1", "p2"], "answers": ["Baltic Sea"], "answer": "Baltic Sea",
+     "gold_sentences": [{"id": "p1#s0", "passage_id": "p1", "text": "Marie Curie was born in Warsaw."},
+                        {"id": "p2#s1", "passage_id": "p2", "text": "The Vistula flows into the Baltic Sea."}],
+     "causal_pairs": [["p1", "p2"], ["Marie Curie", "Paris"]]},
+    {"id": "q2", "question": "Where does the Seine reach the sea?", "ranked_ids": ["p3", "p4", "p1"],
+     "gold_ids": ["p3", "p4"], "answers": ["Le Havre"], "answer": "Rouen"},
+]
+ENC = TableEncoder({ROWS[0]["question"]: [1, 0, 0], "Baltic Sea": [1, 0, 0], ROWS[1]["question"]: [0, 1, 0],
+                    "Rouen": [1, 0, 0]})
+
+
+def test_auto_suite_known_values():
+    e = EvalInputs(rows=[dict(r) for r in ROWS], corpus=CORPUS, encoder=ENC, ks=(1, 2), context_top_n=2)
+    agg, per, skipped = evaluate_rows(e, "auto")
+    assert skipped == {}
+    assert agg["recall@1"] == pytest.approx(50.0)      # q1: 1/2, q2: 1/2
+    assert agg["recall@2"] == pytest.approx(75.0)      # q1: 1/2 (p2 is third), q2: 2/2
+    assert agg["fcr@2"] == pytest.approx(50.0)
+    # q1 by gold sentences: p1's sentence (p1 in top 2) yes, p2's no → 0.5; q2 by passages: 1.0
+    assert agg["context_recall"] == pytest.approx(75.0)
+    assert agg["em"] == 50.0 and agg["f1"] == 50.0
+    assert agg["jsr"] == 0.0                           # q1 right but its chain is not in the top 2
+    assert agg["answer_relevancy_emb"] == pytest.approx(50.0)  # cosines 1 and 0
+    # "Baltic Sea" is not in q1's top-2 context (p1, p3); "Rouen" is nowhere → both ungrounded
+    assert agg["groundedness_lexical"] == 0.0 and agg["hallucination_rate_lexical"] == 100.0
+    # q1 pairs: (p1, p2) misses p2; ("Marie Curie", "Paris") both in p1's text → 1/2; q2 has no pairs
+    assert agg["causal_coverage"] == pytest.approx(50.0)
+    assert per[0]["id"] == "q1" and per[0]["context_recall"] == 0.5 and per[1]["causal_coverage"] is None
+    # a wider context grounds q1's answer
+    agg3, _, _ = evaluate_rows(EvalInputs(rows=[dict(r) for r in ROWS], corpus=CORPUS, ks=(3,), context_top_n=3),
+                               ["groundedness_lexical", "context_recall"])
+    assert agg3["groundedness_lexical"] == 50.0 and agg3["hallucination_rate_lexical"] == 50.0
+    assert agg3["context_recall"] == 100.0
+
+
+def test_needs_decide_auto_and_explicit_requests_are_skipped_with_a_reason():
+    bare = [{"id": "x", "question": "?", "ranked_ids": ["p1"], "gold_ids": ["p1"], "answers": []}]
+    e = EvalInputs(rows=bare)
+    assert select_metrics("auto", e) == ["retrieval", "context_recall"]
+    agg, _, skipped = evaluate_rows(e, "retrieval,groundedness,qa")
+    assert skipped == {"groundedness": "needs answers, corpus, llm", "qa": "needs answers"}
+    assert agg["recall@5"] == 100.0
+    with pytest.raises(ValueError, match="unknown metric"):
+        select_metrics(["recall"], e)
+    assert set(METRICS) >= {"answer_relevancy", "groundedness", "causal_coverage"}

@@ -1,0 +1,17 @@
+"""Sentence splitting, content tokens and abstentions on hand-made text."""
+
+from hyperrag.eval.text import contains_text, content_tokens, is_abstention, split_sentences
+
+
+def test_split_sentences_keeps_abbreviations_and_initials():
+    text = "Dr. Smith moved to Paris in 1901. J. R. R. Tolkien wrote books!  Was it the U.S. Army? Yes."
+    assert split_sentences(text) == ["Dr. Smith moved to Paris in 1901.", "J. R. R. Tolkien wrote books!",
+                                     "Was it the U.S. Army?", "Yes."]
+    assert split_sentences("  ") == [] and split_sentences("no final stop") == ["no final stop"]
+
+
+def test_content_tokens_and_abstentions():
+    assert content_tokens("The Vistula flows into the Baltic Sea.") == ["vistula", "flows", "baltic", "sea"]
+    assert is_abstention("") and is_abstention(None) and is_abstention("Unknown.") and is_abstention("I don't know")
+    assert not is_abstention("Warsaw")
+    assert contains_text("marie curie was born in warsaw", "Warsaw!") and not contains_text("warsawa", "Warsaw")

@@ -1,0 +1,64 @@
+"""report.py over hand-made run directories: methods × datasets × metrics, best in bold, plots saved."""
+
+import json
+import sys
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT))
+import report
+
+
+def make_run(root: Path, name: str, method: str, dataset: str, recall: tuple[float, float, float],
+             overrides: list[str], started: str = "2025-01-01T00:00:00", **extra: float) -> Path:
+    run = root / name
+    run.mkdir(parents=True)
+    metrics = {"recall@2": recall[0], "recall@5": recall[1], "recall@10": recall[2], "fcr@5": recall[1] / 2,
+               "queries": 10, "retrieve_seconds": 1.0, "queries_per_second": 10.0, **extra}
+    (run / "metrics.json").write_text(json.dumps({"dataset": dataset, "method": method, "metrics": metrics}))
+    (run / "run_info.json").write_text(json.dumps({
+        "started_at": started, "git": {"commit": "abc1234567890"}, "tracking": {"group": "table_stamp"},
+        "hydra": {"overrides": overrides}, "config": {"method": {"name": method}, "data": {"name": dataset}}}))
+    return run
+
+
+def compose_report(tmp_path: Path, *overrides: str):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+        return compose("report", overrides=[f"out={tmp_path / 'reports'}", *overrides])
+
+
+def test_methods_by_datasets_table_and_plots(tmp_path):
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    exp = "experiment=catrag_table"
+    make_run(root, "a", "hipporag2", "musique", (40.0, 60.0, 70.0), [exp, "data=musique", "method=hipporag2"])
+    make_run(root, "b", "catrag", "musique", (45.0, 65.0, 70.0), [exp, "data=musique", "method=catrag"])
+    make_run(root, "c", "hipporag2", "sample", (50.0, 90.0, 100.0), [exp, "data=sample", "method=hipporag2"])
+    make_run(root, "d", "catrag", "sample", (50.0, 80.0, 100.0), [exp, "data=sample", "method=catrag"])
+    old = make_run(root, "e", "catrag", "sample", (1.0, 1.0, 1.0), [exp, "data=sample", "method=catrag"],
+                   started="2024-01-01T00:00:00")  # an older rerun: replaced by the newest
+    (root / "b" / "evaluation.json").write_text(json.dumps({"metrics": {"context_recall": 65.0}}))
+    path = report.run(compose_report(tmp_path, f"runs={tmp_path / 'multirun'}"))
+    assert path == tmp_path / "reports" / "catrag_table" / "report.md"
+    text = path.read_text()
+    assert "| method | musique recall@2 | musique recall@5 | musique recall@10 | musique fcr@5 | musique context_recall" \
+        in text
+    assert "| hipporag2 | 40.0 | 60.0 | **70.0** | 30.0 |" in text  # tie on recall@10: both bold
+    assert "| catrag | **45.0** | **65.0** | **70.0** | **32.5** | 65.0 |" in text
+    assert "sample recall@5" in text and "**90.0**" in text and str(old) not in text
+    assert "Code: git abc1234567" in text and "table_stamp" in text
+    assert {p.name for p in path.parent.glob("*.png")} == {"recall_at_k.png", "method_comparison.png"}
+    assert all(p.stat().st_size > 5000 for p in path.parent.glob("*.png"))
+
+
+def test_ablation_variants_get_labels_and_bars(tmp_path):
+    root = tmp_path / "multirun" / "catrag_ablation" / "stamp"
+    for i, (ab, r5) in enumerate([("full", 72.0), ("no_anchoring", 70.0), ("no_passage_boost", 66.0)]):
+        make_run(root, ab, "catrag", "musique", (47.0, r5, 78.0), ["experiment=catrag_ablation", f"ablation={ab}"])
+    path = report.run(compose_report(tmp_path, f"runs={root}", "name=ablation", "title=CatRAG ablation"))
+    text = path.read_text()
+    assert text.startswith("# CatRAG ablation")
+    assert "| catrag ablation=full | **47.0** | **72.0** |" in text  # ties are all bold and "| catrag ablation=no_passage_boost |" in text
+    assert (path.parent / "ablation.png").is_file()
