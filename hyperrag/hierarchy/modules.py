@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -107,14 +108,25 @@ def entity_degree(graph: KnowledgeGraph, edge_types: tuple[int, ...] = (0, 1)) -
 class EntityListTexts:
     """Non-LLM module text: ``top_entities`` entity names by degree, then up to ``top_facts`` of their facts.
 
+    The documented stand-in for LLM module summaries (``llm=none``). When the entities carry descriptions
+    (GraphRAG-style extraction), the first ``described`` names are followed by their description in brackets;
+    the text is cut at ``max_tokens``.
+
     Args:
         top_entities: names listed per module (its best-connected entities).
         top_facts: facts listed per module (subject among the listed entities, object inside the module).
+        info: optional :class:`hyperrag.dedup.entities.EntityInfo` (descriptions).
+        described: how many listed entities show their description.
+        max_tokens: cut the text at about this many tokens (``None`` = no cut).
     """
 
-    def __init__(self, top_entities: int = 12, top_facts: int = 8) -> None:
+    def __init__(self, top_entities: int = 12, top_facts: int = 8, info: Any = None, described: int = 4,
+                 max_tokens: int | None = None) -> None:
         self.top_entities = top_entities
         self.top_facts = top_facts
+        self.info = info
+        self.described = described
+        self.max_tokens = max_tokens
 
     def __call__(self, tree: ModuleTree, graph: KnowledgeGraph) -> list[str]:
         degree = entity_degree(graph)
@@ -141,8 +153,16 @@ class EntityListTexts:
                         break
                 if len(chosen) >= self.top_facts:
                     break
-            text = "; ".join(names[e] for e in top)
+            shown = []
+            for rank, e in enumerate(top):
+                desc = self.info.text(e, 1) if self.info is not None and rank < self.described else ""
+                shown.append(f"{names[e]} [{desc}]" if desc else names[e])
+            text = "; ".join(shown)
             if chosen:
                 text += ". " + "; ".join(chosen)
+            if self.max_tokens is not None:
+                words = text.split()
+                limit = int(self.max_tokens / 1.3)
+                text = " ".join(words[:limit]) if len(words) > limit else text
             texts.append(text)
         return texts

@@ -8,6 +8,7 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -31,11 +32,16 @@ def entity_graph(graph: KnowledgeGraph, edge_types: tuple[str, ...] | list[str] 
     return graph.edge_index[:, keep], graph.edge_weight[keep]
 
 
-def entity_texts(graph: KnowledgeGraph, mode: str = "name+facts") -> list[str]:
-    """Each entity's text: its name, or its name followed by the facts it is the subject of.
+def entity_texts(graph: KnowledgeGraph, mode: str = "name+facts", info: Any = None) -> list[str]:
+    """Each entity's text: its name, or its name followed by its description(s) and the facts it is the subject of.
 
-    Every fact belongs to exactly one entity (its subject), so a module's text — the concatenation of its
-    entities' texts — holds each fact inside it once.
+    This is what a module summary reads about the entity, so a module's summary input is the concatenation of its
+    entities' texts: the hierarchy's stop criterion (``token_budget``) measures exactly that. Every fact belongs
+    to exactly one entity (its subject), so the concatenation holds each fact inside it once.
+
+    Args:
+        info: optional :class:`hyperrag.dedup.entities.EntityInfo`; its descriptions (GraphRAG extraction) come
+            right after the name in ``name+facts`` mode.
     """
     if mode not in ENTITY_TEXT_MODES:
         raise ValueError(f"entity_text must be one of {ENTITY_TEXT_MODES}, got {mode!r}")
@@ -44,6 +50,11 @@ def entity_texts(graph: KnowledgeGraph, mode: str = "name+facts") -> list[str]:
     facts: list[list[str]] = [[] for _ in range(graph.num_entities)]
     for (s, r, o), subj in zip(graph.facts, graph.fact_entities[:, 0].tolist()):
         facts[subj].append(f"{s} {r} {o}")
+    if info is not None and info.has_descriptions:
+        for e in range(graph.num_entities):
+            desc = info.text(e)
+            if desc:
+                facts[e].insert(0, desc)
     return [f"{name}: {'; '.join(fs)}" if fs else name for name, fs in zip(graph.entity_names, facts)]
 
 
@@ -66,7 +77,7 @@ def _tensor_digest(*tensors: torch.Tensor) -> str:
 
 
 def load_or_build_hierarchy(graph: KnowledgeGraph, settings: HierarchySettings | None = None,
-                            root: str | Path | None = None, name: str = "graph") -> HierarchyIndex:
+                            root: str | Path | None = None, name: str = "graph", info: Any = None) -> HierarchyIndex:
     """Load the hierarchy for (entity graph, entity texts, settings) or build it once.
 
     Args:
@@ -74,12 +85,13 @@ def load_or_build_hierarchy(graph: KnowledgeGraph, settings: HierarchySettings |
         settings: see :class:`HierarchySettings`; ``backend`` is resolved first (it is part of the key).
         root: folder of index directories (default ``$HYPERRAG_CACHE/index``).
         name: prefix of the directory name (the dataset's name).
+        info: optional entity descriptions (:class:`hyperrag.dedup.entities.EntityInfo`) counted in entity texts.
     """
     t0 = time.perf_counter()
     settings = settings or HierarchySettings()
     settings = replace(settings, backend=resolve_backend(settings.backend), edge_types=tuple(settings.edge_types))
     edge_index, edge_weight = entity_graph(graph, settings.edge_types)
-    texts = entity_texts(graph, settings.entity_text)
+    texts = entity_texts(graph, settings.entity_text, info)
     tokens = torch.tensor(count_tokens(texts, settings.token_counter), dtype=torch.long)
     inputs = {"entity_graph": _tensor_digest(edge_index, edge_weight, tokens), "entities": graph.num_entities}
     key = fingerprint({"inputs": inputs, "settings": settings_dict(settings)})

@@ -41,7 +41,7 @@ def inline_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     defs = schema.pop("$defs", {})
 
-    def resolve(node: Any, depth: int = 0) -> Any:
+    def resolve(node: Any, depth: int = 0, fields: bool = False) -> Any:
         if depth > 32:
             raise ValueError(f"recursive schema in {model.__name__}")
         if isinstance(node, dict):
@@ -49,7 +49,8 @@ def inline_schema(model: type[BaseModel]) -> dict[str, Any]:
                 name = node["$ref"].rsplit("/", 1)[-1]
                 merged = {**copy.deepcopy(defs[name]), **{k: v for k, v in node.items() if k != "$ref"}}
                 return resolve(merged, depth + 1)
-            out = {k: resolve(v, depth + 1) for k, v in node.items() if k != "title"}
+            # "title" is pydantic noise except as a field name inside "properties" (ModuleReport.title)
+            out = {k: resolve(v, depth + 1, k == "properties") for k, v in node.items() if fields or k != "title"}
             if isinstance(out.get("properties"), dict):
                 # ask the decoder for every field (strict decoding); pydantic still accepts defaults
                 out["required"] = list(out["properties"])

@@ -1,10 +1,17 @@
-"""HugRAG retrieval over a Leiden hierarchy (LLM-free form; the LLM stages plug in through hooks).
+"""HugRAG retrieval over a Leiden hierarchy with module summaries, causal gates and a causal path filter.
 
-Index (cached): knowledge graph → recursive Leiden hierarchy H0..HL over its entity graph → module tree
-(copies folded) → module texts (``module_texts`` hook: LLM summaries; default a non-LLM stand-in, the
-module's best-connected entity names and a few of their facts) → module embeddings (encoder cache) →
-typed expansion graph: structural (entity relation/synonym edges), hierarchical (entity – level-1 module –
-parent module …) and gate edges (``gate_source`` hook: LLM-verified module pairs; none by default).
+Index (every stage cached, the LLM stages resumable):
+  0. with an LLM and an LLM-extracted corpus (``extraction: graphrag``): GraphRAG-style OpenIE (typed
+     entities with descriptions, described relations); otherwise the dataset's OpenIE file as it is;
+  1. knowledge graph → two-stage entity deduplication (:mod:`hyperrag.dedup`: rapidfuzz, then embeddings;
+     audit file ``merges.jsonl`` in its index directory) = H0;
+  2. recursive Leiden hierarchy H1..HL over the entity graph, splitting a module until its summary input fits
+     one context window (``hierarchy.token_budget``) → module tree (copies folded);
+  3. module texts: LLM summaries bottom-up (:mod:`hyperrag.hierarchy.summaries`) or, with ``llm=none``, the
+     documented stand-in (top entity names + descriptions/facts); the ``module_texts`` hook overrides both;
+  4. causal gates (:mod:`hyperrag.hierarchy.gates`, Algorithm 2 with an embedding prefilter; the
+     ``gate_source`` hook overrides) → typed expansion graph: structural (entity relation/synonym edges),
+     hierarchical (entity – level-1 module – parent module …) and gate edges.
 
 Query batch:
   1. hybrid scores ``s = α · cos + (1 − α) · lexical`` of every entity (H0) and every module (H>0) — two
@@ -12,9 +19,13 @@ Query batch:
   2. MMR seeds: ``k0`` entities and ``kl`` modules per query;
   3. best-first expansion per query, gain ``s(q, v) · γ^t · w(type)``, until the gain threshold or the token
      budget;
-  4. (``path_filter`` hook: the LLM's causal path selection keeps a subset of the reached nodes);
-  5. passages behind the kept entities (entity → passage CSR) ranked by accumulated gain, ties by the dense
-     query–passage score (passages no kept entity mentions follow in dense order).
+  4. with an LLM: the subgraph linearised as a table with short IDs; causal path selection (spurious-aware
+     by default, ``standard`` as ablation) keeps some rows, every returned ID validated; the answer is
+     generated from the kept rows (and the passages behind them) only — ``details["answer"]``;
+     (``path_filter`` hook: any callable choosing the kept nodes);
+  5. passages behind the kept entities (entity → passage CSR; a kept module stands for its reached members)
+     ranked by accumulated gain, ties by the dense query–passage score (passages no kept entity mentions
+     follow in dense order); when the filter keeps nothing, or without an LLM, the whole expansion counts.
 """
 
 from __future__ import annotations
@@ -22,12 +33,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from hyperrag.data.types import Dataset
-from hyperrag.embedding.encoder import TextEncoder
+from hyperrag.dedup.entities import EntityInfo, read_entity_info
+from hyperrag.dedup.store import DedupIndex, DedupSettings, load_or_build_dedup
+from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
 from hyperrag.expansion.best_first import (
     EdgeKind,
     Expansion,
@@ -35,9 +49,13 @@ from hyperrag.expansion.best_first import (
     best_first_expand,
     kind_weight_vector,
 )
+from hyperrag.expansion.linearize import Table, linearize
+from hyperrag.expansion.path_selection import CausalPathSelector, Selection
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
+from hyperrag.hierarchy.gates import GateBuilder, GateSettings
 from hyperrag.hierarchy.hierarchy import HierarchySettings
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTextSource, ModuleTree
+from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings
 from hyperrag.hierarchy.store import HierarchyIndex, entity_graph, load_or_build_hierarchy
 from hyperrag.hierarchy.tokens import count_tokens
 from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_index
@@ -80,8 +98,18 @@ class HugRAGRetriever(Retriever):
         gate_source: hook, causal gate edges between modules; None → no gate edges.
         path_filter: hook, per-query selection of the reached nodes; None → keep all.
         details_nodes: expanded nodes listed per query in the details.
-        llm: the framework's LLM; not used yet (the LLM stages arrive as the hooks above), so every run is
-            the LLM-free form whatever LLM is configured.
+        extraction: ``graphrag`` — with an available LLM and a dataset whose OpenIE comes from the LLM
+            (``openie_source: llm``), extract typed entities with descriptions (task ``openie_graphrag``);
+            ``none`` — always use the dataset's OpenIE file.
+        dedup: :class:`~hyperrag.dedup.store.DedupSettings` fields.
+        summaries: :class:`~hyperrag.hierarchy.summaries.SummarySettings` fields (used with an LLM).
+        gates: ``enabled`` plus :class:`~hyperrag.hierarchy.gates.GateSettings` fields; with ``verifier: llm``
+            gates need an LLM (none without one), ``verifier: none`` accepts prefiltered candidates unverified.
+        path_selection: ``enabled``, ``variant`` (``spurious`` | ``standard``), ``max_rows`` (table rows shown),
+            ``max_selected``, ``answer`` (generate the grounded answer), ``answer_passages`` (passages behind the
+            kept items added to the answer's evidence).
+        llm: the framework's LLM; ``None`` / ``llm=none`` runs the LLM-free form (stand-in module texts, no
+            gates, no filter, no answer).
     """
 
     name = "hugrag"
@@ -95,7 +123,9 @@ class HugRAGRetriever(Retriever):
                  module_text: dict[str, Any] | None = None, graph: dict[str, Any] | GraphSettings | None = None,
                  index_root: str | None = None, device: str = "auto", module_texts: ModuleTextSource | None = None,
                  gate_source: GateSource | None = None, path_filter: PathFilter | None = None,
-                 details_nodes: int = 20, llm: Any = None) -> None:
+                 details_nodes: int = 20, extraction: str = "graphrag", dedup: dict[str, Any] | None = None,
+                 summaries: dict[str, Any] | None = None, gates: dict[str, Any] | None = None,
+                 path_selection: dict[str, Any] | None = None, llm: Any = None) -> None:
         if passage_aggregate not in ("sum", "max"):
             raise ValueError(f"passage_aggregate must be 'sum' or 'max', got {passage_aggregate!r}")
         if entity_specificity not in ("log", "none"):
@@ -124,23 +154,58 @@ class HugRAGRetriever(Retriever):
         self.gate_source = gate_source
         self.path_filter = path_filter
         self.details_nodes = details_nodes
+        if extraction not in ("graphrag", "none"):
+            raise ValueError(f"extraction must be 'graphrag' or 'none', got {extraction!r}")
+        self.extraction = extraction
+        self.dedup_settings = DedupSettings(**(dedup or {}))
+        self.summary_settings = SummarySettings(**(summaries or {}))
+        g = dict(gates or {})
+        self.gates_enabled = bool(g.pop("enabled", True))
+        self.gate_settings = GateSettings(**g)
+        p = {"enabled": True, "variant": "spurious", "max_rows": 40, "max_selected": None, "answer": True,
+             "answer_passages": 3, **(path_selection or {})}
+        self.path_settings = p
+        self.selector = (CausalPathSelector(llm, p["variant"], p["max_selected"]) if p["enabled"] and self.llm_available
+                         else None)
         self.kg: KGIndex | None = None
+        self.dedup: DedupIndex | None = None
         self.hier: HierarchyIndex | None = None
+        self.gate_stats: dict[str, Any] = {}
+        self.summary_stats: dict[str, Any] = {}
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
+        if self.extraction == "graphrag" and self.llm_available and dataset.openie_source == "llm":
+            from hyperrag.llm.openie import index_corpus
+
+            root = Path(self.index_root) if self.index_root else default_cache_dir() / "index"
+            path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie", style="graphrag")
+            log.info("hugrag: GraphRAG-style extraction %s (%s)", path, report)
+            dataset.openie_path = Path(path)
         self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
-        graph = self.kg.graph
-        self.hier = load_or_build_hierarchy(graph, self.hierarchy_settings, self.index_root, name=dataset.name)
+        info = read_entity_info(self.kg.graph, dataset.openie_path)
+        self.dedup = load_or_build_dedup(self.kg.graph, self.kg.embeddings, info, self.dedup_settings,
+                                         self.index_root, name=dataset.name, graph_key=self.kg.directory.name)
+        graph = self.dedup.graph
+        self.info: EntityInfo = self.dedup.info
+        self.hier = load_or_build_hierarchy(graph, self.hierarchy_settings, self.index_root, name=dataset.name,
+                                            info=self.info)
         self.tree = ModuleTree.from_hierarchy(self.hier.hierarchy)
-        source = self.module_texts_source or EntityListTexts(**self.module_text_settings)
+        stand_in = EntityListTexts(**{**self.module_text_settings, "info": self.info})
+        if self.module_texts_source is not None:
+            source: ModuleTextSource = self.module_texts_source
+        else:
+            source = ModuleSummaries(self.llm if self.llm_available else None, self.summary_settings,
+                                     self.hier.directory, self.info, stand_in)
         self.module_texts = source(self.tree, graph)
+        self.summary_stats = dict(getattr(source, "stats", {}))
         num_e, num_m = graph.num_entities, self.tree.num_modules
         module_emb = self.encoder.encode(self.module_texts, desc="modules")
-        emb = self.kg.embeddings
+        emb = self.dedup.embeddings
         self.entity_scorer = HybridScorer(emb.entity.to(self.device), graph.entity_names, self.alpha, self.lexical)
         self.module_scorer = HybridScorer(module_emb.to(self.device), self.module_texts, self.alpha, self.lexical)
         self.passage_emb = emb.passage.to(self.device)
+        self._passage_texts = [p.content for p in dataset.corpus.passages]
 
         # typed expansion graph: entities 0..E-1, modules E..E+M-1
         struct_index, _ = entity_graph(graph, ("relation", "synonym"))
@@ -149,10 +214,9 @@ class HugRAGRetriever(Retriever):
             torch.stack([torch.arange(num_e), self.tree.leaf + num_e]),
             torch.stack([has_parent + num_e, self.tree.parent[has_parent] + num_e])], dim=1)
         parts = [(struct_index, EdgeKind.STRUCTURAL), (hier_index, EdgeKind.HIERARCHY)]
-        self.num_gates = 0
-        if self.gate_source is not None:
-            gate_pairs, _ = self.gate_source(self.tree, graph)
-            self.num_gates = int(gate_pairs.shape[1])
+        gate_pairs = self.build_gates(graph, module_emb)
+        self.num_gates = int(gate_pairs.shape[1])
+        if self.num_gates:
             parts.append((gate_pairs.long() + num_e, EdgeKind.GATE))
         edge_index = torch.cat([p for p, _ in parts], dim=1)
         kinds = torch.cat([torch.full((p.shape[1],), int(k), dtype=torch.int8) for p, k in parts])
@@ -171,10 +235,26 @@ class HugRAGRetriever(Retriever):
                                                       check_invariants=True).coalesce().to(self.device)
         log.info("hugrag index: %d entities, %d modules, edges %s", num_e, num_m, self.typed_graph.count_by_kind())
 
+    def build_gates(self, graph: KnowledgeGraph, module_emb: torch.Tensor) -> torch.Tensor:
+        """Gate module pairs [2, G]: the hook, else Algorithm 2 (LLM-verified, or unverified with verifier=none)."""
+        if self.gate_source is not None:
+            pairs, _ = self.gate_source(self.tree, graph)
+            self.gate_stats = {"source": "hook", "gates_found": int(pairs.shape[1])}
+            return pairs
+        unverified = self.gate_settings.verifier == "none"
+        if not self.gates_enabled or not (self.llm_available or unverified):
+            self.gate_stats = {"source": "none", "gates_found": 0}
+            return torch.empty(2, 0, dtype=torch.long)
+        assert self.hier is not None
+        builder = GateBuilder(None if unverified else self.llm, self.gate_settings, self.hier.directory)
+        result = builder.build(self.tree, self.module_texts, module_emb)
+        self.gate_stats = {"source": "unverified" if unverified else "llm", **result.stats}
+        return result.pairs
+
     @property
     def graph(self) -> KnowledgeGraph:
-        assert self.kg is not None, "call index() first"
-        return self.kg.graph
+        assert self.dedup is not None, "call index() first"
+        return self.dedup.graph
 
     # ---- retrieval ---------------------------------------------------------------------------------------
     def score_nodes(self, questions: list[str], q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -194,6 +274,33 @@ class HugRAGRetriever(Retriever):
         m = node - num_e
         return f"M{m}(L{int(self.tree.level[m])}): {self.module_texts[m][:80]}"
 
+    def node_kind(self, node: int) -> str:
+        num_e = self.graph.num_entities
+        return "entity" if node < num_e else f"module L{int(self.tree.level[node - num_e])}"
+
+    def node_text(self, node: int) -> str:
+        """What the path selection reads about a node: entity text (name, description, facts) or module text."""
+        num_e = self.graph.num_entities
+        if node < num_e:
+            assert self.hier is not None
+            return self.hier.texts[node]
+        return self.module_texts[node - num_e]
+
+    def table(self, walk: Expansion) -> Table:
+        nodes = walk.nodes[: self.path_settings["max_rows"]]
+        return linearize(walk, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
+                         max_rows=self.path_settings["max_rows"])
+
+    def kept_entities(self, walk: Expansion, kept: list[int]) -> set[int]:
+        """Entities whose gains rank passages: kept entities, plus the reached members of kept modules."""
+        num_e = self.graph.num_entities
+        reached = {v for v in walk.nodes if v < num_e}
+        out = {v for v in kept if v < num_e}
+        for v in kept:
+            if v >= num_e:
+                out |= set(self.tree.entities(v - num_e).tolist()) & reached
+        return out & reached
+
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
         assert self.kg is not None, "call index() first"
         num_e = self.graph.num_entities
@@ -202,28 +309,77 @@ class HugRAGRetriever(Retriever):
         seed_ent, seed_mod = self.seed(s_ent, s_mod)
         node_score = torch.cat([s_ent, s_mod], dim=1).cpu().numpy()
         seeds = torch.cat([seed_ent, seed_mod + num_e], dim=1).tolist()
+        walks = [best_first_expand(self.typed_graph, node_score[b], seeds[b], gamma=self.gamma,
+                                   kind_weight=self.kind_weight, min_gain=self.min_gain,
+                                   token_budget=self.token_budget, node_tokens=self.node_tokens,
+                                   max_nodes=self.max_nodes) for b in range(len(questions))]
+        tables: list[Table | None] = [None] * len(questions)
+        selections: list[Selection | None] = [None] * len(questions)
+        if self.selector is not None and self.path_filter is None:
+            tables = [self.table(w) for w in walks]
+            selections = list(self.selector.select(questions, tables))  # type: ignore[arg-type]
         gains = torch.zeros(len(questions), num_e)
         details = []
-        for b, question in enumerate(questions):
-            walk = best_first_expand(self.typed_graph, node_score[b], seeds[b], gamma=self.gamma,
-                                     kind_weight=self.kind_weight, min_gain=self.min_gain,
-                                     token_budget=self.token_budget, node_tokens=self.node_tokens,
-                                     max_nodes=self.max_nodes)
-            kept = walk.nodes
+        for b, (question, walk) in enumerate(zip(questions, walks)):
+            shown = set(walk.nodes)
+            sel = selections[b]
             if self.path_filter is not None:
-                kept = self.path_filter(question, self.subgraph(walk))
-            kept_set = set(kept) & set(walk.nodes)  # ids a filter returns must be ids it was shown
+                chosen = [v for v in self.path_filter(question, self.subgraph(walk)) if v in shown]
+            elif sel is not None:
+                chosen = sel.kept
+            else:
+                chosen = list(walk.nodes)
+            kept_set = self.kept_entities(walk, chosen)
+            fallback = not kept_set
+            if fallback:  # the filter kept nothing usable: rank by the whole expansion
+                kept_set = {v for v in walk.nodes if v < num_e}
             for v, g in zip(walk.nodes, walk.gain):
-                if v < num_e and v in kept_set:
+                if v in kept_set:
                     gains[b, v] = g
-            details.append(self.query_details(b, seeds[b], s_ent, s_mod, walk, len(kept_set)))
+            d = self.query_details(b, seeds[b], s_ent, s_mod, walk, len(set(chosen) & shown))
+            d["kept_entities"] = len(kept_set)
+            if sel is not None:
+                table = tables[b]
+                assert table is not None
+                short = dict(zip(table.nodes, table.ids))
+                d.update({"table": table.render(), "filter_ok": sel.ok, "filter_fallback": fallback,
+                          "invalid_ids": sel.invalid_ids, "variant": self.path_settings["variant"],
+                          "kept_items": [[short[v], self.label(v)] for v in sel.kept],
+                          "spurious_items": [[short[v], self.label(v)] for v in sel.spurious]})
+            details.append(d)
         passage_gain = self.aggregate(gains.to(self.device))
         dense = q @ self.passage_emb.T
         # order: by gain, ties (and unreached passages) by dense score — two stable sorts
         by_dense = torch.argsort(dense, dim=1, descending=True, stable=True)
         by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)
-        order = by_dense.gather(1, by_gain)[:, :top_k]
+        full = by_dense.gather(1, by_gain)
+        order = full[:, :top_k]
+        if self.selector is not None and self.path_settings["answer"]:
+            self.answer(questions, tables, selections, full, passage_gain, details)
         return RetrievalOutput(order.cpu(), passage_gain.gather(1, order).cpu(), details)
+
+    def answer(self, questions: list[str], tables: list[Table | None], selections: list[Selection | None],
+               ranked: torch.Tensor, passage_gain: torch.Tensor, details: list[dict[str, Any]]) -> None:
+        """Grounded answers from the kept rows (and the passages behind them) only; written into ``details``."""
+        assert self.selector is not None
+        n_pass = int(self.path_settings["answer_passages"])
+        evidence: list[list[tuple[Any, str]]] = []
+        corpus_text = self._passage_texts
+        for b, (table, sel) in enumerate(zip(tables, selections)):
+            ev: list[tuple[Any, str]] = []
+            if table is not None and sel is not None and sel.kept:
+                rows = dict(zip(table.nodes, table.rows))
+                ev = [(f"item:{v}", rows[v]) for v in sel.kept]
+                behind = [int(p) for p in ranked[b, :n_pass].tolist() if float(passage_gain[b, p]) > 0]
+                ev += [(f"passage:{p}", corpus_text[p]) for p in behind]
+            evidence.append(ev)
+        answers = self.selector.answer(questions, evidence)
+        for d, ans, ev in zip(details, answers, evidence):
+            d["answer"] = ans["answer"]
+            d["answer_ok"] = ans["answer_ok"]
+            d["answer_evidence"] = len(ev)
+            d["answer_supporting"] = [self.graph.passage_ids[int(k.split(":")[1])] if k.startswith("passage:")
+                                      else self.label(int(k.split(":")[1])) for k in ans["supporting"]]
 
     def aggregate(self, gains: torch.Tensor) -> torch.Tensor:
         """Entity gains [B, E] → passage scores [B, P] (sum or max over the entities each passage mentions)."""
@@ -260,14 +416,24 @@ class HugRAGRetriever(Retriever):
                 self.edge_weights).tolist(), "min_gain": self.min_gain, "token_budget": self.token_budget,
             "passage_aggregate": self.passage_aggregate, "entity_specificity": self.entity_specificity,
             "hierarchy_settings": asdict(self.hierarchy_settings),
-            "module_texts": "hook" if self.module_texts_source else "entity-list stand-in",
-            "gates": "hook" if self.gate_source else "none", "path_filter": "hook" if self.path_filter else "none"}
+            "module_texts": "hook" if self.module_texts_source else ("llm summaries" if self.llm_available
+                                                                      else "entity-list stand-in"),
+            "gates": "hook" if self.gate_source else ("llm" if self.llm_available and self.gates_enabled else "none"),
+            "path_filter": "hook" if self.path_filter else (self.path_settings["variant"] if self.selector else "none"),
+            "extraction": self.extraction, "dedup_settings": asdict(self.dedup_settings),
+            "gate_settings": asdict(self.gate_settings), "summary_settings": asdict(self.summary_settings)}
         if self.kg is not None and self.hier is not None:
             info["graph"] = self.graph.stats
             info["hierarchy"] = self.hier.hierarchy.summary()
             info["modules"] = self.tree.num_modules
             info["expansion_edges"] = self.typed_graph.count_by_kind()
             info["gates_found"] = self.num_gates
+            info["gate_stats"] = self.gate_stats
+            info["summary_stats"] = self.summary_stats
+            assert self.dedup is not None
+            info["dedup"] = self.dedup.stats
+            info["dedup_audit"] = str(self.dedup.audit_path) if self.dedup.audit_path else None
+            info["entity_source"] = self.info.source
             info["index_dir"] = str(self.kg.directory)
             info["hierarchy_dir"] = str(self.hier.directory)
         return info

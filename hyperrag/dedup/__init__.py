@@ -1,0 +1,38 @@
+"""Entity deduplication for the HugRAG entity graph H0: fuzzy string matching, then embedding similarity.
+
+    from hyperrag.dedup import DedupSettings, load_or_build_dedup
+    deduped = load_or_build_dedup(kg_index, DedupSettings(), entity_info, root)   # merged graph + audit file
+
+Stages (:mod:`~hyperrag.dedup.fuzzy`, :mod:`~hyperrag.dedup.semantic`) propose merge pairs; :mod:`~hyperrag.dedup.merge`
+joins them with a union-find and rewrites the knowledge graph, pooling descriptions, passages and evidence
+edges; :mod:`~hyperrag.dedup.store` caches the result next to the KG index with a JSONL audit of every merge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LAZY = {
+    "EntityInfo": "hyperrag.dedup.entities",
+    "read_entity_info": "hyperrag.dedup.entities",
+    "fuzzy_pairs": "hyperrag.dedup.fuzzy",
+    "semantic_pairs": "hyperrag.dedup.semantic",
+    "UnionFind": "hyperrag.dedup.merge",
+    "MergeResult": "hyperrag.dedup.merge",
+    "merge_entities": "hyperrag.dedup.merge",
+    "DedupSettings": "hyperrag.dedup.store",
+    "DedupIndex": "hyperrag.dedup.store",
+    "dedup_graph": "hyperrag.dedup.store",
+    "load_or_build_dedup": "hyperrag.dedup.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'hyperrag.dedup' has no attribute {name!r}")
+
+
+__all__ = list(_LAZY)

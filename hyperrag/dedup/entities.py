@@ -1,0 +1,87 @@
+"""Per-entity types and descriptions of a knowledge graph, from a GraphRAG-style OpenIE file when it has them.
+
+The GraphRAG extraction (task ``openie_graphrag``, :class:`hyperrag.llm.openie.OpenIEIndexer` with
+``style="graphrag"``) stores each passage's typed entities with one-sentence descriptions under the
+``graphrag`` field of its OpenIE record. Imported OpenIE files (e.g. MuSiQue's GPT-3.5 triples) have no such
+field: every entity then has type ``""`` and no description, and downstream stages use its facts instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hyperrag.graph.canonical import canonical_name
+from hyperrag.graph.knowledge_graph import KnowledgeGraph
+
+
+@dataclass
+class EntityInfo:
+    """Aligned with ``graph.entity_names``.
+
+    Attributes:
+        types: one type per entity (``""`` when unknown; the most frequent one when passages disagree).
+        descriptions: per entity, its distinct descriptions in passage order (possibly empty).
+    """
+
+    types: list[str]
+    descriptions: list[list[str]]
+    source: str = "none"
+    stats: dict = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, num_entities: int) -> EntityInfo:
+        return cls([""] * num_entities, [[] for _ in range(num_entities)])
+
+    @property
+    def has_descriptions(self) -> bool:
+        return any(self.descriptions)
+
+    def text(self, entity: int, max_descriptions: int = 3) -> str:
+        """``"(type) description; description"`` for one entity (``""`` when nothing is known)."""
+        desc = "; ".join(self.descriptions[entity][:max_descriptions])
+        kind = f"({self.types[entity]}) " if self.types[entity] else ""
+        return (kind + desc).strip()
+
+    def to_json(self) -> dict:
+        return {"types": self.types, "descriptions": self.descriptions, "source": self.source, "stats": self.stats}
+
+    @classmethod
+    def from_json(cls, data: dict) -> EntityInfo:
+        return cls(data["types"], data["descriptions"], data.get("source", "none"), data.get("stats", {}))
+
+
+def read_entity_info(graph: KnowledgeGraph, openie_path: str | Path | None) -> EntityInfo:
+    """Types and descriptions of ``graph``'s entities from the ``graphrag`` records of an OpenIE file.
+
+    Names are matched through :func:`hyperrag.graph.canonical.canonical_name`, the same canonicalisation the
+    graph builder applies, so every described entity that made it into a triple is found.
+    """
+    info = EntityInfo.empty(graph.num_entities)
+    if openie_path is None or not Path(openie_path).exists():
+        return info
+    data = json.loads(Path(openie_path).read_text(encoding="utf-8"))
+    docs = data.get("docs", []) if isinstance(data, dict) else data
+    index = {name: i for i, name in enumerate(graph.entity_names)}
+    type_votes: list[dict[str, int]] = [{} for _ in range(graph.num_entities)]
+    described = 0
+    for doc in docs:
+        elements = doc.get("graphrag") if isinstance(doc, dict) else None
+        if not elements:
+            continue
+        for ent in elements.get("entities", []):
+            i = index.get(canonical_name(str(ent.get("name", ""))))
+            if i is None:
+                continue
+            kind = str(ent.get("type", "") or "")
+            if kind:
+                type_votes[i][kind] = type_votes[i].get(kind, 0) + 1
+            desc = " ".join(str(ent.get("description", "") or "").split())
+            if desc and desc not in info.descriptions[i]:
+                info.descriptions[i].append(desc)
+                described += 1
+    info.types = [max(v, key=lambda k: (v[k], k)) if v else "" for v in type_votes]
+    info.source = "graphrag" if described else "none"
+    info.stats = {"described_entities": sum(bool(d) for d in info.descriptions), "descriptions": described}
+    return info

@@ -1,0 +1,132 @@
+"""Module summaries and causal gates against the scripted fake LLM server (a test double, real HTTP on loopback):
+bottom-up order, caching, resumption after failures, Algorithm 2's pruning, the prefilter and call accounting."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import torch
+
+from hyperrag.graph.knowledge_graph import KnowledgeGraph
+from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
+from hyperrag.hierarchy.gates import GateBuilder, GateSettings, prefilter_neighbors
+from hyperrag.hierarchy.modules import ModuleTree
+from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings, descendants
+from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
+from tests.llm.fake_server import Reply
+
+
+def toy_tree() -> ModuleTree:
+    """Entities 0..5; level-1 modules 0 {0,1}, 1 {2,3}, 2 {4,5}; level-2 modules 3 {0..3} (children 0, 1),
+    4 {4,5} (child 2)."""
+    level = torch.tensor([1, 1, 1, 2, 2])
+    parent = torch.tensor([3, 3, 4, -1, -1])
+    members = [[0, 1], [2, 3], [4, 5], [0, 1, 2, 3], [4, 5]]
+    ptr = torch.tensor([0, *torch.cumsum(torch.tensor([len(m) for m in members]), 0).tolist()])
+    idx = torch.tensor([e for m in members for e in m])
+    return ModuleTree(level, parent, ptr, idx, torch.tensor([0, 0, 1, 1, 2, 2]), [torch.arange(3), torch.tensor([3, 4])])
+
+
+def toy_graph() -> KnowledgeGraph:
+    names = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    facts = [("alpha", "causes", "beta"), ("gamma", "feeds", "delta"), ("epsilon", "near", "zeta")]
+    fe = torch.tensor([[0, 1], [2, 3], [4, 5]])
+    ei = torch.tensor([[0, 2, 4, 1], [1, 3, 5, 2]])
+    return KnowledgeGraph(names, ["p0"], ei, torch.ones(4), torch.zeros(4, dtype=torch.uint8), facts, fe,
+                          torch.tensor([0, 1, 2, 3]), torch.zeros(3, dtype=torch.long),
+                          torch.tensor([0, 1, 2, 3, 4, 5, 6]), torch.zeros(6, dtype=torch.long))
+
+
+def summary_responder(fail: set[str] | None = None):
+    """Summaries titled after the first entity shown; entities named in ``fail`` get an HTTP 500."""
+    def respond(body):
+        prompt = prompt_of(body)
+        first = re.search(r'id="E1">\n([^\n:]+)', prompt).group(1)
+        if fail and first in fail:
+            return Reply(status=500, body="boom")
+        return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": [first]})
+    return respond
+
+
+def test_summaries_bottom_up_cached_and_resumable(tmp_path):
+    tree, graph = toy_tree(), toy_graph()
+    with fake_llm(summary_responder(fail={"epsilon", "zeta"}), tmp_path) as (llm, server):
+        src = ModuleSummaries(llm, SummarySettings(), tmp_path / "hier", progress=False)
+        texts = src(tree, graph)
+        assert src.stats["llm_summaries"] == 3 and src.stats["failed"] == 2  # module 2 and its parent 4
+        prompts = [prompt_of(b) for b in server.requests]
+        parent = next(p for p in prompts if "Sub-module summaries" in p and "About beta" in p)
+        assert "About gamma" in parent  # the parent read both children's summaries (bottom-up)
+        assert texts[0].startswith("About beta") and "epsilon" in texts[2]  # stand-in for the failed one
+        assert len(JsonlCheckpoint(tmp_path / "hier" / "summaries.jsonl").load()) == 3
+    with fake_llm(summary_responder(), tmp_path) as (llm, server):  # rerun: only the two missing modules
+        src = ModuleSummaries(llm, SummarySettings(), tmp_path / "hier", progress=False)
+        texts = src(tree, graph)
+        assert src.stats["resumed"] == 3 and server.stats["requests"] == 2 and src.stats["stand_in"] == 0
+        assert texts[2].startswith("About epsilon") or texts[2].startswith("About zeta")
+    with (tmp_path / "hier" / "summaries.jsonl").open("a") as fh:
+        fh.write('{"key": "0", "digest": "torn')  # a killed writer's torn line is ignored
+    with fake_llm(summary_responder(), tmp_path) as (llm, server):
+        src = ModuleSummaries(llm, SummarySettings(), tmp_path / "hier", progress=False)
+        src(tree, graph)
+        assert server.stats["requests"] == 0 and src.stats["resumed"] == 5
+
+
+def test_summaries_cap_and_no_llm(tmp_path):
+    tree, graph = toy_tree(), toy_graph()
+    standin = ModuleSummaries(None)(tree, graph)
+    assert standin[0].startswith("beta") and "alpha causes beta" in standin[0]
+    with fake_llm(summary_responder(), tmp_path) as (llm, server):
+        src = ModuleSummaries(llm, SummarySettings(max_llm_modules=2), None, progress=False)
+        src(tree, graph)
+        assert server.stats["requests"] == 2 and src.stats["stand_in"] == 3  # the two largest modules only
+
+
+def test_descendants_and_prefilter():
+    tree = toy_tree()
+    assert descendants(tree) == [set(), set(), set(), {0, 1}, {2}]
+    emb = torch.nn.functional.normalize(torch.tensor([[1.0, 0], [1, 0.1], [0, 1], [1, 0.05], [0.1, 1]]), dim=1)
+    nbrs, sims = prefilter_neighbors(emb, 1, 0.5)
+    assert all(len(n) >= 1 for n in nbrs) and all(s >= 0.5 for s in sims.values())
+
+
+def gate_responder(yes_pairs: set[tuple[str, str]]):
+    def respond(body):
+        prompt = prompt_of(body)
+        src = re.search(r'id="SOURCE">\n(.*?)\n</node>', prompt, re.S).group(1)
+        tgt = re.search(r'id="TARGET">\n(.*?)\n</node>', prompt, re.S).group(1)
+        answer = "yes" if (src, tgt) in yes_pairs or (tgt, src) in yes_pairs else "no"
+        return json.dumps({"answer": answer, "reason": "scripted"})
+    return respond
+
+
+def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):
+    tree = toy_tree()
+    texts = ["m0", "m1", "m2", "m3", "m4"]
+    # every module similar to every other: the prefilter keeps all pairs
+    emb = torch.nn.functional.normalize(torch.ones(5, 4) + 0.01 * torch.arange(20.0).view(5, 4), dim=1)
+    settings = GateSettings(top_m=4, threshold=0.0)
+    with fake_llm(gate_responder({("m3", "m4")}), tmp_path) as (llm, server):
+        result = GateBuilder(llm, settings, tmp_path / "hier", progress=False).build(tree, texts, emb)
+        s = result.stats
+        # level 2: intra (3,4) → gate. inter: 0, 1 are 3's children and 2 is the child of 4, which 3 is now gated
+        # to; symmetrically for 4 → all six pruned. level 1: intra pairs (0,1), (0,2), (1,2).
+        assert s["candidates_intra"] == 4 and s["candidates_inter"] == 0 and s["pruned_hierarchy"] == 6
+        assert s["llm_calls"] == 4 == server.stats["requests"] and s["gates_found"] == 1
+        assert result.pairs.tolist() == [[3], [4]] and result.kinds == ["intra"]
+        asked = {(re.search(r'id="SOURCE">\n(\S+)', prompt_of(b)).group(1),
+                  re.search(r'id="TARGET">\n(\S+)', prompt_of(b)).group(1)) for b in server.requests}
+        assert ("m3", "m0") not in asked and ("m3", "m2") not in asked and ("m3", "m4") in asked
+    with fake_llm(gate_responder({("m3", "m4")}), tmp_path / "other") as (llm, server):  # fresh LLM cache
+        again = GateBuilder(llm, settings, tmp_path / "hier", progress=False).build(tree, texts, emb)
+        assert server.stats["requests"] == 0 and again.stats["resumed"] == 4 and again.pairs.tolist() == [[3], [4]]
+    with fake_llm(gate_responder(set()), tmp_path / "nogate") as (llm, server):  # no level-2 gate: less pruning
+        open_ = GateBuilder(llm, settings, None, progress=False).build(tree, texts, emb).stats
+        assert open_["candidates_inter"] == 3 and open_["pruned_hierarchy"] == 3 and open_["gates_found"] == 0
+    with fake_llm(gate_responder(set()), tmp_path / "budget") as (llm, server):
+        capped = GateBuilder(llm, GateSettings(top_m=4, threshold=0.0, max_calls=2), None,
+                             progress=False).build(tree, texts, emb)
+        assert server.stats["requests"] == 2 and capped.stats["skipped_budget"] > 0
+    free = GateBuilder(None, GateSettings(top_m=4, threshold=0.0, verifier="none"), None).build(tree, texts, emb)
+    assert free.stats["llm_calls"] == 0 and free.stats["gates_found"] >= 1

@@ -1,0 +1,77 @@
+"""HugRAG's LLM stages inside the retriever, against the scripted fake LLM server (a test double): module
+summaries, gates joining the expansion, spurious-aware and standard path selection with ID validation,
+fallback when nothing is kept, answers from the kept items only."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from hyperrag.data import sample_dataset
+from hyperrag.retrievers.hugrag import HugRAGRetriever
+from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
+from tests.llm.fake_server import schema_reply
+
+
+def scripted(keep: list[str]):
+    def respond(body):
+        spec = schema_text(body)
+        if "kept_ids" in spec:  # spurious-aware: C99 was never shown and must be dropped
+            return json.dumps({"kept_ids": [*keep, "C99"], "spurious_ids": ["C2"]})
+        if "selected_ids" in spec:
+            return json.dumps({"selected_ids": keep})
+        if "supporting_ids" in spec:
+            return json.dumps({"answer": "scripted", "supporting_ids": ["P1"]})
+        if '"title"' in spec:  # module summary
+            return json.dumps({"title": "Scripted module", "summary": prompt_of(body)[:200], "keywords": ["k"]})
+        if '"yes"' in spec:  # causal gate
+            return json.dumps({"answer": "yes", "reason": "scripted"})
+        return schema_reply(body, random.Random(0))
+    return respond
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return sample_dataset()
+
+
+def make(llm, tmp_path, encoder, **kw):
+    return HugRAGRetriever(encoder=encoder, llm=llm, device="cpu", index_root=str(tmp_path / "index"),
+                           hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3},
+                           gates={"top_m": 2, "threshold": 0.0, "max_calls": 6}, **kw)
+
+
+def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):
+    with fake_llm(scripted(["C1", "C3"]), tmp_path) as (llm, server):
+        ret = make(llm, tmp_path, encoder)
+        ret.index(sample)
+        desc = ret.describe()
+        assert desc["summary_stats"]["llm_summaries"] == ret.tree.num_modules
+        assert desc["gate_stats"]["llm_calls"] <= 6 and desc["gates_found"] == ret.num_gates > 0
+        assert ret.typed_graph.count_by_kind()["gate"] == ret.num_gates
+        questions = [q.question for q in sample.queries]
+        out = ret.retrieve(questions, 5)
+        for d in out.details:
+            assert d["filter_ok"] and d["invalid_ids"] == 1  # C99 dropped and counted
+            assert [k[0] for k in d["kept_items"]] == ["C1", "C3"] and [s[0] for s in d["spurious_items"]] == ["C2"]
+            assert d["answer"] == "scripted" and d["answer_ok"] and d["table"].startswith("C1 | ")
+        answer_prompts = [prompt_of(b) for b in server.requests if "supporting_ids" in schema_text(b)]
+        assert answer_prompts and all("C2" not in p.split("Question:")[0] for p in answer_prompts)
+        first = desc["gate_stats"]["verified"]
+        again = make(llm, tmp_path, encoder)  # summaries and gates resume from their checkpoints
+        again.index(sample)
+        stats = again.describe()
+        assert stats["summary_stats"]["resumed"] == ret.tree.num_modules and stats["summary_stats"]["requests"] == 0
+        assert stats["gate_stats"]["resumed"] == first  # the cap then allows the next pairs (max_calls per build)
+
+
+def test_standard_variant_and_fallback(tmp_path, encoder, sample):
+    with fake_llm(scripted([]), tmp_path) as (llm, _):
+        ret = make(llm, tmp_path, encoder, path_selection={"variant": "standard", "answer": False})
+        ret.index(sample)
+        out = ret.retrieve([q.question for q in sample.queries], 5)
+        assert all(d["filter_fallback"] and d["kept_entities"] > 0 and "answer" not in d for d in out.details)
+        assert all(d["spurious_items"] == [] for d in out.details)
+        assert out.indices.shape == (6, 5)
