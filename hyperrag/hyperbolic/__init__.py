@@ -10,7 +10,8 @@
 
 Modules: ``distance`` (closed-form distances), ``projection`` (Euclidean → ball), ``sampling`` (negatives),
 ``datamodule``, ``losses``, ``poincare_model``, ``evaluation`` (mean rank / MAP), ``retrieval`` (top-k),
-``plot`` (Poincaré disk), ``graphs`` (tree closure, passage graph), ``task`` (``train.py`` tasks).
+``plot`` (Poincaré disk), ``graphs`` (tree closure, passage graph), ``task`` (``train.py`` tasks),
+``streaming`` (HyperRAG's online updates with frozen nodes). HyperRAG's passage graphs: ``hyperrag.passage_graph``.
 Names are imported lazily: ``import hyperrag.hyperbolic`` does not import Lightning or matplotlib.
 """
 
@@ -42,6 +43,7 @@ _EXPORTS = {
     "shared_entity_edges": "graphs",
     "PassageGraphTask": "task",
     "TreeClosureTask": "task",
+    "StreamingBall": "streaming",
 }
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "NegativeSampler",
     "PassageGraphTask",
     "PoincareEmbedding",
+    "StreamingBall",
     "TreeClosureTask",
     "anchor_loss",
     "distance_to_origin",

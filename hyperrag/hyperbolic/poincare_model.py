@@ -122,6 +122,7 @@ class PoincareEmbedding(L.LightningModule):
         self.embeddings = geoopt.ManifoldParameter(x0.clone(), manifold=self.manifold)
         self.register_buffer("anchor", x0.clone())
         self._fit_epochs: int | None = None  # schedule length outside a Trainer (fit_fast)
+        self._grad_hook: Any = None  # gradient mask of frozen nodes (streaming updates)
 
     # ----------------------------------------------------------------------------------------- geometry
     @property
@@ -138,6 +139,48 @@ class PoincareEmbedding(L.LightningModule):
         if self.projection is None:
             raise RuntimeError("this model was initialised randomly; it has no Euclidean → ball map")
         return self.projection(embeddings.to(self.anchor.device))
+
+    # ----------------------------------------------------------------------------------------- streaming
+    def set_trainable(self, mask: torch.Tensor | None) -> None:
+        """Freeze nodes: rows where ``mask`` [N] is False get a zero gradient (``None``: train every node).
+
+        With a fresh Riemannian Adam (as every ``fit``/``fit_fast`` creates) a zero gradient is a zero step,
+        so frozen nodes do not move at all — the anchor term included.
+        """
+        if self._grad_hook is not None:
+            self._grad_hook.remove()
+            self._grad_hook = None
+        if mask is None:
+            return
+        keep = mask.to(self.embeddings.device, torch.bool).unsqueeze(1)
+        self._grad_hook = self.embeddings.register_hook(lambda g: g * keep)
+
+    @torch.no_grad()
+    def remap_nodes(self, source: torch.Tensor, new_points: torch.Tensor | None = None) -> None:
+        """Rebuild the node table: row ``i`` becomes old row ``source[i]``, or the next new point where -1.
+
+        Adds nodes (streaming: new passages, new query nodes) and drops them (stale query nodes) in one step;
+        the anchors follow the same rows, new nodes are anchored where they start.
+
+        Args:
+            source: LongTensor [N'] of old row ids, -1 for a new node.
+            new_points: FloatTensor [#(-1), D] ball points of the new nodes, in order.
+        """
+        source = source.to(self.anchor.device)
+        is_new = source < 0
+        old = self.embeddings.data
+        table = old[source.clamp_min(0)].clone()
+        anchor = self.anchor[source.clamp_min(0)].clone()
+        if bool(is_new.any()):
+            if new_points is None or new_points.shape[0] != int(is_new.sum()):
+                raise ValueError("new_points must hold one row per -1 in source")
+            pts = self.manifold.projx(new_points.to(old.device, old.dtype))
+            table[is_new] = pts
+            anchor[is_new] = pts
+        self.set_trainable(None)
+        self.embeddings = geoopt.ManifoldParameter(table, manifold=self.manifold)
+        self.anchor = anchor
+        self.hparams["num_nodes"] = int(source.shape[0])
 
     # ----------------------------------------------------------------------------------------- training
     def compute_loss(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

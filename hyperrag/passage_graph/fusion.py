@@ -1,0 +1,144 @@
+"""Tree fusion: explicit and implicit trees merged on their shared nodes into one valid forest.
+
+Edges are offered strongest first (ties by input order, so the first graph wins — the explicit one in
+:func:`fuse_trees`'s usual call); an edge ``parent → child`` is accepted when
+
+* the child has no parent yet (a forest node has at most one parent; the edge's direction is kept as given,
+  never flipped), and
+* parent and child lie in different trees (union-find) — otherwise it would close a cycle.
+
+Shared nodes are the same ids in both inputs (passages ``0..P-1``), so a passage linked by keywords and by a
+query ends up in one tree. The result is a forest: every tree has exactly one root, no node has two parents,
+no cycles (directed or undirected).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from hyperrag.passage_graph.edges import EdgeSet
+
+
+class UnionFind:
+    """Disjoint sets over ``0..n-1`` with path halving and union by size."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+        self.size = [1] * n
+
+    def find(self, x: int) -> int:
+        p = self.parent
+        while p[x] != x:
+            p[x] = p[p[x]]
+            x = p[x]
+        return x
+
+    def union(self, a: int, b: int) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size[rb]
+        return True
+
+
+@dataclass
+class Forest:
+    """A directed forest over ``num_nodes`` nodes.
+
+    Attributes:
+        edges: the accepted :class:`EdgeSet` (parent → child).
+        parent: LongTensor [N], the parent of each node or -1 for a root.
+        dropped_cycle: offered edges rejected because they would close a cycle.
+        dropped_second_parent: offered edges rejected because the child already had a parent.
+    """
+
+    edges: EdgeSet
+    parent: torch.Tensor
+    dropped_cycle: int = 0
+    dropped_second_parent: int = 0
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.parent.numel())
+
+    def depth(self) -> torch.Tensor:
+        """LongTensor [N]: edges from each node up to its root."""
+        par = self.parent.tolist()
+        depth = [-1] * len(par)
+        for start in range(len(par)):
+            path, x = [], start
+            while x >= 0 and depth[x] < 0:
+                path.append(x)
+                x = par[x]
+            base = depth[x] if x >= 0 else -1
+            for node in reversed(path):
+                base += 1
+                depth[node] = base
+        return torch.tensor(depth, dtype=torch.long)
+
+    def is_valid(self) -> bool:
+        """At most one parent per node and no cycle (every node reaches a root)."""
+        par = self.parent.tolist()
+        state = [0] * len(par)  # 0 unseen, 1 on the current path, 2 reaches a root
+        for start in range(len(par)):
+            path, x = [], start
+            while x >= 0 and state[x] == 0:
+                state[x] = 1
+                path.append(x)
+                x = par[x]
+            if x >= 0 and state[x] == 1:
+                return False
+            for node in path:
+                state[node] = 2
+        counts = torch.bincount(self.edges.child, minlength=self.num_nodes) if len(self.edges) else None
+        return counts is None or int(counts.max()) <= 1
+
+    def stats(self) -> dict[str, int]:
+        roots_with_children = int(torch.unique(self.edges.parent[self.parent[self.edges.parent] < 0]).numel()) \
+            if len(self.edges) else 0
+        return {"edges": len(self.edges), "trees": roots_with_children,
+                "max_depth": int(self.depth().max()) if self.num_nodes else 0,
+                "dropped_cycle": self.dropped_cycle, "dropped_second_parent": self.dropped_second_parent}
+
+
+def build_forest(edges: EdgeSet, num_nodes: int) -> Forest:
+    """The forest of one edge set (strongest edges first; stable for equal weights)."""
+    order = torch.argsort(-edges.weight, stable=True) if len(edges) else torch.empty(0, dtype=torch.long)
+    uf = UnionFind(num_nodes)
+    par = [-1] * num_nodes
+    keep: list[int] = []
+    cycle = second = 0
+    ps, cs = edges.parent.tolist(), edges.child.tolist()
+    for e in order.tolist():
+        p, c = ps[e], cs[e]
+        if p == c:
+            cycle += 1
+            continue
+        if par[c] >= 0:
+            second += 1
+            continue
+        if not uf.union(p, c):
+            cycle += 1
+            continue
+        par[c] = p
+        keep.append(e)
+    kept = edges.select(torch.tensor(sorted(keep), dtype=torch.long))
+    return Forest(kept, torch.tensor(par, dtype=torch.long), cycle, second)
+
+
+def fuse_trees(*edge_sets: EdgeSet, num_nodes: int) -> Forest:
+    """Merge several trees/graphs on shared node ids into one forest.
+
+    Args:
+        edge_sets: e.g. ``(explicit, implicit)``; earlier sets win ties of weight.
+        num_nodes: N (passages and query nodes).
+    """
+    merged = EdgeSet.empty()
+    for es in edge_sets:
+        merged = merged.cat(es)
+    return build_forest(merged, num_nodes)

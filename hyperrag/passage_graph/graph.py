@@ -1,0 +1,110 @@
+"""HyperRAG's passage graph: explicit keyword tree, query-guided implicit tree, their fusion, as one object.
+
+Nodes: passages ``0..P-1`` then query nodes ``P..P+Q-1`` (queries whose graphs were built). ``variant``
+picks what the Poincaré ball is trained on:
+
+* ``explicit`` — the forest of the keyword edges (passages only);
+* ``implicit`` — the forest of the query-guided edges (query nodes are roots);
+* ``fused`` — both forests merged on their shared passages (:func:`~hyperrag.passage_graph.fusion.fuse_trees`).
+
+Training relations (:meth:`PassageGraph.relations`): every forest edge in both directions (``child ↔ parent``;
+negatives exclude both), so a tree pulls parents and children together while the Nickel & Kiela negatives
+push unrelated passages apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from hyperrag.passage_graph.edges import EdgeSet
+from hyperrag.passage_graph.fusion import Forest, build_forest, fuse_trees
+
+VARIANTS = ("explicit", "implicit", "fused")
+
+
+@dataclass
+class PassageGraph:
+    """Attributes:
+        num_passages: P.
+        questions: texts of the query nodes, node id ``P + i``.
+        explicit: keyword edges (all, before the forest).
+        implicit: query-guided edges (all, before the forest).
+        stats: facts worth logging (LLM calls, stand-in use, ...).
+    """
+
+    num_passages: int
+    questions: list[str] = field(default_factory=list)
+    explicit: EdgeSet = field(default_factory=EdgeSet.empty)
+    implicit: EdgeSet = field(default_factory=EdgeSet.empty)
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def num_queries(self) -> int:
+        return len(self.questions)
+
+    @property
+    def num_nodes(self) -> int:
+        return self.num_passages + self.num_queries
+
+    def forest(self, variant: str) -> Forest:
+        """The variant's forest over all ``num_nodes`` nodes."""
+        if variant not in VARIANTS:
+            raise ValueError(f"graph variant must be one of {VARIANTS}, got {variant!r}")
+        n = self.num_nodes
+        if variant == "explicit":
+            return build_forest(self.explicit, n)
+        if variant == "implicit":
+            return build_forest(self.implicit, n)
+        return fuse_trees(build_forest(self.explicit, n).edges, build_forest(self.implicit, n).edges, num_nodes=n)
+
+    def relations(self, variant: str) -> torch.Tensor:
+        """LongTensor [2, 2F]: the variant's forest edges in both directions."""
+        e = self.forest(variant).edges.index
+        return torch.cat([e, e.flip(0)], dim=1)
+
+    def add_queries(self, questions: list[str], edges: EdgeSet) -> None:
+        """Append query nodes (ids ``num_nodes ..``) and their edges to the evolving graph."""
+        self.questions.extend(questions)
+        self.implicit = self.implicit.cat(edges)
+
+    def add_passages(self, count: int, explicit: EdgeSet) -> None:
+        """Insert ``count`` passages after the current ones (query node ids shift by ``count``).
+
+        ``explicit``: the new keyword edges, in the new numbering (passages ``0..P+count-1``).
+        """
+        p = self.num_passages
+        shift = lambda t: torch.where(t >= p, t + count, t)
+        imp = self.implicit
+        self.implicit = EdgeSet(shift(imp.parent), shift(imp.child), imp.weight, imp.relation)
+        self.num_passages += count
+        self.explicit = self.explicit.cat(explicit)
+
+    def drop_queries(self, keep: torch.Tensor) -> torch.Tensor:
+        """Remove query nodes (stale ones) and their edges; later query ids are renumbered.
+
+        Args:
+            keep: BoolTensor [Q], True for the query nodes to keep.
+
+        Returns:
+            LongTensor [N'] — for each remaining node its old id (``source`` for ``remap_nodes``).
+        """
+        p = self.num_passages
+        node_keep = torch.cat([torch.ones(p, dtype=torch.bool), keep.bool()])
+        new_id = torch.cumsum(node_keep.long(), 0) - 1
+        imp = self.implicit
+        ok = node_keep[imp.parent] & node_keep[imp.child]
+        imp = imp.select(ok)
+        self.implicit = EdgeSet(new_id[imp.parent], new_id[imp.child], imp.weight, imp.relation)
+        self.questions = [q for q, k in zip(self.questions, keep.tolist()) if k]
+        return torch.nonzero(node_keep).flatten()
+
+    def to_dict(self) -> dict:
+        return {"num_passages": self.num_passages, "questions": self.questions,
+                "explicit": self.explicit.to_dict(), "implicit": self.implicit.to_dict(), "stats": self.stats}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PassageGraph:
+        return cls(d["num_passages"], list(d["questions"]), EdgeSet.from_dict(d["explicit"]),
+                   EdgeSet.from_dict(d["implicit"]), dict(d.get("stats", {})))

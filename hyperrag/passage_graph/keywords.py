@@ -1,0 +1,81 @@
+"""Keyword sets per passage with YAKE (the keyword-extraction library; nothing hand-written here).
+
+``yake.KeywordExtractor`` scores candidate n-grams of one text by statistical features (casing, position,
+frequency, context spread); we keep its ``top`` best keywords, casefolded and stripped, as the passage's set
+``K_i``. Results are cached on disk (JSON keyed by a hash of the settings and the texts) because the explicit
+graph of every HyperRAG index needs them and YAKE costs a few milliseconds per passage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class KeywordSettings:
+    """YAKE settings (part of the cache key).
+
+    Attributes:
+        language: YAKE stop-word language.
+        max_ngram: longest keyword in words.
+        top: keywords kept per passage.
+        dedup_threshold: YAKE's ``dedupLim`` (drop candidates this similar to a better one).
+    """
+
+    language: str = "en"
+    max_ngram: int = 2
+    top: int = 10
+    dedup_threshold: float = 0.9
+
+
+def _normalise(keyword: str) -> str:
+    return " ".join(keyword.casefold().split())
+
+
+def extract_keywords(texts: Sequence[str], settings: KeywordSettings | None = None,
+                     cache_dir: str | Path | None = None, show_progress: bool = True) -> list[frozenset[str]]:
+    """Keyword set of every text.
+
+    Args:
+        texts: N passage texts.
+        settings: YAKE settings.
+        cache_dir: directory of the JSON cache (``None``: no cache).
+        show_progress: tqdm bar while extracting.
+
+    Returns:
+        N frozensets of casefolded keywords (empty for a text YAKE finds nothing in).
+    """
+    import yake
+    from tqdm.auto import tqdm
+
+    settings = settings or KeywordSettings()
+    texts = list(texts)
+    path = None
+    if cache_dir is not None:
+        h = hashlib.sha1(json.dumps(asdict(settings), sort_keys=True).encode())
+        for t in texts:
+            h.update(t.encode())
+            h.update(b"\x00")
+        path = Path(cache_dir) / f"keywords-{h.hexdigest()[:16]}.json"
+        if path.exists():
+            return [frozenset(k) for k in json.loads(path.read_text())]
+    extractor = yake.KeywordExtractor(lan=settings.language, n=settings.max_ngram, top=settings.top,
+                                      dedupLim=settings.dedup_threshold)
+    out: list[frozenset[str]] = []
+    for text in tqdm(texts, desc="keywords (yake)", disable=not show_progress or len(texts) < 200, leave=False):
+        found = extractor.extract_keywords(text) if text.strip() else []
+        out.append(frozenset(k for k in (_normalise(kw) for kw, _ in found) if k))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps([sorted(k) for k in out]))
+        tmp.replace(path)
+        log.info("keywords of %d passages cached in %s", len(out), path)
+    return out

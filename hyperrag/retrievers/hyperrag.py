@@ -1,0 +1,261 @@
+"""HyperRAG: passages (and queries) in a Poincaré ball trained on keyword / query-guided / fused trees.
+
+Index (:meth:`HyperRAGRetriever.index`):
+  1. sentence embeddings of the passages (encoder cache) and YAKE keyword sets (cached);
+  2. explicit edges — keyword overlap ``|Ki ∩ Kj| / min(|Ki|, |Kj|) ≥ θ``, ≤ 3 neighbours, inverted index;
+  3. implicit edges — query graphs of the questions of the query file being retrieved (``implicit_queries:
+     query_file``; question text only — the query-centric setting of the paper, where the query graph is
+     built at query time; gold labels are never read) or none (``implicit_queries: none``; with streaming on,
+     query graphs then arrive at retrieval time);
+  4. the ``graph`` variant's forest (explicit, implicit or their tree fusion);
+  5. the Poincaré ball: loaded from ``models/hyperrag/<data>-<graph>-<key>/model.ckpt`` (key = hash of the
+     corpus, the forest, the query nodes and every model / training setting), or trained with
+     ``lightning.Trainer.fit`` (geoopt Riemannian Adam, Nickel & Kiela negatives + the semantic anchor term)
+     and saved there.
+
+Query batch (:meth:`HyperRAGRetriever.retrieve`):
+  * single step — questions mapped into the ball by the model's fitted Euclidean → ball map (the very map
+    that initialised the passages); top-k passages by **hyperbolic distance** (:func:`topk_poincare`,
+    blocked, on the configured device); score = ``-distance``;
+  * multi-step (``multi_step: true`` and an LLM) — ``query_refinement`` (decompose) splits the question into
+    sub-questions; they are retrieved in order, ``#j`` in a later sub-question replaced by the title of the
+    best passage of sub-question ``j``; synthesis: every passage keeps its smallest distance to the question
+    or any sub-question, and the top-k of that are returned. Without an LLM: single step;
+  * streaming (``streaming.enabled``) — new questions' query graphs join the graph and every
+    ``update_frequency`` questions the new and touched nodes are trained, the rest frozen
+    (:class:`~hyperrag.hyperbolic.streaming.StreamingBall`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hyperrag.data.types import Dataset
+from hyperrag.retrievers.base import RetrievalOutput, Retriever
+
+log = logging.getLogger(__name__)
+
+
+def _digest(*parts: Any) -> str:
+    h = hashlib.sha1()
+    for part in parts:
+        if isinstance(part, torch.Tensor):
+            h.update(part.detach().cpu().contiguous().numpy().tobytes())
+        else:
+            h.update(json.dumps(part, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+class HyperRAGRetriever(Retriever):
+    """Args:
+        encoder: sentence embedder (passages, questions, missing concepts).
+        llm: the framework's LLM (passage selection / relations / missing concepts, decomposition);
+            ``None`` / ``NoLLM``: the documented stand-ins and single-step retrieval.
+        graph: ``explicit`` | ``implicit`` | ``fused`` — the forest the ball is trained on.
+        keywords: :class:`~hyperrag.passage_graph.KeywordSettings` fields.
+        explicit: :func:`~hyperrag.passage_graph.keyword_edges` settings (threshold, max_neighbors,
+            max_keyword_df).
+        implicit: :class:`~hyperrag.passage_graph.ImplicitSettings` fields.
+        implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
+        model: :class:`~hyperrag.hyperbolic.PoincareEmbedding` keyword arguments.
+        train: ``max_epochs``, ``batch_size``, ``num_negatives``, ``negative_group_size``, ``seed``.
+        multi_step: decompose with the LLM (ignored without one).
+        max_sub_questions: sub-questions used at most.
+        streaming: ``enabled``, ``update_frequency``, ``epochs``, ``max_query_age``, ``max_query_nodes``.
+        models_dir: root of trained models (``<models_dir>/hyperrag/...``).
+        index_root: cache of keyword sets.
+        retrain: train even when a checkpoint exists.
+        device: ``auto`` / ``cpu`` / ``cuda`` for the ball and the top-k.
+    """
+
+    name = "hyperrag"
+
+    def __init__(self, *, encoder: Any, llm: Any = None, graph: str = "fused",
+                 keywords: dict[str, Any] | None = None, explicit: dict[str, Any] | None = None,
+                 implicit: dict[str, Any] | None = None, implicit_queries: str = "query_file",
+                 model: dict[str, Any] | None = None, train: dict[str, Any] | None = None,
+                 multi_step: bool = True, max_sub_questions: int = 4, streaming: dict[str, Any] | None = None,
+                 models_dir: str | Path = "models", index_root: str | Path | None = None, retrain: bool = False,
+                 device: str = "auto") -> None:
+        from hyperrag.passage_graph import VARIANTS, ImplicitSettings, KeywordSettings
+
+        super().__init__(encoder=encoder, llm=llm, device=device)
+        if graph not in VARIANTS:
+            raise ValueError(f"graph must be one of {VARIANTS}, got {graph!r}")
+        if implicit_queries not in ("query_file", "none"):
+            raise ValueError(f"implicit_queries must be 'query_file' or 'none', got {implicit_queries!r}")
+        self.variant = graph
+        self.keyword_settings = KeywordSettings(**(keywords or {}))
+        self.explicit_settings = dict(explicit or {})
+        self.implicit_settings = ImplicitSettings(**(implicit or {}))
+        self.implicit_queries = implicit_queries
+        self.model_settings = dict(model or {})
+        self.train_settings = {"max_epochs": 20, "batch_size": 1024, "num_negatives": 10,
+                               "negative_group_size": 8, "seed": 0, **(train or {})}
+        self.multi_step = multi_step
+        self.max_sub_questions = max_sub_questions
+        self.streaming_settings = {"enabled": False, "update_frequency": 16, "epochs": 5, "max_query_age": 512,
+                                   "max_query_nodes": None, **(streaming or {})}
+        self.models_dir = Path(models_dir)
+        self.index_root = Path(index_root) if index_root else None
+        self.retrain = retrain
+        self.model = None
+        self.stream = None
+        self.info: dict[str, Any] = {}
+
+    # ---- indexing ----------------------------------------------------------------------------------------
+    def index(self, dataset: Dataset) -> None:
+        from hyperrag.index.kg_index import corpus_fingerprint
+        from hyperrag.passage_graph import PassageGraph, QueryGraphBuilder, extract_keywords, keyword_edges
+
+        t0 = time.perf_counter()
+        self.dataset_name = dataset.name
+        passages = dataset.corpus.passages
+        self.texts = [p.content for p in passages]
+        self.titles = [p.title or p.id for p in passages]
+        self.passage_emb = self.encoder.encode(self.texts, desc="passages")
+        cache = self.index_root / "hyperrag" if self.index_root else None
+        self.keyword_sets = extract_keywords(self.texts, self.keyword_settings, cache_dir=cache)
+        graph = PassageGraph(len(self.texts), explicit=keyword_edges(self.keyword_sets, **self.explicit_settings))
+        self.builder = QueryGraphBuilder(self.passage_emb, self.texts, encoder=self.encoder, llm=self.llm,
+                                         settings=self.implicit_settings)
+        questions: list[str] = []
+        if self.implicit_queries == "query_file" and self.variant != "explicit":
+            questions = list(dict.fromkeys(q.question for q in dataset.queries))
+        query_emb = torch.empty(0, self.passage_emb.shape[1])
+        if questions:
+            query_emb = self.encoder.encode(questions, desc="queries")
+            edges, qgraphs = self.builder.build(questions, query_emb)
+            graph.add_queries(questions, edges)
+            graph.stats["query_graphs_by_llm"] = sum(g.llm for g in qgraphs)
+            graph.stats["query_graphs_by_stand_in"] = sum(not g.llm for g in qgraphs)
+        graph.stats["llm_calls"] = self.builder.llm_calls
+        self.graph = graph
+        forest = graph.forest(self.variant)
+        relations = graph.relations(self.variant)
+        key = _digest(corpus_fingerprint(dataset), getattr(self.encoder, "model_key", ""), self.variant,
+                      relations, questions, self.model_settings, self.train_settings)[:10]
+        path = self.models_dir / "hyperrag" / f"{dataset.name}-{self.variant}-{key}" / "model.ckpt"
+        self.model, trained = self._load_or_train(path, relations, torch.cat([self.passage_emb, query_emb]))
+        self.model.to(self.device)
+        self.model.eval()
+        self.info = {"graph": self.variant, "checkpoint": str(path), "trained_now": trained,
+                     "explicit_edges": len(graph.explicit), "implicit_edges": len(graph.implicit),
+                     "query_nodes": graph.num_queries, "relations": int(relations.shape[1]),
+                     "forest": forest.stats(), **graph.stats,
+                     "mean_distance_to_init": float(self._moved()), "index_s": round(time.perf_counter() - t0, 2)}
+        log.info("hyperrag index: %s", self.info)
+        if self.streaming_settings["enabled"]:
+            from hyperrag.hyperbolic.streaming import StreamingBall
+
+            s = self.streaming_settings
+            self.stream = StreamingBall(self.model, graph, self.variant, self.builder,
+                                        update_frequency=s["update_frequency"], epochs=s["epochs"],
+                                        max_query_age=s["max_query_age"], max_query_nodes=s["max_query_nodes"],
+                                        batch_size=self.train_settings["batch_size"],
+                                        num_negatives=self.train_settings["num_negatives"])
+
+    @torch.no_grad()
+    def _moved(self) -> float:
+        from hyperrag.hyperbolic.distance import poincare_distance
+
+        m = self.model
+        return float(poincare_distance(m.points, m.anchor, m.curvature).mean())
+
+    def _load_or_train(self, path: Path, relations: torch.Tensor, init: torch.Tensor):  # type: ignore[no-untyped-def]
+        import lightning as L
+
+        from hyperrag.hyperbolic import EdgeDataModule, PoincareEmbedding
+
+        if path.exists() and not self.retrain:
+            log.info("hyperrag: loading %s", path)
+            return PoincareEmbedding.load_from_checkpoint(str(path), map_location="cpu"), False
+        ts = self.train_settings
+        model = PoincareEmbedding(init.shape[0], init_embeddings=init, seed=ts["seed"], **self.model_settings)
+        if relations.shape[1] == 0 or ts["max_epochs"] <= 0:
+            log.warning("hyperrag: no relations to train on (%s); the ball keeps its semantic initialisation",
+                        self.variant)
+        else:
+            data = EdgeDataModule(relations, init.shape[0], batch_size=ts["batch_size"],
+                                  num_negatives=ts["num_negatives"],
+                                  negative_group_size=ts["negative_group_size"], exclude="both", seed=ts["seed"])
+            trainer = L.Trainer(max_epochs=ts["max_epochs"], accelerator="gpu" if self.device.startswith("cuda")
+                                else "cpu", devices=1, logger=False, enable_checkpointing=False,
+                                enable_model_summary=False, enable_progress_bar=True)
+            trainer.fit(model, data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        model.cpu()
+        # the layout LightningModule.load_from_checkpoint reads (also for a ball saved without any fit)
+        torch.save({"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams),
+                    "pytorch-lightning_version": L.__version__}, path)
+        (path.parent / "meta.json").write_text(json.dumps({"graph": self.variant,
+                                                           "relations": int(relations.shape[1]),
+                                                           "train": ts, "model": self.model_settings}, indent=1))
+        log.info("hyperrag: trained ball saved to %s", path)
+        return model, True
+
+    # ---- retrieval ---------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def distances(self, query_emb: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Top-k passages by hyperbolic distance: [B, D_in] embeddings → (indices [B, k], distances [B, k])."""
+        from hyperrag.hyperbolic import topk_poincare
+
+        assert self.model is not None, "call index() first"
+        q = self.model.embed(query_emb.to(self.device))
+        points = self.model.points[: self.graph.num_passages]
+        return topk_poincare(q, points, k, curvature=self.model.curvature)
+
+    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        q_emb = self.encoder.encode(questions, desc="queries")
+        if self.stream is not None:
+            self.stream.observe(questions, q_emb)
+        if self.multi_step and self.llm_available:
+            return self._multi_step(questions, q_emb, top_k)
+        idx, dist = self.distances(q_emb, top_k)
+        return RetrievalOutput(idx.cpu(), (-dist).cpu())
+
+    def _multi_step(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
+        from hyperrag.llm.tasks import get_task
+
+        task = get_task("query_refinement", mode="decompose")
+        results = self.llm.complete_structured_batch(task, [{"query": q} for q in questions],
+                                                     progress="decomposition")
+        pool = max(top_k, 50)
+        out_idx, out_score, details = [], [], []
+        for b, (question, res) in enumerate(zip(questions, results)):
+            subs = [str(s) for s in (res.value or [])][: self.max_sub_questions] if res.ok else []
+            best: dict[int, float] = {}
+            idx, dist = self.distances(q_emb[b: b + 1], pool)
+            for i, d in zip(idx[0].tolist(), dist[0].tolist()):
+                best[i] = min(best.get(i, float("inf")), d)
+            resolved: list[str] = []
+            for sub in subs:  # sequential: "#j" → title of the best passage of sub-question j
+                text = re.sub(r"#(\d+)", lambda m, done=resolved: self._title_of(done, int(m.group(1))), sub)
+                i_s, d_s = self.distances(self.encoder.encode([text], desc="sub-questions"), pool)
+                resolved.append(f"{text}\x00{i_s[0, 0].item()}")
+                for i, d in zip(i_s[0].tolist(), d_s[0].tolist()):
+                    best[i] = min(best.get(i, float("inf")), d)
+            ranked = sorted(best.items(), key=lambda t: (t[1], t[0]))[:top_k]
+            out_idx.append([i for i, _ in ranked])
+            out_score.append([-d for _, d in ranked])
+            details.append({"sub_questions": [r.split("\x00")[0] for r in resolved]})
+        return RetrievalOutput(torch.tensor(out_idx, dtype=torch.long), torch.tensor(out_score), details)
+
+    def _title_of(self, resolved: list[str], j: int) -> str:
+        if 1 <= j <= len(resolved):
+            return self.titles[int(resolved[j - 1].split("\x00")[1])]
+        return ""
+
+    def describe(self) -> dict[str, Any]:
+        out = {"method": self.name, **self.info}
+        if self.stream is not None:
+            out["streaming_updates"] = len(self.stream.updates)
+        return out
