@@ -17,6 +17,28 @@ from hyperrag.errors import InputError
 GOLD_ID_FIELDS = ("gold_ids", "gold_passage_ids", "supporting_ids")
 
 
+def encodable(text: str) -> bool:
+    """False for strings holding unpaired UTF-16 surrogates (JSON ``"\\ud800"``): no encoder can take them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def parse_json_text(text: str, *, path: Path, line: int | None = None) -> Any:
+    """``json.loads`` with every failure (syntax, absurd nesting, oversized numbers) as an :class:`InputError`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        where = line if line is not None else err.lineno
+        raise InputError(f"invalid JSON: {err.msg} (column {err.colno})", path=path, line=where) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path=path, line=line) from None
+    except ValueError as err:  # e.g. an integer with more digits than Python converts
+        raise InputError(f"invalid JSON: {str(err).splitlines()[0][:120]}", path=path, line=line) from None
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line; raise :class:`InputError` on bad lines."""
     path = Path(path)
@@ -25,17 +47,15 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")  # a BOM may open the file
             except UnicodeDecodeError as err:
                 raise InputError(f"not valid UTF-8 (byte {err.start})", path=path, line=line_no) from None
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise InputError(f"invalid JSON: {err.msg} (column {err.colno})", path=path, line=line_no) from None
+            obj = parse_json_text(line, path=path, line=line_no)
             if not isinstance(obj, dict):
-                raise InputError("each line must be a JSON object", path=path, line=line_no)
+                raise InputError(f"each line must be a JSON object, got {type(obj).__name__}", path=path,
+                                 line=line_no)
             yield line_no, obj
 
 
@@ -51,6 +71,9 @@ def require_str(obj: dict[str, Any], key: str, *, path: Path, line: int, allow_e
         value = str(value)
     if not isinstance(value, str):
         raise InputError(f"expected a string, got {type(value).__name__}", path=path, line=line, field=key)
+    if not encodable(value):
+        raise InputError("contains an unpaired surrogate escape (not valid Unicode text)", path=path, line=line,
+                         field=key)
     if not allow_empty and not value.strip():
         raise InputError("must not be empty", path=path, line=line, field=key)
     return value
@@ -62,6 +85,9 @@ def require_str_list(obj: dict[str, Any], key: str, *, path: Path, line: int) ->
         raise InputError("expected a list of strings, got a string", path=path, line=line, field=key)
     if not isinstance(value, list) or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
         raise InputError("expected a list of strings", path=path, line=line, field=key)
+    if not all(encodable(v) for v in value if isinstance(v, str)):
+        raise InputError("contains an unpaired surrogate escape (not valid Unicode text)", path=path, line=line,
+                         field=key)
     return tuple(str(v) for v in value)
 
 

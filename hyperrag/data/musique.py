@@ -6,10 +6,10 @@ paragraphs with ``is_supporting: true``, matched to corpus entries by title and 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from hyperrag.data.jsonl import encodable, parse_json_text
 from hyperrag.data.types import Corpus, Dataset, Passage, Query
 from hyperrag.errors import InputError
 
@@ -19,14 +19,13 @@ def load_json(path: Path) -> Any:
         raise InputError("file not found", path=path)
     raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM may open the file
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise InputError(f"not valid UTF-8 (byte {err.start})", path=path, line=line) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from None
+    if not text.strip():
+        raise InputError("file is empty", path=path)
+    return parse_json_text(text, path=path)
 
 
 def _field(rec: Any, key: str, kind: type | tuple[type, ...], *, path: Path, record: int) -> Any:
@@ -39,6 +38,9 @@ def _field(rec: Any, key: str, kind: type | tuple[type, ...], *, path: Path, rec
         kinds = kind if isinstance(kind, tuple) else (kind,)
         expected = " or ".join(k.__name__ for k in kinds)
         raise InputError(f"expected {expected}, got {type(value).__name__}", path=path, record=record, field=key)
+    if isinstance(value, str) and not encodable(value):
+        raise InputError("contains an unpaired surrogate escape (not valid Unicode text)", path=path, record=record,
+                         field=key)
     return value
 
 

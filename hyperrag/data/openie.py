@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hyperrag.data.jsonl import encodable
 from hyperrag.data.musique import load_json
 from hyperrag.data.types import Corpus
 from hyperrag.errors import InputError
@@ -60,12 +61,13 @@ def read_openie(path: str | Path, corpus: Corpus) -> OpenIERecords:
         ents = doc.get("extracted_entities", [])
         if not isinstance(ents, list):
             raise InputError("expected a list", path=path, record=i, field="extracted_entities")
-        entities[pos] = [e for e in ents if isinstance(e, str) and e.strip()]
+        entities[pos] = [e for e in ents if isinstance(e, str) and e.strip() and encodable(e)]
         raw_triples = doc.get("extracted_triples", [])
         if not isinstance(raw_triples, list):
             raise InputError("expected a list", path=path, record=i, field="extracted_triples")
         for t in raw_triples:
-            if isinstance(t, (list, tuple)) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t):
+            if isinstance(t, (list, tuple)) and len(t) == 3 and all(isinstance(x, str) and x.strip() and encodable(x)
+                                                                   for x in t):
                 triples[pos].append((t[0], t[1], t[2]))
             else:
                 skipped += 1

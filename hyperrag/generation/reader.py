@@ -1,4 +1,9 @@
-"""QA reader: answer each query from its top retrieved passages with the LLM (``grounded_answer`` task)."""
+"""QA reader: answer each query from its top retrieved passages with the LLM (``grounded_answer`` task).
+
+A retriever that generates its own answer (CDF-RAG, HugRAG, ...) puts it in its row details as
+``"answer"`` (optionally ``"supporting_ids"``); :func:`answer_rows` uses that and calls the reader
+only for the other rows.
+"""
 
 from __future__ import annotations
 
@@ -30,3 +35,47 @@ def answer_queries(llm: Any, questions: Sequence[str], ranked_ids: Sequence[Sequ
             out.append({"answer": "", "supporting_ids": [], "answer_ok": False,
                         "answer_error": str(getattr(res, "error_kind", "failed"))})
     return out
+
+
+def retriever_answer(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer a retriever generated itself (``details["answer"]``), in the reader's record shape."""
+    details = row.get("details")
+    if not isinstance(details, dict) or not isinstance(details.get("answer"), str):
+        return None
+    support: Any = None
+    for source in (details, details.get("generation")):
+        if isinstance(source, dict):
+            support = next((source[k] for k in ("supporting_ids", "supporting") if isinstance(source.get(k), list)),
+                           None)
+            if support is not None:
+                break
+    answer = details["answer"]
+    return {"answer": answer, "supporting_ids": [s for s in support or [] if isinstance(s, str)],
+            "answer_ok": bool(answer.strip()), "answer_source": "retriever"}
+
+
+def answer_rows(llm: Any, rows: list[dict[str, Any]], corpus: Corpus, top_n: int = 5,
+                progress: bool | str = False) -> int:
+    """Add ``answer``/``supporting_ids``/``answer_ok`` to prediction rows in place; return LLM-answered rows.
+
+    Rows whose retriever already answered keep that answer; the rest go to the reader when ``llm`` is
+    available and ``top_n > 0``. An exception from the LLM layer marks the batch failed, never raises.
+    """
+    todo = []
+    for row in rows:
+        own = retriever_answer(row)
+        if own is not None:
+            row.update(own)
+        else:
+            todo.append(row)
+    if not todo or not top_n or not getattr(llm, "available", False):
+        return 0
+    try:
+        answers = answer_queries(llm, [r["question"] for r in todo], [r["ranked_ids"] for r in todo], corpus,
+                                 top_n=top_n, progress=progress)
+    except Exception as err:  # noqa: BLE001 - an LLM outage costs answers, not the run
+        answers = [{"answer": "", "supporting_ids": [], "answer_ok": False,
+                    "answer_error": f"{type(err).__name__}: {err}"[:200]} for _ in todo]
+    for row, ans in zip(todo, answers):
+        row.update({**ans, "answer_source": "reader"})
+    return len(todo)

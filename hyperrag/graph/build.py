@@ -47,6 +47,21 @@ def _merge_undirected(src: torch.Tensor, dst: torch.Tensor, weight: torch.Tensor
     return torch.stack([key // num_nodes, key % num_nodes]), merged
 
 
+def canonical_triples(triples: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Canonical ``(subject, relation, object)`` of one passage's triples; those without subject or object dropped."""
+    out = []
+    for s_raw, r_raw, o_raw in triples:
+        s, r, o = canonical_name(s_raw), canonical_name(r_raw), canonical_name(o_raw)
+        if s and o:
+            out.append((s, r, o))
+    return out
+
+
+def synonym_eligible(names: list[str], min_chars: int) -> torch.Tensor:
+    """BoolTensor [E]: entities with at least ``min_chars`` alphanumerics (dates and "a" get no synonyms)."""
+    return torch.tensor([len(_ALNUM.sub("", n)) >= min_chars for n in names], dtype=torch.bool)
+
+
 def build_knowledge_graph(
     corpus: Corpus,
     openie: OpenIERecords,
@@ -80,10 +95,7 @@ def build_knowledge_graph(
         return idx
 
     for pos, triples in enumerate(openie.triples):
-        for s_raw, r_raw, o_raw in triples:
-            s, r, o = canonical_name(s_raw), canonical_name(r_raw), canonical_name(o_raw)
-            if not s or not o:
-                continue
+        for s, r, o in canonical_triples(triples):
             si, oi = entity(s), entity(o)
             entity_passages[si].add(pos)
             entity_passages[oi].add(pos)
@@ -121,7 +133,7 @@ def build_knowledge_graph(
     ctx_weight = torch.ones(ctx_index.shape[1])
 
     # Synonym edges between entities with enough alphanumerics.
-    eligible = torch.tensor([len(_ALNUM.sub("", n)) >= synonym_min_chars for n in names], dtype=torch.bool)
+    eligible = synonym_eligible(names, synonym_min_chars)
     syn_index = torch.empty(2, 0, dtype=torch.long)
     syn_weight = torch.empty(0)
     if num_e > 1 and eligible.sum() > 1:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import torch
 
+from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
+
 
 class NodeType(IntEnum):
     ENTITY = 0
@@ -103,16 +105,16 @@ class KnowledgeGraph:
     def save(self, directory: str | Path) -> list[str]:
         """Write ``graph.pt`` (tensors) and ``graph.json`` (names, facts, stats); return the file names."""
         directory = Path(directory)
-        torch.save({k: getattr(self, k) for k in self.TENSORS}, directory / "graph.pt")
+        atomic_torch_save({k: getattr(self, k) for k in self.TENSORS}, directory / "graph.pt")
         meta = {"entity_names": self.entity_names, "passage_ids": self.passage_ids,
                 "facts": [list(f) for f in self.facts], "stats": self.stats}
-        (directory / "graph.json").write_text(json.dumps(meta, ensure_ascii=False))
+        atomic_write_text(directory / "graph.json", json.dumps(meta, ensure_ascii=False))
         return ["graph.pt", "graph.json"]
 
     @classmethod
     def load(cls, directory: str | Path) -> KnowledgeGraph:
         directory = Path(directory)
         tensors = torch.load(directory / "graph.pt", weights_only=True)
-        meta = json.loads((directory / "graph.json").read_text())
+        meta = json.loads((directory / "graph.json").read_text(encoding="utf-8"))
         return cls(entity_names=meta["entity_names"], passage_ids=meta["passage_ids"],
                    facts=[tuple(f) for f in meta["facts"]], stats=meta.get("stats", {}), **tensors)

@@ -1,4 +1,12 @@
-"""The knowledge-graph index of a dataset: graph tensors + entity/fact/passage embeddings, cached by key."""
+"""The knowledge-graph index of a dataset: graph tensors + entity/fact/passage embeddings + provenance.
+
+Cached by key (corpus, OpenIE file, encoder, settings). Files: ``graph.pt``/``graph.json`` and
+``provenance.pt`` (stage ``graph``), ``embeddings.pt`` (stage ``embeddings``), then ``manifest.json``.
+A corrupted or truncated file is detected on load; both stages are cheap to redo (embeddings come
+from the on-disk encoder cache), so :func:`load_or_build_kg_index` rebuilds the index with a warning
+naming the file, or raises :class:`~hyperrag.index.store.IndexCorruptError` with ``on_corrupt="raise"``.
+Incremental insert/delete of documents lives in :mod:`hyperrag.index.update`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -17,9 +26,12 @@ from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
 from hyperrag.errors import InputError
 from hyperrag.graph.build import GraphEmbeddings, build_knowledge_graph
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-from hyperrag.index.store import IndexDirectory, fingerprint, sha256_file
+from hyperrag.graph.provenance import GraphProvenance, build_provenance
+from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
+from hyperrag.utils.atomic import atomic_torch_save
 
 log = logging.getLogger(__name__)
+EMBEDDINGS_FILE = "embeddings.pt"
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,7 @@ class KGIndex:
     directory: Path
     built: bool  # False when loaded from an existing directory
     seconds: float
+    provenance: GraphProvenance | None = None
 
 
 def corpus_fingerprint(dataset: Dataset) -> str:
@@ -46,9 +59,63 @@ def corpus_fingerprint(dataset: Dataset) -> str:
     return digest.hexdigest()
 
 
+def save_kg_files(folder: Path, graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProvenance,
+                  prefix: str = "") -> dict[str, str]:
+    """Write the index files (atomically) into ``folder``; return ``{name relative to the index: stage}``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {prefix + name: "graph" for name in graph.save(folder)}
+    files[prefix + prov.save(folder)] = "graph"
+    atomic_torch_save(asdict(emb), folder / EMBEDDINGS_FILE)
+    files[prefix + EMBEDDINGS_FILE] = "embeddings"
+    return files
+
+
+def graph_folder(directory: IndexDirectory, manifest: dict[str, Any]) -> Path:
+    """The folder holding ``graph.pt`` (the index root, or the current generation after updates)."""
+    for name in manifest["files"]:
+        if Path(name).name == "graph.pt":
+            return directory.path / Path(name).parent
+    raise directory.corrupt("manifest.json", "lists no graph.pt", "graph")
+
+
+def read_kg_files(directory: IndexDirectory, manifest: dict[str, Any]) -> tuple[KnowledgeGraph, GraphEmbeddings,
+                                                                               GraphProvenance | None]:
+    """Load verified files; an unreadable one raises :class:`IndexCorruptError` naming it."""
+    folder = graph_folder(directory, manifest)
+    rel = folder.relative_to(directory.path)
+    try:
+        graph = KnowledgeGraph.load(folder)
+    except Exception as err:  # noqa: BLE001 - any unreadable file is reported the same way
+        raise directory.corrupt(str(rel / "graph.pt"), f"unreadable ({type(err).__name__})", "graph") from None
+    try:
+        emb = GraphEmbeddings(**torch.load(folder / EMBEDDINGS_FILE, weights_only=True))
+    except Exception as err:  # noqa: BLE001
+        raise directory.corrupt(str(rel / EMBEDDINGS_FILE), f"unreadable ({type(err).__name__})", "embeddings") from None
+    prov = GraphProvenance.load(folder) if (folder / "provenance.pt").is_file() else None
+    if emb.passage.shape[0] != graph.num_passages:
+        raise directory.corrupt(str(rel / EMBEDDINGS_FILE), f"has {emb.passage.shape[0]} passage rows for "
+                                f"{graph.num_passages} passages (mismatched files)", "embeddings")
+    return graph, emb, prov
+
+
+def load_kg_directory(path: str | Path) -> KGIndex:
+    """Load and verify any knowledge-graph index directory (built or incrementally updated)."""
+    t0 = time.perf_counter()
+    directory = IndexDirectory(path, stage="graph")
+    if not directory.path.is_dir():
+        raise InputError("index directory not found", path=directory.path)
+    manifest = directory.verify()
+    graph, emb, prov = read_kg_files(directory, manifest)
+    return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov)
+
+
 def load_or_build_kg_index(dataset: Dataset, encoder: TextEncoder, settings: GraphSettings | None = None,
-                           root: str | Path | None = None) -> KGIndex:
-    """Load the index for (dataset, OpenIE file, encoder, settings) or build it once."""
+                           root: str | Path | None = None, on_corrupt: str = "rebuild") -> KGIndex:
+    """Load the index for (dataset, OpenIE file, encoder, settings) or build it once.
+
+    Args:
+        on_corrupt: ``rebuild`` (log the one-line reason, rebuild) or ``raise``.
+    """
     t0 = time.perf_counter()
     settings = settings or GraphSettings()
     if dataset.openie_path is None:
@@ -59,22 +126,25 @@ def load_or_build_kg_index(dataset: Dataset, encoder: TextEncoder, settings: Gra
     settings_dict = asdict(settings)
     key = fingerprint({"inputs": inputs, "settings": settings_dict})
     root = Path(root) if root else default_cache_dir() / "index"
-    directory = IndexDirectory(root / f"{dataset.name}-kg-{key[:12]}")
-    if directory.matches(key):
-        graph = KnowledgeGraph.load(directory.path)
-        emb = torch.load(directory.path / "embeddings.pt", weights_only=True)
-        log.info("loaded index %s", directory.path)
-        return KGIndex(graph, GraphEmbeddings(**emb), directory.path, False, time.perf_counter() - t0)
+    directory = IndexDirectory(root / f"{dataset.name}-kg-{key[:12]}", stage="graph")
+    try:
+        if directory.matches(key):
+            graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
+            log.info("loaded index %s", directory.path)
+            return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov)
+    except IndexCorruptError as err:
+        if on_corrupt != "rebuild":
+            raise
+        log.warning("%s — rebuilding stages 'graph' and 'embeddings' (cheap: embeddings are cached)", err)
 
-    if directory.path.exists():  # stale or partial: rebuild from scratch
+    if directory.path.exists():  # stale, partial or corrupt: rebuild from scratch
         shutil.rmtree(directory.path)
     directory.path.mkdir(parents=True)
     openie = read_openie(dataset.openie_path, dataset.corpus)
     graph, emb = build_knowledge_graph(dataset.corpus, openie, encoder, **settings_dict)
-    files = graph.save(directory.path)
-    torch.save(asdict(emb), directory.path / "embeddings.pt")
-    files.append("embeddings.pt")
-    directory.write_manifest(key, settings_dict, {**inputs, "openie_path": str(dataset.openie_path)}, files,
-                             graph.stats)
+    prov = build_provenance(graph, openie)
+    files = save_kg_files(directory.path, graph, emb, prov)
+    directory.write_manifest(key, settings_dict, {**inputs, "openie_path": str(dataset.openie_path),
+                                                  "encoder_model": encoder.model_name}, files, graph.stats)
     log.info("built index %s in %.1fs", directory.path, time.perf_counter() - t0)
-    return KGIndex(graph, emb, directory.path, True, time.perf_counter() - t0)
+    return KGIndex(graph, emb, directory.path, True, time.perf_counter() - t0, prov)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 from hyperrag.llm.tasks.openie_graphrag import GraphExtraction
 from hyperrag.llm.tasks.openie_hipporag import NamedEntityExtraction, TripleExtraction
 from hyperrag.llm.types import TaskResult
+from hyperrag.utils.atomic import append_durably, atomic_write_text, read_jsonl_log
 
 log = logging.getLogger(__name__)
 
@@ -63,19 +63,16 @@ class OpenIEReport:
 
 
 def read_checkpoint(path: Path, digests: list[str]) -> dict[int, dict[str, Any]]:
-    """Records of finished passages whose text still matches; a torn last line is ignored."""
+    """Records of finished passages whose text still matches; a torn last line (killed run) is cut off,
+    so the next append starts on a fresh line."""
     done: dict[int, dict[str, Any]] = {}
-    if not path.exists():
-        return done
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-                i = int(rec["idx"])
-            except (ValueError, KeyError, TypeError):
-                continue  # partially written line from a killed run
-            if 0 <= i < len(digests) and rec.get("digest") == digests[i]:
-                done[i] = rec
+    for rec in read_jsonl_log(path):
+        try:
+            i = int(rec["idx"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if 0 <= i < len(digests) and rec.get("digest") == digests[i]:
+            done[i] = rec
     return done
 
 
@@ -172,9 +169,8 @@ class OpenIEIndexer:
                 rec = {"idx": i, "digest": digests[i], **rec}
                 done[i] = rec
                 report.extracted += 1
-                if fh is not None:
-                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                    fh.flush()
+                if fh is not None:  # durable before the passage counts as done (SIGKILL-safe)
+                    append_durably(fh, [json.dumps(rec, ensure_ascii=False)])
             if bar is not None:
                 bar.update(1)
 
@@ -205,12 +201,7 @@ def write_openie(path: str | Path, docs: list[dict[str, Any]], *, model: str | N
         "style": style,
         "failed_idx": failed or [],
     }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False)
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False))
 
 
 def estimate_openie(passages: Sequence[Any], llm: Any, *, style: str = "hipporag") -> list[Any]:

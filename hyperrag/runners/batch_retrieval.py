@@ -1,10 +1,17 @@
 """Batch retrieval over a query file with Lightning's predict loop (sharded when devices > 1).
 
-Writes ``predictions.jsonl`` (per query: ranked passage ids and scores) and ``metrics.json``.
+Crash-safe and resumable: every batch is retrieved, answered (the retriever's own ``details["answer"]``,
+else the QA reader when an LLM is available) and appended to ``predictions.jsonl`` with flush + fsync
+(one shard per process when devices > 1). A rerun into the same ``out`` skips the query ids already
+there (a torn last line from a kill is dropped) and finishes only the rest; then the rows are
+rewritten in query order and ``metrics.json`` is computed over all of them, both atomically.
+``predictions.meta.json`` keys the rows to (dataset, corpus, retriever, top_k, answering): a run with
+other settings starts afresh.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -15,13 +22,16 @@ import lightning as L
 import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 
-from hyperrag.data.types import Dataset, Query
+from hyperrag.data.types import Corpus, Dataset, Query
 from hyperrag.eval.qa import qa_metrics
 from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
-from hyperrag.generation.reader import answer_queries
+from hyperrag.generation.reader import answer_rows
 from hyperrag.retrievers.base import Retriever
+from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
 
 log = logging.getLogger(__name__)
+PREDICTIONS = "predictions.jsonl"
+META = "predictions.meta.json"
 
 
 class _QueryList(torch.utils.data.Dataset):
@@ -36,13 +46,18 @@ class _QueryList(torch.utils.data.Dataset):
 
 
 class RetrievalModule(L.LightningModule):
-    """Wraps a retriever so Lightning can shard query batches over devices/processes."""
+    """Wraps a retriever so Lightning can shard query batches over devices/processes; answers per batch."""
 
-    def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int) -> None:
+    def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int, llm: Any = None,
+                 answer_top_n: int = 0) -> None:
         super().__init__()
         self.retriever = retriever
+        self.corpus: Corpus = dataset.corpus
         self.passage_ids = dataset.corpus.ids
         self.top_k = top_k
+        self.llm = llm
+        self.answer_top_n = answer_top_n
+        self.answer_seconds = 0.0
 
     def transfer_batch_to_device(self, batch: list[Query], device: torch.device, dataloader_idx: int) -> list[Query]:
         return batch  # plain query records; the retriever places its own tensors
@@ -58,73 +73,117 @@ class RetrievalModule(L.LightningModule):
             if out.details:
                 row["details"] = out.details[i]
             rows.append(row)
+        t0 = time.perf_counter()
+        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n)
+        self.answer_seconds += time.perf_counter() - t0
         return rows
 
 
-class _ShardWriter(BasePredictionWriter):
-    """Each process appends its rows to its own shard; rank 0 merges them in query order."""
+class _AppendWriter(BasePredictionWriter):
+    """Appends each batch's rows durably: to ``predictions.jsonl``, or one shard per process."""
 
     def __init__(self, out_dir: Path) -> None:
         super().__init__(write_interval="batch")
         self.out_dir = out_dir
 
-    def shard(self, rank: int) -> Path:
-        return self.out_dir / f"predictions.rank{rank}.jsonl"
+    def target(self, trainer: L.Trainer) -> Path:
+        if trainer.world_size == 1:
+            return self.out_dir / PREDICTIONS
+        return self.out_dir / f"predictions.rank{trainer.global_rank}.jsonl"
 
     def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx):
-        with self.shard(trainer.global_rank).open("a") as handle:
-            for row in prediction:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        with self.target(trainer).open("a", encoding="utf-8") as handle:
+            append_durably(handle, [json.dumps(row, ensure_ascii=False) for row in prediction])
+
+
+def _log_files(out: Path) -> list[Path]:
+    return [out / PREDICTIONS, *sorted(out.glob("predictions.rank*.jsonl"))]
+
+
+def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool) -> str:
+    digest = hashlib.sha256()
+    for pid in dataset.corpus.ids:
+        digest.update(pid.encode("utf-8", "surrogatepass") + b"\0")
+    spec = {"dataset": dataset.name, "corpus": digest.hexdigest(), "retriever": type(retriever).__qualname__,
+            "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True) -> dict[str, dict[str, Any]]:
+    """Rows already written by an earlier (possibly killed) run with the same key; otherwise start afresh."""
+    meta = out / META
+    same = False
+    if resume and meta.is_file():
+        try:
+            same = json.loads(meta.read_text(encoding="utf-8")).get("key") == key
+        except ValueError:
+            same = False
+    if not same:
+        for path in _log_files(out):
+            path.unlink(missing_ok=True)
+        atomic_write_json(meta, {"key": key})
+        return {}
+    rows: dict[str, dict[str, Any]] = {}
+    for path in _log_files(out):
+        for row in read_jsonl_log(path):
+            rid = row.get("id")
+            if isinstance(rid, str) and rid in query_ids and rid not in rows:
+                rows[rid] = row
+    return rows
 
 
 def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | Path, *, top_k: int = 10,
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None, llm: Any = None,
-                        answer_top_n: int = 5) -> dict[str, Any]:
-    """Retrieve every query of ``dataset``, answer it from the top ``answer_top_n`` passages when an LLM is
-    available (``answer_top_n=0`` skips answering), and score both. Returns the metrics dict."""
+                        answer_top_n: int = 5, resume: bool = True) -> dict[str, Any]:
+    """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
+    ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
+
+    Returns the metrics dict (empty on ranks other than 0).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    writer = _ShardWriter(out)
-    for stale in out.glob("predictions.rank*.jsonl"):
-        stale.unlink()
-    trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
-                        enable_model_summary=False, callbacks=[writer], enable_progress_bar=len(dataset.queries) > batch_size)
-    loader = torch.utils.data.DataLoader(_QueryList(dataset.queries), batch_size=batch_size, shuffle=False,
-                                         collate_fn=list)
-    module = RetrievalModule(retriever, dataset, max(top_k, max(ks)))
+    answering = bool(answer_top_n and getattr(llm, "available", False))
+    key = resume_key(dataset, retriever, max(top_k, max(ks)), answering)
+    done = finished_rows(out, key, {q.id for q in dataset.queries}, resume)
+    todo = [q for q in dataset.queries if q.id not in done]
+    if done:
+        log.info("batch retrieval: %d/%d queries already in %s; %d to go", len(done), len(dataset.queries),
+                 out / PREDICTIONS, len(todo))
+    module = RetrievalModule(retriever, dataset, max(top_k, max(ks)), llm, answer_top_n if answering else 0)
     accounting = getattr(llm, "accounting", None)
     calls_before = accounting.total().calls if accounting is not None else 0
     t0 = time.perf_counter()
-    trainer.predict(module, loader, return_predictions=False)
+    rank = 0
+    if todo:
+        trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
+                            enable_model_summary=False, callbacks=[_AppendWriter(out)],
+                            enable_progress_bar=len(todo) > batch_size)
+        loader = torch.utils.data.DataLoader(_QueryList(todo), batch_size=batch_size, shuffle=False, collate_fn=list)
+        trainer.predict(module, loader, return_predictions=False)
+        trainer.strategy.barrier()
+        rank = trainer.global_rank
     seconds = time.perf_counter() - t0
-    trainer.strategy.barrier()
-    if trainer.global_rank != 0:
+    if rank != 0:
         return {}
-    order = {q.id: i for i, q in enumerate(dataset.queries)}
-    rows = [json.loads(line) for shard in sorted(out.glob("predictions.rank*.jsonl"))
-            for line in shard.read_text().splitlines()]
-    rows.sort(key=lambda r: order[r["id"]])
+    rows_by_id = finished_rows(out, key, {q.id for q in dataset.queries}) if todo else done
+    rows = [rows_by_id[q.id] for q in dataset.queries if q.id in rows_by_id]
+    missing = len(dataset.queries) - len(rows)
+    if missing:
+        raise RuntimeError(f"{missing} queries have no prediction row in {out}")
     metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
-    metrics.update({"queries": len(rows), "retrieve_seconds": round(seconds, 3),
-                    "queries_per_second": round(len(rows) / max(seconds, 1e-9), 2)})
-    if answer_top_n and getattr(llm, "available", False):
-        t1 = time.perf_counter()
-        answers = answer_queries(llm, [r["question"] for r in rows], [r["ranked_ids"] for r in rows],
-                                 dataset.corpus, top_n=answer_top_n)
-        for row, ans in zip(rows, answers):
-            row.update(ans)
-        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], answer_top_n) if r["gold_ids"] else 0.0
-                 for r in rows]
-        metrics.update(qa_metrics([r["answer"] for r in rows], [r["answers"] for r in rows], chain))
-        metrics["answer_failures"] = sum(not a["answer_ok"] for a in answers)
-        metrics["answer_seconds"] = round(time.perf_counter() - t1, 3)
+    metrics.update({"queries": len(rows), "resumed_queries": len(done), "retrieve_seconds": round(seconds, 3),
+                    "queries_per_second": round(len(todo) / max(seconds, 1e-9), 2)})
+    if any("answer" in r for r in rows):
+        n = answer_top_n or 5
+        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
+        metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain))
+        metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
+        metrics["answer_seconds"] = round(module.answer_seconds, 3)
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
-        metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(rows), 1), 2)
-    with (out / "predictions.jsonl").open("w") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(todo), 1), 2)
+    atomic_write_jsonl(out / PREDICTIONS, rows)
     for shard in out.glob("predictions.rank*.jsonl"):
         shard.unlink()
     if index_seconds is not None:
@@ -132,7 +191,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     record = {"dataset": dataset.name, **retriever.describe(), "metrics": metrics}
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
-    (out / "metrics.json").write_text(json.dumps(record, indent=1, default=str))
+    atomic_write_json(out / "metrics.json", record)
     return metrics
 
 
