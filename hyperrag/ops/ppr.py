@@ -11,8 +11,14 @@ How it is fast (see ``benchmarks/bench_ppr.py --ablate``):
   iteration, written in place (``addmm(beta=0, out=)``) into reused work buffers;
 * queries run in blocks of ``block_size`` columns (32 on CPU: the block stays in cache);
 * undirected graphs use Chebyshev semi-iteration (their transition spectrum is real, in [-1, 1]): on
-  MuSiQue 14 instead of 18 iterations at damping 0.5, 35 instead of 69 at 0.85; directed graphs and
-  blocks with edge deltas use the power method;
+  MuSiQue 14 instead of 18 iterations at damping 0.5, 35 instead of 69 at 0.85; directed graphs use the
+  power method;
+* per-query edge deltas (:class:`EdgeWeightDelta`) are a rank-one correction per re-weighted tail, applied
+  around the shared SpMM with precomputed flat indices (a rescaling of the tail's input entry plus one
+  scatter-add per overridden arc), so blocks with deltas keep Chebyshev: the re-weighted operator is still
+  column-stochastic, its spectrum lies in the disc of radius ``damping``, which Chebyshev's convergence
+  region contains for ``damping <= 1/sqrt(2)``; above that the block is residual-guarded and falls back to
+  power steps if it diverges (``benchmarks/bench_catrag.py``: ~1.1x plain on MuSiQue);
 * the L1 change is only computed when a column can have converged, finished columns leave the block once
   a quarter of it is done, and sparse reset vectors are never materialised densely on input.
 
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-__all__ = ["EdgeWeightDelta", "PPRGraph", "PPRStats", "personalized_pagerank"]
+__all__ = ["EdgeWeightDelta", "PPRGraph", "PPRStats", "merge_edge_deltas", "personalized_pagerank"]
 
 
 @dataclass
@@ -43,13 +49,66 @@ class EdgeWeightDelta:
         src: LongTensor [M], original node id of the arc's tail.
         dst: LongTensor [M], original node id of the arc's head.
         weight: Tensor [M], new (summed) weight of arc ``src -> dst`` for that query; 0 removes it. The arc
-            must exist in the graph (for an undirected graph each direction is a separate arc).
+            must exist in the graph (for an undirected graph each direction is a separate arc). Each
+            ``(query, arc)`` may appear once (:func:`merge_edge_deltas` combines several deltas).
     """
 
     query: Tensor
     src: Tensor
     dst: Tensor
     weight: Tensor
+
+
+def merge_edge_deltas(
+    graph: PPRGraph, deltas: list[EdgeWeightDelta | None], combine: str = "multiply"
+) -> EdgeWeightDelta | None:
+    """Merge several :class:`EdgeWeightDelta` into one that names each ``(query, arc)`` once.
+
+    Inside one delta a repeated ``(query, arc)`` keeps its last weight. Across deltas, ``combine="last"``
+    keeps the weight of the last delta naming the arc; ``combine="multiply"`` reads each delta as a
+    multiplier of the graph's stored arc weight (``w_i / w``) and applies all of them: ``w * prod(w_i / w)``
+    (an arc stored with weight 0 keeps the last delta's weight). ``None`` and empty deltas are skipped;
+    returns None when nothing is left.
+    """
+    if combine not in ("multiply", "last"):
+        raise ValueError(f"combine must be 'multiply' or 'last', got {combine!r}")
+    parts = [d for d in deltas if d is not None and d.query.numel()]
+    if not parts:
+        return None
+    dev, n = graph.device, graph.num_nodes
+    keys, _, _ = _arc_tables(graph)
+    a = max(keys.numel(), 1)
+    qs, ss, ts, ws, ks, part = [], [], [], [], [], []
+    for i, d in enumerate(parts):
+        q, s, t = (x.to(dev).long().flatten() for x in (d.query, d.src, d.dst))
+        w = d.weight.to(dev, torch.float64).flatten()
+        if not (q.numel() == s.numel() == t.numel() == w.numel()):
+            raise ValueError("EdgeWeightDelta fields must have the same length")
+        if min(s.min(), t.min()) < 0 or max(s.max(), t.max()) >= n or q.min() < 0:
+            raise ValueError("EdgeWeightDelta query/src/dst out of range")
+        ss_, ts_ = (s, t) if graph.inv_perm is None else (graph.inv_perm[s], graph.inv_perm[t])
+        pos = torch.searchsorted(keys, ss_ * n + ts_).clamp_(max=a - 1)
+        if keys.numel() == 0 or bool((keys[pos] != ss_ * n + ts_).any()):
+            raise ValueError("EdgeWeightDelta overrides an arc that is not in the graph")
+        key = q * a + pos
+        order = torch.argsort(key, stable=True)
+        key, counts = torch.unique_consecutive(key[order], return_counts=True)
+        last = order[torch.cumsum(counts, 0) - 1]  # last occurrence of each (query, arc)
+        qs.append(q[last]), ss.append(s[last]), ts.append(t[last]), ws.append(w[last]), ks.append(key)
+        part.append(torch.full_like(key, i))
+    q, s, t, w, key, part = (torch.cat(x) for x in (qs, ss, ts, ws, ks, part))
+    order = torch.argsort(key, stable=True)  # within a key, parts stay in order
+    q, s, t, w, key = q[order], s[order], t[order], w[order], key[order]
+    uniq, group, counts = torch.unique_consecutive(key, return_inverse=True, return_counts=True)
+    last = torch.cumsum(counts, 0) - 1
+    out_w = w[last]
+    if combine == "multiply":
+        base = graph.out_weight[uniq % a].to(torch.float64)
+        factor = w / base[group].clamp_min(torch.finfo(torch.float64).tiny)
+        prod = torch.ones_like(base).scatter_reduce_(0, group, factor, "prod")
+        out_w = torch.where(base > 0, base * prod, out_w)
+    dtype = parts[-1].weight.dtype if parts[-1].weight.is_floating_point() else torch.float64
+    return EdgeWeightDelta(q[last], s[last], t[last], out_w.to(dtype))
 
 
 @dataclass
@@ -59,6 +118,7 @@ class PPRStats:
     spmm_calls: int = 0
     column_iterations: int = 0  # sum over SpMM calls of the number of active columns
     max_iterations: int = 0
+    chebyshev_fallbacks: int = 0  # blocks with edge deltas switched from Chebyshev to power steps
 
 
 class PPRGraph:
@@ -172,6 +232,21 @@ class PPRGraph:
         graph = cls(transition_t, out_ptr, a_dst, weight.to(dtype), strength.to(dtype), perm, directed)
         return graph.to(device)
 
+    def arc_weight(self, src: Tensor, dst: Tensor) -> Tensor:
+        """Stored (summed) weight of the arcs ``src -> dst`` (original node ids); raises ValueError when one
+        is not in the graph."""
+        n = self.num_nodes
+        s, t = src.to(self.device).long().flatten(), dst.to(self.device).long().flatten()
+        if s.numel() and (min(s.min(), t.min()) < 0 or max(s.max(), t.max()) >= n):
+            raise ValueError("arc endpoints out of range")
+        if self.inv_perm is not None:
+            s, t = self.inv_perm[s], self.inv_perm[t]
+        keys = _arc_tables(self)[0]
+        pos = torch.searchsorted(keys, s * n + t).clamp_(max=max(keys.numel() - 1, 0))
+        if s.numel() and (keys.numel() == 0 or bool((keys[pos] != s * n + t).any())):
+            raise ValueError("arc not in the graph")
+        return self.out_weight[pos] if s.numel() else self.out_weight.new_zeros(0)
+
     def to(self, device: str | torch.device) -> PPRGraph:
         """A copy of the graph on ``device`` (``self`` when already there)."""
         device = torch.device(device)
@@ -210,53 +285,157 @@ def _rcm_order(src: Tensor, dst: Tensor, n: int) -> Tensor:
     return torch.from_numpy(reverse_cuthill_mckee(pattern + pattern.T, symmetric_mode=True).astype(np.int64))
 
 
-def _delta_terms(graph: PPRGraph, delta: EdgeWeightDelta, batch: int):
-    """Expand arc overrides into correction triplets.
+@dataclass
+class _DeltaPlan:
+    """Per-query corrections of the transition matrix, every part sorted by query.
 
-    Returns ``(q, s, t, coef)`` with ``y[t, q] += coef * x[s, q]`` for every arc leaving an overridden
-    tail ``s`` (``coef`` = new minus old transition probability), and ``(dq, ds, dsign)`` with
-    ``dsign = +1`` where ``s`` becomes dangling for query ``dq`` and ``-1`` where it stops being dangling.
+    The override of tail ``s`` for query ``q`` turns column ``s`` of ``P^T`` from ``w / S`` into
+    ``w' / S'``. Written as ``(S / S') (w / S) + (w' - w) / S'``, it costs per iteration one rescaling of the
+    SpMM input ``x[s, q] *= S / S'`` (undone after the product) plus one scatter-add per overridden arc —
+    a rank-one correction per touched tail, never the whole out-row. Where ``S' < S / 2`` (heavy
+    down-weighting) the rescaling would amplify rounding in the cancelling arcs, so that tail's column is
+    replaced instead: ``x[s, q] *= 0`` and every arc with ``w' > 0`` is added explicitly.
+
+    pairs: ``(q, s, ratio)``: input rescaling (``ratio`` 0 replaces the column);
+    arcs: ``(q, s, t, coef)``: ``y[t, q] += damping * coef * x[s, q]``;
+    dang: ``(q, s, sign)``: +1 where ``s`` becomes dangling for ``q``, -1 where it stops being dangling.
     """
-    dev, n = graph.device, graph.num_nodes
+
+    pairs: tuple[Tensor, Tensor, Tensor]
+    arcs: tuple[Tensor, Tensor, Tensor, Tensor]
+    dang: tuple[Tensor, Tensor, Tensor]
+
+    def block(self, c0: int, c1: int) -> _BlockDelta | None:
+        parts = []
+        for p in (self.pairs, self.arcs, self.dang):
+            lo, hi = torch.searchsorted(p[0], torch.tensor([c0, c1], device=p[0].device)).tolist()
+            parts.append((p[0][lo:hi] - c0, *(e[lo:hi] for e in p[1:])))
+        if all(p[0].numel() == 0 for p in parts):
+            return None
+        return _BlockDelta(*parts)
+
+
+class _BlockDelta:
+    """One block's :class:`_DeltaPlan` as flat indices into the row-major ``[N, b]`` iterate."""
+
+    def __init__(self, pairs, arcs, dang) -> None:
+        self.pairs, self.arcs, self.dang = pairs, arcs, dang
+        self.width = -1
+
+    def index(self, b: int) -> None:
+        """(Re)compute the flat indices for a block of ``b`` columns."""
+        if b == self.width:
+            return
+        (pq, ps, self.ratio), (aq, as_, at, self.coef), (dq, ds, self.sign) = self.pairs, self.arcs, self.dang
+        self.p_flat = ps * b + pq
+        self.a_src, self.a_dst = as_ * b + aq, at * b + aq
+        self.d_flat, self.d_col = ds * b + dq, dq
+        self.width = b
+
+    def drop(self, done: Tensor, new_pos: Tensor) -> None:
+        """Forget finished block columns (``done`` [b] bool) and renumber the rest (``new_pos``)."""
+
+        def keep(p):
+            m = ~done[p[0]]
+            return (new_pos[p[0][m]], *(e[m] for e in p[1:]))
+
+        self.pairs, self.arcs, self.dang = keep(self.pairs), keep(self.arcs), keep(self.dang)
+        self.width = -1
+
+    @property
+    def changes_dangling(self) -> bool:
+        return self.dang[0].numel() > 0
+
+
+def _arc_tables(graph: PPRGraph) -> tuple[Tensor, Tensor, Tensor]:
+    """Cached ``(sorted arc keys tail * N + head, arc tails, float64 out-strength from out_weight)``."""
+    cache = getattr(graph, "_arc_cache", None)
+    if cache is None:
+        n, dev = graph.num_nodes, graph.device
+        tail = torch.repeat_interleave(torch.arange(n, device=dev), graph.out_ptr.diff())
+        s64 = torch.zeros(n, dtype=torch.float64, device=dev).index_add_(
+            0, tail, graph.out_weight.to(torch.float64)
+        )
+        cache = graph._arc_cache = (tail * n + graph.out_idx, tail, s64)
+    return cache
+
+
+def _delta_terms(graph: PPRGraph, delta: EdgeWeightDelta, batch: int) -> _DeltaPlan:
+    """Validate arc overrides and turn them into a :class:`_DeltaPlan`.
+
+    Costs O(overrides) plus the out-degree of the tails whose column is replaced. Tail strengths are summed
+    in float64, so an override that zeroes every arc of a tail makes it exactly dangling.
+    """
+    dev, n, f64 = graph.device, graph.num_nodes, torch.float64
     q, s, t, w = (x.to(dev).flatten() for x in (delta.query, delta.src, delta.dst, delta.weight))
     if not (q.numel() == s.numel() == t.numel() == w.numel()):
         raise ValueError("EdgeWeightDelta fields must have the same length")
+    q, s, t = q.long(), s.long(), t.long()
     if q.numel() and (
         q.min() < 0 or q.max() >= batch or min(s.min(), t.min()) < 0 or max(s.max(), t.max()) >= n
     ):
         raise ValueError("EdgeWeightDelta query/src/dst out of range")
+    w = w.to(f64)
     if bool((w < 0).any()) or not bool(torch.isfinite(w).all()):
         raise ValueError("EdgeWeightDelta weights must be finite and nonnegative")
     if graph.inv_perm is not None:
         s, t = graph.inv_perm[s], graph.inv_perm[t]
-    if torch.unique(torch.stack([q, s, t]), dim=1).size(1) != q.numel():
-        raise ValueError("EdgeWeightDelta overrides the same (query, arc) twice")
-    row = torch.repeat_interleave(torch.arange(n, device=dev), graph.out_ptr.diff())
-    arc_keys = row * n + graph.out_idx  # sorted
-    pos = torch.searchsorted(arc_keys, s * n + t).clamp_(max=max(arc_keys.numel() - 1, 0))
-    if arc_keys.numel() == 0 or bool((arc_keys[pos] != s * n + t).any()):
+    keys, _, s64 = _arc_tables(graph)
+    num_arcs = keys.numel()
+    pos = torch.searchsorted(keys, s * n + t).clamp_(max=max(num_arcs - 1, 0))
+    if q.numel() and (num_arcs == 0 or bool((keys[pos] != s * n + t).any())):
         raise ValueError("EdgeWeightDelta overrides an arc that is not in the graph")
-    pair_keys, pair_of = torch.unique(q * n + s, return_inverse=True)  # one entry per (query, tail)
+    # One sort by (query, arc) orders overrides by query, then tail, and exposes duplicates.
+    qa = q * max(num_arcs, 1) + pos
+    order = torch.argsort(qa)
+    q, s, t, w, pos, qa = q[order], s[order], t[order], w[order], pos[order], qa[order]
+    if qa.numel() > 1 and bool((qa[1:] == qa[:-1]).any()):
+        raise ValueError("EdgeWeightDelta overrides the same (query, arc) twice")
+    w_old = graph.out_weight[pos].to(f64)
+    pair_keys, pair_of = torch.unique_consecutive(q * n + s, return_inverse=True)  # (query, tail) pairs
     pq, ps = pair_keys // n, pair_keys % n
-    # Every arc leaving each overridden tail, before and after the override.
-    deg = graph.out_ptr[ps + 1] - graph.out_ptr[ps]
-    pair_rep = torch.repeat_interleave(torch.arange(pq.numel(), device=dev), deg)
-    first = torch.cumsum(deg, 0) - deg
-    arc = graph.out_ptr[ps][pair_rep] + torch.arange(pair_rep.numel(), device=dev) - first[pair_rep]
-    w_old = graph.out_weight[arc].to(torch.float64)
-    w_new = w_old.clone()
-    w_new[first[pair_of] + pos - graph.out_ptr[s]] = w.to(torch.float64)
-    s_old = torch.zeros(pq.numel(), dtype=torch.float64, device=dev).index_add_(0, pair_rep, w_old)
-    s_new = torch.zeros_like(s_old).index_add_(0, pair_rep, w_new)
-    inv_old = torch.where(s_old > 0, 1.0 / s_old, 0.0)
+    s_old = s64[ps]
+    s_new = s_old.clone().index_add_(0, pair_of, w - w_old)
+    old_dangling = graph.strength[ps] == 0
+    replace = ~old_dangling & (s_new < 0.5 * s_old)
+    # Scaled tails: rescale the input, add the change of each overridden arc.
+    scaled = ~replace[pair_of]
     inv_new = torch.where(s_new > 0, 1.0 / s_new, 0.0)
-    coef = w_new * inv_new[pair_rep] - w_old * inv_old[pair_rep]  # new minus old transition probability
-    keep = coef != 0
-    dsign = (s_new == 0).to(torch.int8) - (s_old == 0).to(torch.int8)
-    dmask = dsign != 0
-    return (
-        (pq[pair_rep][keep], ps[pair_rep][keep], graph.out_idx[arc][keep], coef[keep].to(graph.dtype)),
-        (pq[dmask], ps[dmask], dsign[dmask].to(graph.dtype)),
+    a_coef = ((w - w_old) * inv_new[pair_of])[scaled]
+    a_q, a_s, a_t = q[scaled], s[scaled], t[scaled]
+    ratio = torch.where(old_dangling, 0.0, s_old * inv_new)  # a dangling tail's column is zero anyway
+    # Replaced tails: the whole new out-row, summed exactly.
+    r_pair = torch.nonzero(replace).flatten()
+    if r_pair.numel():
+        deg = graph.out_ptr[ps[r_pair] + 1] - graph.out_ptr[ps[r_pair]]
+        rep = torch.repeat_interleave(torch.arange(r_pair.numel(), device=dev), deg)
+        first = torch.cumsum(deg, 0) - deg
+        arc = graph.out_ptr[ps[r_pair]][rep] + torch.arange(rep.numel(), device=dev) - first[rep]
+        row_w = graph.out_weight[arc].to(f64)
+        rank = torch.full((pq.numel(),), -1, dtype=torch.long, device=dev)
+        rank[r_pair] = torch.arange(r_pair.numel(), device=dev)
+        over = ~scaled
+        row_w[first[rank[pair_of[over]]] + pos[over] - graph.out_ptr[s[over]]] = w[over]
+        exact = torch.zeros(r_pair.numel(), dtype=f64, device=dev).index_add_(0, rep, row_w)
+        s_new[r_pair] = exact
+        ratio[r_pair] = 0.0
+        coef = row_w * torch.where(exact > 0, 1.0 / exact, 0.0)[rep]
+        live = coef > 0
+        a_q = torch.cat([a_q, pq[r_pair][rep][live]])
+        a_s = torch.cat([a_s, ps[r_pair][rep][live]])
+        a_t = torch.cat([a_t, graph.out_idx[arc][live]])
+        a_coef = torch.cat([a_coef, coef[live]])
+        o = torch.argsort(a_q, stable=True)
+        a_q, a_s, a_t, a_coef = a_q[o], a_s[o], a_t[o], a_coef[o]
+    nz = a_coef != 0
+    moved = (ratio != 1.0) & ~old_dangling
+    sign = (s_new == 0).to(torch.int8) - old_dangling.to(torch.int8)
+    dm = sign != 0
+    dt = graph.dtype
+    return _DeltaPlan(
+        (pq[moved], ps[moved], ratio[moved].to(dt)),
+        (a_q[nz], a_s[nz], a_t[nz], a_coef[nz].to(dt)),
+        (pq[dm], ps[dm], sign[dm].to(dt)),
     )
 
 
@@ -294,7 +473,8 @@ def personalized_pagerank(
         edge_delta: per-query arc weight overrides (see :class:`EdgeWeightDelta`).
         block_size: queries iterated together (default: 32 on CPU, as many as fit in 1 GiB on GPU).
         method: ``"power"``, ``"chebyshev"`` (only valid for undirected graphs: it needs a real spectrum;
-            blocks with edge deltas fall back to power) or ``"auto"`` (Chebyshev where valid).
+            with edge deltas and ``damping > 1/sqrt(2)`` it is residual-guarded and a diverging block
+            switches to power steps) or ``"auto"`` (Chebyshev where valid).
         stats: optional :class:`PPRStats` that receives work counters.
 
     Returns:
@@ -332,19 +512,13 @@ def personalized_pagerank(
         graph.transition_t.values() * damping,
         n,
     )
-    deltas = None
-    if edge_delta is not None:
-        (q, s, t, coef), dang = _delta_terms(graph, edge_delta, batch)
-        deltas = ((q, s, t, coef * damping), dang)
+    plan = None if edge_delta is None else _delta_terms(graph, edge_delta, batch)
     out = torch.empty(batch, n, dtype=graph.dtype, device=graph.device)
     work = torch.empty(4, n * min(block, batch), dtype=graph.dtype, device=graph.device)  # reused per block
     stats = stats if stats is not None else PPRStats()
     for i, c0 in enumerate(range(0, batch, block)):
         c1 = min(c0 + block, batch)
-        terms = None
-        if deltas is not None:
-            terms = [_slice_cols(parts, c0, c1) for parts in deltas]
-            terms = None if terms[0][0].numel() == 0 and terms[1][0].numel() == 0 else terms
+        terms = None if plan is None else plan.block(c0, c1)
         bufs = [w[: n * (c1 - c0)].view(n, c1 - c0) for w in work]  # x0, y, tmp, x_prev: [N, b] each
         if entries is not None:  # reset block as (rows, cols, vals) in stored node order
             lo, hi = bounds[i], bounds[i + 1]
@@ -354,7 +528,7 @@ def personalized_pagerank(
             r = reset[c0:c1] / row_sum[c0:c1, None]
             r_blk = ((r if graph.perm is None else r.index_select(1, graph.perm)).T.contiguous(),)
             bufs[0].copy_(r_blk[0])
-        chebyshev = method != "power" and not graph.directed and terms is None
+        chebyshev = method != "power" and not graph.directed
         for cols, piece in _iterate(
             mat, bufs, r_blk, graph.dangling, damping, tol, max_iter, chebyshev, terms, stats
         ):
@@ -387,11 +561,6 @@ def _sparse_entries(reset: Tensor, chunk: int = 256) -> tuple[Tensor, Tensor, bo
     return rows[order], cols[order], negative or (m < n and bool(reset[:, m:].min() < 0))
 
 
-def _slice_cols(parts: tuple[Tensor, ...], c0: int, c1: int) -> tuple[Tensor, ...]:
-    mask = (parts[0] >= c0) & (parts[0] < c1)
-    return (parts[0][mask] - c0, *(p[mask] for p in parts[1:]))
-
-
 def _iterate(
     mat: Tensor,
     bufs: list[Tensor],
@@ -401,7 +570,7 @@ def _iterate(
     tol: float,
     max_iter: int,
     chebyshev: bool,
-    terms,
+    terms: _BlockDelta | None,
     stats: PPRStats,
 ) -> Iterator[tuple[Tensor, Tensor]]:
     """Iterate one block from ``bufs[0]`` [N, b] (``bufs``: 4 work buffers); yields ``(block columns,
@@ -412,7 +581,15 @@ def _iterate(
     r_rows, r_cols, r_vals = reset if sparse_reset else (None, None, None)
     r = None if sparse_reset else reset[0]
     # Without dangling nodes the teleport mass per column is the constant 1 - d.
-    const_c = dangling.numel() == 0 and (terms is None or terms[1][0].numel() == 0)
+    const_c = dangling.numel() == 0 and (terms is None or not terms.changes_dangling)
+    # With edge deltas the operator is no longer reversible, so its spectrum may leave the real axis. It
+    # still lies in the disc |z| <= d (P_q stays column-stochastic), which is inside Chebyshev's
+    # convergence ellipse (foci +-d, through +-1) when d <= 1/sqrt(2). Beyond that the block is guarded:
+    # checked at least every `guard_every` steps, and a residual that grew since the last check switches
+    # the block to the power method (which converges from any iterate), the grown columns restarted from
+    # their reset vector.
+    guarded = chebyshev and terms is not None and d * d > 0.5
+    guard_every = 8
     r_add = r_vals * (1.0 - d) if sparse_reset and const_c else None
     cols = torch.arange(b, device=x.device)  # block column of each active column
     x_prev, omega, rho2 = (x_prev if chebyshev else None), 1.0, d * d
@@ -426,16 +603,26 @@ def _iterate(
         32 * torch.finfo(x.dtype).eps,
     )
     for k in range(max_iter):
+        if terms is not None:
+            terms.index(x.size(1))
+            xf = x.view(-1)
+            if terms.p_flat.numel():  # column s of P^T rescaled to S / S' for the query's tails
+                saved = xf.index_select(0, terms.p_flat)
+                xf.index_copy_(0, terms.p_flat, saved * terms.ratio)
         torch.addmm(y, mat, x, beta=0.0, out=y)  # y = d P^T x (torch.mm(out=) would zero-fill y first)
         stats.spmm_calls += 1
         stats.column_iterations += x.size(1)
         stats.max_iterations = max(stats.max_iterations, k + 1)
         c = None if const_c else x.index_select(0, dangling).sum(0).mul_(d).add_(1.0 - d)  # teleport mass
         if terms is not None:
-            (q, s, t, coef), (dq, ds, dsign) = terms
-            y.index_put_((t, q), coef * x[s, q], accumulate=True)
-            if c is not None:
-                c.index_add_(0, dq, d * dsign * x[ds, dq])
+            if terms.p_flat.numel():
+                xf.index_copy_(0, terms.p_flat, saved)
+            if terms.a_src.numel():  # overridden arcs: y[t, q] += d (w' - w) / S' x[s, q]
+                y.view(-1).index_add_(
+                    0, terms.a_dst, xf.index_select(0, terms.a_src).mul_(terms.coef), alpha=d
+                )
+            if c is not None and terms.d_flat.numel():
+                c.index_add_(0, terms.d_col, xf.index_select(0, terms.d_flat).mul_(terms.sign), alpha=d)
         if sparse_reset:
             y.index_put_((r_rows, r_cols), r_add if c is None else r_vals * c[r_cols], accumulate=True)
         else:
@@ -443,7 +630,21 @@ def _iterate(
         check = k >= next_check or k + 1 == max_iter
         if check:
             res = torch.sub(y, x, out=tmp).abs_().sum(0)  # L1 change F(x_k) - x_k per column
-            conv |= (res < tol) | ((res < noise) & (res >= 0.9 * prev_res))  # converged, or stalled at noise
+            stalled = (res < noise) & (res >= 0.9 * prev_res)
+            grown = (res > prev_res) & ~conv & ~stalled if guarded else None
+            if grown is not None and bool(grown.any()):
+                chebyshev = guarded = False  # diverging: finish with power steps from y = F(x_k) ...
+                rate, x_prev = d, None
+                stats.chebyshev_fallbacks += 1
+                bad = torch.nonzero(grown).flatten()  # ... or, for the grown columns, from the reset
+                if sparse_reset:
+                    y.index_fill_(1, bad, 0.0)
+                    m = grown[r_cols]
+                    y[r_rows[m], r_cols[m]] = r_vals[m]
+                else:
+                    y.index_copy_(1, bad, r.index_select(1, bad))
+                res = res.masked_fill(grown, math.inf)
+            conv |= (res < tol) | stalled  # converged, or stalled at noise
             prev_res = res
             if k + 1 == max_iter:
                 conv.fill_(True)
@@ -452,8 +653,10 @@ def _iterate(
                 low = left.min().item()
                 if last is not None and not chebyshev and 0 < low < last[1]:  # observed power-method rate
                     rate = max(min(rate, (low / last[1]) ** (1.0 / (k - last[0]))), 1e-3)
-                steps = math.log(tol / low) / math.log(rate)  # power: an upper bound, so go half way
-                next_check, last = k + max(1, int(steps if chebyshev else steps / 2)), (k, low)
+                # power: an upper bound, so go half way; restarted columns (inf): look again next step
+                steps = math.log(tol / low) / math.log(rate) if low < math.inf else 0.0
+                step = max(1, int(steps if chebyshev else steps / 2))
+                next_check, last = k + (min(step, guard_every) if guarded else step), (k, low)
         if chebyshev and k > 0:  # x_{k+1} = x_{k-1} + omega_{k+1} (F(x_k) - x_{k-1})
             omega = 1.0 / (1.0 - rho2 / 2.0) if k == 1 else 1.0 / (1.0 - rho2 * omega / 4.0)
             x_prev.lerp_(y, omega)
@@ -486,4 +689,4 @@ def _iterate(
         else:
             r = r.index_select(1, kept)
         if terms is not None:
-            terms = [(new_pos[p[0][~done[p[0]]]], *(e[~done[p[0]]] for e in p[1:])) for p in terms]
+            terms.drop(done, new_pos)

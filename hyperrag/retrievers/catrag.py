@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from hyperrag.data.types import Dataset
-from hyperrag.ops.ppr import EdgeWeightDelta
+from hyperrag.ops.ppr import EdgeWeightDelta, merge_edge_deltas
 from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
 
@@ -114,7 +114,7 @@ class CatRAGRetriever(HippoRAG2Retriever):
 
     # ---- per-query edge deltas ---------------------------------------------------------------------------
     def passage_boost_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
-        """Arcs seed entity → passage holding that seed fact, weight ``context × (1 + β)``."""
+        """Arcs seed entity → passage holding that seed fact, stored weight (the context weight) ``× (1 + β)``."""
         b, k = seeds.fact_ids.shape
         facts = seeds.fact_ids[seeds.keep]  # [M]
         query = torch.arange(b, device=self.device).unsqueeze(1).expand(b, k)[seeds.keep]
@@ -129,20 +129,26 @@ class CatRAGRetriever(HippoRAG2Retriever):
         q = query[rep].repeat_interleave(2)
         src = ents.reshape(-1)
         dst = passage.repeat_interleave(2)
-        key = torch.unique(torch.stack([q, src, dst]), dim=1)
-        weight = torch.full((key.shape[1],), self.context_weight * (1.0 + self.boost_beta), device=self.device)
+        key = torch.unique(torch.stack([q, src, dst]), dim=1)  # an arc is boosted once per query
+        assert self.ppr_graph is not None
+        weight = self.ppr_graph.arc_weight(key[1], key[2]).float() * (1.0 + self.boost_beta)
         return EdgeWeightDelta(key[0], key[1], key[2], weight)
 
     def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
+        """The query's key-fact boosts and LLM edge weights as one delta naming each arc once.
+
+        Both are multipliers of the stored arc weight (boost ``× (1 + β)`` on context arcs, the LLM's score
+        multiplier on the relation part of relation arcs), so an arc named by both gets the product of the
+        two (:func:`~hyperrag.ops.ppr.merge_edge_deltas` with ``combine="multiply"``); a repeat inside one
+        of them keeps its last weight.
+        """
         parts = []
         if self.passage_boost:
             parts.append(self.passage_boost_delta(seeds))
         if self.edge_weighting and self.llm_available:
             parts.append(self.edge_scorer(seeds, self))
-        parts = [p for p in parts if p is not None and p.query.numel()]
-        if not parts:
-            return None
-        return EdgeWeightDelta(*(torch.cat([getattr(p, f) for p in parts]) for f in ("query", "src", "dst", "weight")))
+        assert self.ppr_graph is not None
+        return merge_edge_deltas(self.ppr_graph, parts, combine="multiply")
 
     def details(self, seeds: SeedBatch) -> list[dict[str, Any]]:
         rows = super().details(seeds)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -299,3 +301,152 @@ def test_cuda_matches_cpu():
             b = personalized_pagerank(gpu, reset.cuda(), damping=0.85, **kw)
             assert b.device.type == "cuda"
             assert (a - b.cpu()).abs().max() <= 1e-6
+
+
+def _apply(arcs: dict, overrides, q):
+    a = dict(arcs)
+    a.update({(s, t): x for qq, s, t, x in overrides if qq == q})
+    return a
+
+
+@pytest.mark.parametrize("damping", [0.3, 0.5, 0.85])
+@pytest.mark.parametrize("reorder", [False, True])
+def test_chebyshev_with_edge_deltas_matches_rebuilt_graph(damping, reorder):
+    """Undirected graphs keep Chebyshev with deltas; every kind of override is exact against igraph on the
+    per-query rebuilt graph: mild changes (rescaled column), heavy down-weighting (replaced column), a whole
+    out-row zeroed (tail dangling for that query only), a zero-weight tail revived (stops being dangling),
+    self loops, and isolated nodes elsewhere in the graph."""
+    rng = np.random.default_rng(int(damping * 10) + 100 * reorder)
+    n = 160
+    ei, w = random_graph(rng, n, 480, isolated=10, loops=3)
+    ei = np.concatenate([ei, [[n - 9, n - 8], [n - 9, n - 7]]], axis=1)  # zero-weight arcs only
+    w = np.concatenate([w, [0.0, 0.0]])
+    graph = PPRGraph.from_edges(
+        torch.from_numpy(ei), n, torch.from_numpy(w), dtype=torch.float64, reorder=reorder
+    )
+    assert int(graph.dangling.numel()) >= 6
+    reset = random_resets(rng, 16, n)
+    arcs: dict[tuple[int, int], float] = {}
+    for s, t, x in list(zip(ei[0], ei[1], w)) + list(zip(ei[1], ei[0], w)):
+        arcs[(int(s), int(t))] = arcs.get((int(s), int(t)), 0.0) + float(x)
+    out_arcs: dict[int, list[int]] = {}
+    for s, t in arcs:
+        out_arcs.setdefault(s, []).append(t)
+    hubs = sorted(out_arcs, key=lambda s: -len(out_arcs[s]))
+    overrides = []
+    for q in (2, 3, 4, 5, 6, 9, 13):
+        for s in rng.choice(hubs[:40], 3, replace=False):
+            ts = out_arcs[int(s)]
+            for t in rng.choice(ts, min(len(ts), 4), replace=False):
+                x = float(rng.choice([0.0, 0.2, 1.5, 3.5, 5.0])) * arcs[(int(s), int(t))]
+                overrides.append((q, int(s), int(t), x))
+    ts = out_arcs[hubs[0]]
+    overrides += [(7, hubs[0], t, 0.0) for t in ts]  # tail becomes dangling
+    overrides += [(8, hubs[1], t, 0.0) for t in out_arcs[hubs[1]][1:]]  # one small arc left: replaced column
+    overrides += [(8, n - 9, n - 9, 2.0)]  # a dangling tail (zero-weight self loop) gets an arc
+    overrides += [(10, n - 8, n - 7, 1.0), (10, n - 7, n - 8, 0.5)]
+    q, s, t, x = (torch.tensor(c) for c in zip(*overrides))
+    delta = EdgeWeightDelta(query=q, src=s, dst=t, weight=x.double())
+    reset[7, hubs[0]] += 1.0  # make sure the overridden tails carry mass
+    reset[8, [hubs[1], n - 9]] += 1.0
+    reset[10, n - 8] += 1.0
+    stats = PPRStats()
+    out = personalized_pagerank(
+        graph,
+        torch.from_numpy(reset),
+        damping=damping,
+        edge_delta=delta,
+        tol=1e-13,
+        max_iter=400,
+        block_size=5,
+        stats=stats,
+    )
+    ref = []
+    for b, r in enumerate(reset):
+        a = {k: v for k, v in _apply(arcs, overrides, b).items() if v > 0}
+        ref.append(igraph_ppr(n, np.array(list(a)).T, np.array(list(a.values())), True, damping, r[None])[0])
+    assert np.abs(out.numpy() - np.array(ref)).max() <= 1e-9
+    power = PPRStats()
+    out_p = personalized_pagerank(
+        graph,
+        torch.from_numpy(reset),
+        damping=damping,
+        edge_delta=delta,
+        tol=1e-13,
+        max_iter=400,
+        block_size=5,
+        stats=power,
+        method="power",
+    )
+    assert np.abs(out_p.numpy() - np.array(ref)).max() <= 1e-9
+    if damping <= 0.5:  # Chebyshev is provably convergent with deltas here, and faster than power
+        assert stats.chebyshev_fallbacks == 0
+        assert stats.column_iterations < power.column_iterations
+    # float32 at the default tolerance: as close as the plain float32 solve is to prpack (1e-6 here).
+    g32 = PPRGraph.from_edges(torch.from_numpy(ei), n, torch.from_numpy(w), reorder=reorder)
+    out32 = personalized_pagerank(g32, torch.from_numpy(reset).float(), damping=damping, edge_delta=delta)
+    assert np.abs(out32.double().numpy() - np.array(ref)).max() <= 1e-6
+
+
+def test_chebyshev_with_deltas_falls_back_to_power_when_diverging():
+    """A delta that turns an undirected ring into a one-way ring puts eigenvalues d e^{2 pi i k/n} outside
+    Chebyshev's ellipse when d > 1/sqrt(2): the block switches to power steps and still converges."""
+    n = 24
+    ring = np.stack([np.arange(n), (np.arange(n) + 1) % n])
+    graph = PPRGraph.from_edges(torch.from_numpy(ring), n, dtype=torch.float64)
+    back = [(0, (i + 1) % n, i, 0.0) for i in range(n)]
+    q, s, t, x = (torch.tensor(c) for c in zip(*back))
+    delta = EdgeWeightDelta(q, s, t, x.double())
+    reset = np.zeros((2, n))
+    reset[:, 0] = 1.0
+    mixed = 0.9 * reset + 0.1 / n  # a dense reset takes the other restart branch
+    for block, r in ((2, reset), (1, reset), (2, mixed)):
+        ref = igraph_ppr(n, ring, None, True, 0.95, r[:1])[0]  # query 0: the one-way ring
+        ref1 = igraph_ppr(n, ring, None, False, 0.95, r[1:])[0]  # query 1: no delta
+        stats = PPRStats()
+        out = personalized_pagerank(
+            graph,
+            torch.from_numpy(r),
+            damping=0.95,
+            edge_delta=delta,
+            tol=1e-12,
+            max_iter=1000,
+            stats=stats,
+            block_size=block,
+        )
+        assert np.abs(out[0].numpy() - ref).max() <= 1e-9
+        assert np.abs(out[1].numpy() - ref1).max() <= 1e-9
+        assert stats.chebyshev_fallbacks >= 1
+        assert stats.max_iterations < 2 * math.log(1e-12) / math.log(0.95)
+
+
+def test_merge_edge_deltas_dedupes_and_combines():
+    from hyperrag.ops.ppr import merge_edge_deltas
+
+    ei = torch.tensor([[0, 0, 1], [1, 2, 2]])
+    graph = PPRGraph.from_edges(ei, 3, torch.tensor([2.0, 1.0, 4.0]), reorder=True)
+    a = EdgeWeightDelta(
+        torch.tensor([0, 0, 1, 0]),
+        torch.tensor([0, 1, 0, 0]),
+        torch.tensor([1, 2, 1, 1]),
+        torch.tensor([6.0, 8.0, 1.0, 7.0]),
+    )  # (0, 0->1) twice: last (7) wins
+    b = EdgeWeightDelta(
+        torch.tensor([0, 1]), torch.tensor([0, 2]), torch.tensor([1, 1]), torch.tensor([1.0, 0.0])
+    )
+    got = {}
+    for how in ("multiply", "last"):
+        m = merge_edge_deltas(graph, [a, None, b], combine=how)
+        got[how] = {(int(q), int(s), int(t)): float(x) for q, s, t, x in zip(m.query, m.src, m.dst, m.weight)}
+    # stored weights: 0->1: 2, 1->2: 4, 2->1: 4. Multiply: 2 * (7/2) * (1/2) = 3.5
+    assert got["multiply"] == {(0, 0, 1): 3.5, (0, 1, 2): 8.0, (1, 0, 1): 1.0, (1, 2, 1): 0.0}
+    assert got["last"] == {(0, 0, 1): 1.0, (0, 1, 2): 8.0, (1, 0, 1): 1.0, (1, 2, 1): 0.0}
+    assert merge_edge_deltas(graph, [None]) is None
+    reset = torch.ones(2, 3)
+    m = merge_edge_deltas(graph, [a, b])
+    personalized_pagerank(graph, reset, edge_delta=m)  # unique (query, arc): accepted
+    with pytest.raises(ValueError, match="twice"):
+        personalized_pagerank(graph, reset, edge_delta=a)
+    with pytest.raises(ValueError, match="not in the graph"):
+        merge_edge_deltas(graph, [EdgeWeightDelta(*(torch.tensor([v]) for v in (0, 2, 2, 1.0)))])
+    assert torch.equal(graph.arc_weight(torch.tensor([0, 2]), torch.tensor([1, 1])), torch.tensor([2.0, 4.0]))

@@ -71,3 +71,34 @@ def test_catrag_without_extras_equals_hipporag2(tmp_path, encoder):
     qs = [q.question for q in ds.queries]
     oa, ob = a.retrieve(qs, 5), b.retrieve(qs, 5)
     assert torch.equal(oa.indices, ob.indices) and torch.allclose(oa.scores, ob.scores)
+
+
+def test_edge_delta_names_each_arc_once_and_multiplies_overlapping_parts(tmp_path, encoder, monkeypatch):
+    """Boost and LLM weights are multipliers of the stored weight: an arc named by both gets the product,
+    a repeat inside one part keeps its last weight, and the batched PPR accepts the merged delta."""
+    from hyperrag.ops.ppr import EdgeWeightDelta
+
+    ds = sample_dataset()
+    r = CatRAGRetriever(encoder=encoder, device="cpu", index_root=str(tmp_path), anchoring=False)
+    r.index(ds)
+    seeds = r.seed(["Who was the husband of Marie Curie's elder daughter?", "Where is Le Havre?"])
+    boost = r.passage_boost_delta(seeds)
+    assert boost is not None
+    q0, s0, t0 = int(boost.query[0]), int(boost.src[0]), int(boost.dst[0])
+    stored = float(r.ppr_graph.arc_weight(torch.tensor([s0]), torch.tensor([t0])))
+    # a fake LLM part: the boosted arc × 2 (named twice, last wins), plus one arc of its own
+    other = int(r.ppr_graph.out_idx[r.ppr_graph.out_ptr[s0]])
+    other_w = float(r.ppr_graph.arc_weight(torch.tensor([s0]), torch.tensor([other])))
+    llm_part = EdgeWeightDelta(torch.tensor([q0, q0, q0]), torch.tensor([s0, s0, s0]),
+                               torch.tensor([t0, t0, other]), torch.tensor([9.0 * stored, 2.0 * stored, 0.0]))
+    monkeypatch.setattr(type(r), "llm_available", property(lambda self: True))
+    monkeypatch.setattr(r, "edge_scorer", lambda seeds, retriever: llm_part)
+    delta = r.edge_delta(seeds)
+    keys = list(zip(delta.query.tolist(), delta.src.tolist(), delta.dst.tolist()))
+    assert len(keys) == len(set(keys))
+    w = dict(zip(keys, delta.weight.tolist()))
+    assert abs(w[(q0, s0, t0)] - stored * 3.5 * 2.0) < 1e-5
+    if other != t0:
+        assert w[(q0, s0, other)] == 0.0 and other_w >= 0
+    ppr = personalized_pagerank(r.ppr_graph, r.reset_vectors(seeds), damping=0.5, edge_delta=delta)
+    assert torch.allclose(ppr.sum(1), torch.ones(2), atol=1e-5)
