@@ -3,6 +3,8 @@
     python retrieve.py                                   # bundled sample, hipporag2
     python retrieve.py method=dense data=musique out=runs/dense
     python retrieve.py data=jsonl data.corpus=c.jsonl data.queries=q.jsonl method=bm25
+    python retrieve.py method=hipporag2 index_dir=idx/ data=jsonl data.corpus=c.jsonl data.queries=q.jsonl
+    python retrieve.py out=runs/x resume=false                  # rerun from scratch instead of resuming
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.llm import build_llm
     from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval
-    from hyperrag.runners.prepare import resolve_openie
+    from hyperrag.runners.prepare import build_retriever, prepare_dataset
 
     L.seed_everything(cfg.seed, verbose=False)
     tracker = build_tracker(cfg)  # run_info.json now (seeds, versions, git commit); W&B + CSV when done
@@ -45,15 +47,15 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         dataset.queries = dataset.queries[: cfg.limit_queries]
     encoder = instantiate(cfg.embedder)
     with build_llm(cfg.llm) as llm:  # starts and stops a managed server; prints LLM usage at exit
-        dataset = resolve_openie(dataset, llm, cfg.cache_dir)
-        retriever = instantiate(cfg.method.retriever)(encoder=encoder, llm=llm)
+        dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir)  # index_dir: its passages
+        retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, cfg.index_dir)
         t0 = time.perf_counter()
         retriever.index(dataset)
         index_seconds = time.perf_counter() - t0
         metrics = run_batch_retrieval(dataset, retriever, cfg.out, top_k=cfg.top_k, batch_size=cfg.batch_size,
                                       ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
                                       devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
-                                      answer_top_n=cfg.answer_top_n)
+                                      answer_top_n=cfg.answer_top_n, resume=cfg.resume)
     if metrics:
         print_metrics_table(f"{cfg.method.name} on {dataset.name} ({len(dataset.queries)} queries)", metrics)
         tracker.finish(metrics)

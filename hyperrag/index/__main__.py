@@ -1,10 +1,12 @@
 """Incremental updates of a knowledge-graph index directory from the command line.
 
+    python -m hyperrag.index build  --index DIR --corpus corpus.jsonl --openie openie.json
     python -m hyperrag.index insert --index DIR --corpus new.jsonl --openie new_openie.json
     python -m hyperrag.index delete --index DIR --ids p07 p11      # or --ids-file ids.txt
     python -m hyperrag.index verify --index DIR
 
-``--openie`` is a HippoRAG-format file whose ``docs[i]`` belongs to the i-th new passage (write one
+Retrieve over the result with ``python retrieve.py method=... index_dir=DIR``.
+``--openie`` is a HippoRAG-format file whose ``docs[i]`` belongs to the i-th (new) passage (write one
 with :func:`hyperrag.llm.openie.run_openie`). Prints one JSON line (what changed, incl. the number of
 touched nodes); bad input prints one line and exits 2.
 """
@@ -23,6 +25,12 @@ from hyperrag.errors import InputError, exit_on_input_error
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m hyperrag.index", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="build the knowledge-graph index of a corpus into DIR")
+    build.add_argument("--index", required=True)
+    build.add_argument("--corpus", required=True, help="JSONL: {id, title, text} per line")
+    build.add_argument("--openie", required=True, help="HippoRAG-format OpenIE of the corpus (docs[i] = line i)")
+    build.add_argument("--embedder", default="all-MiniLM-L6-v2", help="encoder model (default: %(default)s)")
+    build.add_argument("--synonym-threshold", type=float, default=None, help="synonym edge cosine threshold")
     ins = sub.add_parser("insert", help="add documents")
     ins.add_argument("--index", required=True)
     ins.add_argument("--corpus", required=True, help="JSONL: {id, title, text} per line")
@@ -42,7 +50,21 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = parse_args(argv)
-    if args.command == "verify":
+    if args.command == "build":
+        from hyperrag.data.jsonl import read_jsonl_corpus
+        from hyperrag.embedding.encoder import TextEncoder
+        from hyperrag.index.kg_index import GraphSettings, build_kg_directory
+
+        corpus = read_jsonl_corpus(args.corpus)
+        if not Path(args.openie).is_file():
+            raise InputError("OpenIE file not found", path=args.openie)
+        settings = GraphSettings(**({} if args.synonym_threshold is None
+                                    else {"synonym_threshold": args.synonym_threshold}))
+        kg = build_kg_directory(args.index, corpus, args.openie, TextEncoder(args.embedder, show_progress=False),
+                                settings)
+        out = {"built": kg.built, "index": str(kg.directory), "passages": kg.graph.num_passages,
+               "nodes": kg.graph.num_nodes, "edges": kg.graph.num_edges}
+    elif args.command == "verify":
         from hyperrag.index.kg_index import load_kg_directory
 
         kg = load_kg_directory(args.index)

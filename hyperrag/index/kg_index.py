@@ -1,7 +1,9 @@
 """The knowledge-graph index of a dataset: graph tensors + entity/fact/passage embeddings + provenance.
 
 Cached by key (corpus, OpenIE file, encoder, settings). Files: ``graph.pt``/``graph.json`` and
-``provenance.pt`` (stage ``graph``), ``embeddings.pt`` (stage ``embeddings``), then ``manifest.json``.
+``provenance.pt`` and ``passages.jsonl`` (stage ``graph``), ``embeddings.pt`` (stage ``embeddings``), then
+``manifest.json``. :func:`build_kg_directory` builds one into a folder of your choice (``python -m
+hyperrag.index build``); :func:`load_kg_directory` loads any built or updated one.
 A corrupted or truncated file is detected on load; both stages are cheap to redo (embeddings come
 from the on-disk encoder cache), so :func:`load_or_build_kg_index` rebuilds the index with a warning
 naming the file, or raises :class:`~hyperrag.index.store.IndexCorruptError` with ``on_corrupt="raise"``.
@@ -21,12 +23,13 @@ from typing import Any
 import torch
 
 from hyperrag.data.openie import read_openie
-from hyperrag.data.types import Dataset
+from hyperrag.data.types import Corpus, Dataset, Passage
 from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
 from hyperrag.errors import InputError
 from hyperrag.graph.build import GraphEmbeddings, build_knowledge_graph
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.provenance import GraphProvenance, build_provenance
+from hyperrag.index.passages import write_passages
 from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
 from hyperrag.utils.atomic import atomic_torch_save
 
@@ -50,6 +53,8 @@ class KGIndex:
     built: bool  # False when loaded from an existing directory
     seconds: float
     provenance: GraphProvenance | None = None
+    key: str = ""  # the manifest key (changes with every insert/delete)
+    encoder_key: str = ""  # the encoder the embeddings come from (``TextEncoder.model_key``)
 
 
 def corpus_fingerprint(dataset: Dataset) -> str:
@@ -60,11 +65,18 @@ def corpus_fingerprint(dataset: Dataset) -> str:
 
 
 def save_kg_files(folder: Path, graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProvenance,
-                  prefix: str = "") -> dict[str, str]:
-    """Write the index files (atomically) into ``folder``; return ``{name relative to the index: stage}``."""
+                  prefix: str = "", passages: list[Passage] | None = None) -> dict[str, str]:
+    """Write the index files (atomically) into ``folder``; return ``{name relative to the index: stage}``.
+
+    ``passages`` (in graph order) are stored as ``passages.jsonl`` when given.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     files = {prefix + name: "graph" for name in graph.save(folder)}
     files[prefix + prov.save(folder)] = "graph"
+    if passages is not None:
+        if [p.id for p in passages] != graph.passage_ids:
+            raise ValueError("passages are not in graph order")
+        files[prefix + write_passages(folder, passages)] = "graph"
     atomic_torch_save(asdict(emb), folder / EMBEDDINGS_FILE)
     files[prefix + EMBEDDINGS_FILE] = "embeddings"
     return files
@@ -106,7 +118,51 @@ def load_kg_directory(path: str | Path) -> KGIndex:
         raise InputError("index directory not found", path=directory.path)
     manifest = directory.verify()
     graph, emb, prov = read_kg_files(directory, manifest)
-    return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov)
+    return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, str(manifest.get("key", "")),
+                   str(manifest.get("inputs", {}).get("encoder", "")))
+
+
+def _index_key(corpus: Corpus, openie_path: Path, encoder: TextEncoder,
+               settings: GraphSettings) -> tuple[str, dict[str, Any]]:
+    inputs = {"corpus": corpus_fingerprint(Dataset("", corpus, [])), "openie": sha256_file(openie_path),
+              "encoder": encoder.model_key}
+    return fingerprint({"inputs": inputs, "settings": asdict(settings)}), inputs
+
+
+def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: TextEncoder,
+                settings: GraphSettings, key: str, inputs: dict[str, Any], t0: float) -> KGIndex:
+    if directory.path.exists():  # stale, partial or corrupt: rebuild from scratch
+        shutil.rmtree(directory.path)
+    directory.path.mkdir(parents=True)
+    settings_dict = asdict(settings)
+    openie = read_openie(openie_path, corpus)
+    graph, emb = build_knowledge_graph(corpus, openie, encoder, **settings_dict)
+    prov = build_provenance(graph, openie)
+    files = save_kg_files(directory.path, graph, emb, prov, passages=list(corpus.passages))
+    directory.write_manifest(key, settings_dict, {**inputs, "openie_path": str(openie_path),
+                                                  "encoder_model": encoder.model_name}, files, graph.stats)
+    log.info("built index %s in %.1fs", directory.path, time.perf_counter() - t0)
+    return KGIndex(graph, emb, directory.path, True, time.perf_counter() - t0, prov, key, encoder.model_key)
+
+
+def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path, encoder: TextEncoder,
+                       settings: GraphSettings | None = None) -> KGIndex:
+    """Build the index of ``corpus`` (+ its OpenIE file) into ``path``.
+
+    An index of the same inputs already there is loaded, not rebuilt; any other index there (one that
+    was updated since, or built from other inputs) is refused rather than overwritten.
+    """
+    t0 = time.perf_counter()
+    settings = settings or GraphSettings()
+    key, inputs = _index_key(corpus, Path(openie_path), encoder, settings)
+    directory = IndexDirectory(path, stage="graph")
+    if directory.matches(key):
+        graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
+        return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, key, encoder.model_key)
+    if directory.path.exists() and any(directory.path.iterdir()):
+        raise InputError("exists and holds another index (updated, or built from other inputs); delete it or "
+                         "choose another folder", path=directory.path, field="--index")
+    return _build_into(directory, corpus, Path(openie_path), encoder, settings, key, inputs, t0)
 
 
 def load_or_build_kg_index(dataset: Dataset, encoder: TextEncoder, settings: GraphSettings | None = None,
@@ -121,30 +177,17 @@ def load_or_build_kg_index(dataset: Dataset, encoder: TextEncoder, settings: Gra
     if dataset.openie_path is None:
         raise InputError(f"dataset {dataset.name!r} has no OpenIE file; give data.openie=<file> "
                          "(HippoRAG format) to build its knowledge graph", field="data.openie")
-    inputs = {"corpus": corpus_fingerprint(dataset), "openie": sha256_file(dataset.openie_path),
-              "encoder": encoder.model_key}
-    settings_dict = asdict(settings)
-    key = fingerprint({"inputs": inputs, "settings": settings_dict})
+    key, inputs = _index_key(dataset.corpus, Path(dataset.openie_path), encoder, settings)
     root = Path(root) if root else default_cache_dir() / "index"
     directory = IndexDirectory(root / f"{dataset.name}-kg-{key[:12]}", stage="graph")
     try:
         if directory.matches(key):
             graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
             log.info("loaded index %s", directory.path)
-            return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov)
+            return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, key, encoder.model_key)
     except IndexCorruptError as err:
         if on_corrupt != "rebuild":
             raise
         log.warning("%s — rebuilding stages 'graph' and 'embeddings' (cheap: embeddings are cached)", err)
 
-    if directory.path.exists():  # stale, partial or corrupt: rebuild from scratch
-        shutil.rmtree(directory.path)
-    directory.path.mkdir(parents=True)
-    openie = read_openie(dataset.openie_path, dataset.corpus)
-    graph, emb = build_knowledge_graph(dataset.corpus, openie, encoder, **settings_dict)
-    prov = build_provenance(graph, openie)
-    files = save_kg_files(directory.path, graph, emb, prov)
-    directory.write_manifest(key, settings_dict, {**inputs, "openie_path": str(dataset.openie_path),
-                                                  "encoder_model": encoder.model_name}, files, graph.stats)
-    log.info("built index %s in %.1fs", directory.path, time.perf_counter() - t0)
-    return KGIndex(graph, emb, directory.path, True, time.perf_counter() - t0, prov)
+    return _build_into(directory, dataset.corpus, Path(dataset.openie_path), encoder, settings, key, inputs, t0)

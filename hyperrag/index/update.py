@@ -1,6 +1,6 @@
 """Insert and delete documents in a built knowledge-graph index directory, without a full rebuild.
 
-Each update writes a new generation folder (``gen-<n>/``: graph, provenance, embeddings) and then
+Each update writes a new generation folder (``gen-<n>/``: graph, provenance, passages, embeddings) and then
 the manifest, atomically; the manifest is the commit point, so a crash mid-update leaves the previous
 generation intact (the half-written folder is cleared by the next update). The manifest's
 ``updates`` list records every operation; ``touched_nodes`` in the result is the hook for local
@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.data.openie import OpenIERecords
-from hyperrag.data.types import Corpus
+from hyperrag.data.types import Corpus, Passage
 from hyperrag.errors import InputError
 from hyperrag.graph.incremental import UpdateResult, delete_passages, insert_passages
 from hyperrag.index.kg_index import read_kg_files, save_kg_files
+from hyperrag.index.passages import PASSAGES_FILE, read_passages
 from hyperrag.index.store import IndexDirectory, fingerprint
 
 log = logging.getLogger(__name__)
@@ -36,13 +37,23 @@ def _open(path: str | Path) -> tuple[IndexDirectory, dict[str, Any]]:
     return directory, directory.verify()
 
 
-def _commit(directory: IndexDirectory, manifest: dict[str, Any], result: UpdateResult, op: dict[str, Any]) -> None:
+def _passages_in_order(result: UpdateResult, known: list[Passage] | None) -> list[Passage] | None:
+    """The stored passage texts for the new graph (None when the index stored none: built by an older version)."""
+    if known is None:
+        return None
+    by_id = {p.id: p for p in known}
+    return [by_id[pid] for pid in result.graph.passage_ids]
+
+
+def _commit(directory: IndexDirectory, manifest: dict[str, Any], result: UpdateResult, op: dict[str, Any],
+            passages: list[Passage] | None = None) -> None:
     gens = [int(p.name[4:]) for p in directory.path.glob("gen-*") if p.name[4:].isdigit()]
     gen = max(gens, default=0) + 1
     folder = directory.path / f"gen-{gen}"
     if folder.exists():
         shutil.rmtree(folder)
-    files = save_kg_files(folder, result.graph, result.embeddings, result.provenance, prefix=f"gen-{gen}/")
+    files = save_kg_files(folder, result.graph, result.embeddings, result.provenance, prefix=f"gen-{gen}/",
+                          passages=passages)
     updates = [*manifest.get("updates", []), {**op, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                                                **result.summary()}]
     key = fingerprint({"base": manifest["key"], "op": op})
@@ -52,7 +63,7 @@ def _commit(directory: IndexDirectory, manifest: dict[str, Any], result: UpdateR
     for stale in list(directory.path.glob("gen-*")):  # after the commit: older generations are garbage
         if stale.name != keep:
             shutil.rmtree(stale, ignore_errors=True)
-    for name in ("graph.pt", "graph.json", "provenance.pt", "embeddings.pt"):
+    for name in ("graph.pt", "graph.json", "provenance.pt", "embeddings.pt", PASSAGES_FILE):
         (directory.path / name).unlink(missing_ok=True)
 
 
@@ -71,7 +82,8 @@ def delete_documents(index: str | Path, passage_ids: Sequence[str]) -> UpdateRes
     except KeyError as err:
         raise InputError(str(err.args[0]), field="ids") from None
     _commit(directory, manifest, result, {"op": "delete", "ids": fingerprint(sorted(passage_ids)),
-                                          "count": len(passage_ids)})
+                                          "count": len(passage_ids)},
+            _passages_in_order(result, read_passages(directory, manifest)))
     return result
 
 
@@ -89,8 +101,10 @@ def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords, e
                                  encoder, **settings)
     except KeyError as err:
         raise InputError(str(err.args[0]), path=corpus.source, field="id") from None
+    known = read_passages(directory, manifest)
     _commit(directory, manifest, result, {"op": "insert", "source": corpus.source, "count": len(corpus),
-                                          "openie": openie.source})
+                                          "openie": openie.source},
+            _passages_in_order(result, None if known is None else known + list(corpus.passages)))
     return result
 
 

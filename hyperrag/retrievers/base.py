@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from hyperrag.data.types import Dataset
+from hyperrag.errors import InputError
 
 
 @dataclass
@@ -16,7 +18,8 @@ class RetrievalOutput:
     """Ranked passages for a batch of B queries.
 
     Attributes:
-        indices: LongTensor [B, k], passage positions in the corpus, best first.
+        indices: LongTensor [B, k], passage positions in the dataset's corpus, best first (with ``index_dir``,
+            that corpus is the index's passages in index order: see :func:`check_index_passages`).
         scores: FloatTensor [B, k].
         details: per query, method-specific facts worth keeping in predictions (seed facts, ...).
     """
@@ -33,9 +36,17 @@ class Retriever(ABC):
         encoder: the sentence embedder (methods that need none ignore it).
         llm: an :class:`hyperrag.llm.LLM`; ``None`` or ``NoLLM`` runs the method's LLM-free form.
         device: ``auto`` / ``cpu`` / ``cuda`` for the method's tensors.
+
+    Methods with ``supports_index_dir`` also take ``index_dir=DIR``: they retrieve over that built (and
+    possibly updated) knowledge-graph index directory instead of an index keyed on the dataset; the
+    dataset's corpus must then be the index's passages in index order
+    (:func:`hyperrag.index.passages.dataset_for_index`, which ``retrieve.py index_dir=DIR`` applies).
     """
 
     name: str = "retriever"
+    supports_index_dir: bool = False
+    #: set when retrieving over an index directory: its manifest key (part of the batch runner's resume key)
+    index_key: str | None = None
 
     def __init__(self, *, encoder: Any = None, llm: Any = None, device: str = "auto") -> None:
         from hyperrag.utils.availability import resolve_device
@@ -59,6 +70,14 @@ class Retriever(ABC):
     def describe(self) -> dict[str, Any]:
         """Settings and index statistics worth recording next to the metrics."""
         return {"method": self.name}
+
+
+def check_index_passages(index_ids: list[str], dataset: Dataset, index_dir: str | Path) -> None:
+    """Raise :class:`InputError` unless ``dataset``'s corpus lists exactly the index's passages, in its order."""
+    if list(index_ids) != dataset.corpus.ids:
+        raise InputError("the dataset's corpus is not this index's passages in index order; align it first "
+                         "with hyperrag.index.passages.dataset_for_index (retrieve.py index_dir=DIR does)",
+                         path=index_dir, field="index_dir")
 
 
 def topk_rows(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:

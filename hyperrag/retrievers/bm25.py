@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from hyperrag.data.types import Dataset
-from hyperrag.retrievers.base import RetrievalOutput, Retriever
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages
 
 
 class BM25Retriever(Retriever):
@@ -13,14 +13,17 @@ class BM25Retriever(Retriever):
         k1, b: BM25 parameters.
         stemmer: Snowball language for PyStemmer, or None for no stemming.
         stopwords: bm25s stop-word list name (``en``) or None.
+        index_dir: retrieve over this knowledge-graph index directory's passages.
     """
 
     name = "bm25"
+    supports_index_dir = True
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, stemmer: str | None = "english",
                  stopwords: str | None = "en", encoder: object = None, llm: object = None,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", index_dir: str | None = None) -> None:
         super().__init__(encoder=encoder, llm=llm, device=device)
+        self.index_dir = index_dir
         self.k1, self.b = k1, b
         self.stemmer_name = stemmer
         self.stopwords = stopwords
@@ -31,6 +34,11 @@ class BM25Retriever(Retriever):
     def index(self, dataset: Dataset) -> None:
         import bm25s
 
+        if self.index_dir:
+            from hyperrag.index.passages import index_passage_ids
+
+            ids, _, self.index_key = index_passage_ids(self.index_dir)
+            check_index_passages(ids, dataset, self.index_dir)
         if self.stemmer_name:
             import Stemmer
 

@@ -17,10 +17,11 @@ import torch
 
 from hyperrag.data.types import Dataset
 from hyperrag.embedding.encoder import TextEncoder
+from hyperrag.errors import InputError
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
-from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_index
+from hyperrag.index.kg_index import GraphSettings, KGIndex, load_kg_directory, load_or_build_kg_index
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
-from hyperrag.retrievers.base import RetrievalOutput, Retriever, topk_rows
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages, topk_rows
 
 
 @dataclass
@@ -62,6 +63,9 @@ class HippoRAG2Retriever(Retriever):
         graph: settings of the KG index (synonym threshold, ...).
         tol, max_iter: PPR convergence.
         index_root: where KG indexes live (default ``$HYPERRAG_CACHE/index``).
+        index_dir: retrieve over this built (and possibly updated) index directory instead of the index
+            keyed on the dataset; its own settings (``graph``) apply, and it must have been embedded with
+            ``encoder``. The dataset's corpus must be its passages in index order.
         device: ``auto`` / ``cpu`` / ``cuda``.
         fact_filter: HippoRAG 2's recognition memory — the LLM keeps the relevant facts among the top
             ``fact_top_k`` (at most ``fact_filter_max``); ignored without an LLM.
@@ -69,12 +73,13 @@ class HippoRAG2Retriever(Retriever):
     """
 
     name = "hipporag2"
+    supports_index_dir = True
 
     def __init__(self, *, encoder: TextEncoder, damping: float = 0.5, fact_top_k: int = 5, link_top_k: int = 5,
                  passage_node_weight: float = 0.05, edge_weights: dict[str, float] | None = None,
                  graph: dict[str, Any] | GraphSettings | None = None, tol: float = 1e-7, max_iter: int = 100,
                  index_root: str | None = None, device: str = "auto", fact_filter: bool = False,
-                 fact_filter_max: int = 4, llm: Any = None) -> None:
+                 fact_filter_max: int = 4, llm: Any = None, index_dir: str | None = None) -> None:
         super().__init__(encoder=encoder, llm=llm, device=device)
         self.damping = damping
         self.fact_top_k = fact_top_k
@@ -84,6 +89,7 @@ class HippoRAG2Retriever(Retriever):
         self.graph_settings = graph if isinstance(graph, GraphSettings) else GraphSettings(**(graph or {}))
         self.tol, self.max_iter = tol, max_iter
         self.index_root = index_root
+        self.index_dir = index_dir
         self.fact_filter = fact_filter
         self.fact_filter_max = fact_filter_max
         self.kg: KGIndex | None = None
@@ -91,7 +97,16 @@ class HippoRAG2Retriever(Retriever):
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
-        self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
+        if self.index_dir:
+            self.kg = load_kg_directory(self.index_dir)
+            check_index_passages(self.kg.graph.passage_ids, dataset, self.index_dir)
+            if self.kg.encoder_key and self.kg.encoder_key != getattr(self.encoder, "model_key", self.kg.encoder_key):
+                raise InputError(f"the index was embedded with {self.kg.encoder_key!r}, the configured embedder is "
+                                 f"{self.encoder.model_key!r}; use the same embedder", path=self.index_dir,
+                                 field="embedder")
+            self.index_key = self.kg.key
+        else:
+            self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
         graph = self.kg.graph
         type_weight = {EdgeType[k.upper()]: v for k, v in self.edge_weights.items()}
         edge_index, edge_weight = graph.weighted_edges(type_weight)

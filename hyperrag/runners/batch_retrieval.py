@@ -5,8 +5,9 @@ else the QA reader when an LLM is available) and appended to ``predictions.jsonl
 (one shard per process when devices > 1). A rerun into the same ``out`` skips the query ids already
 there (a torn last line from a kill is dropped) and finishes only the rest; then the rows are
 rewritten in query order and ``metrics.json`` is computed over all of them, both atomically.
-``predictions.meta.json`` keys the rows to (dataset, corpus, retriever, top_k, answering): a run with
-other settings starts afresh.
+``predictions.meta.json`` keys the rows to (dataset, corpus, retriever, top_k, answering, and the index
+version when retrieving over an index directory): a run with other settings, or over an index updated
+since, starts afresh; so does ``resume=False``.
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bo
         digest.update(pid.encode("utf-8", "surrogatepass") + b"\0")
     spec = {"dataset": dataset.name, "corpus": digest.hexdigest(), "retriever": type(retriever).__qualname__,
             "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
+    index_key = getattr(retriever, "index_key", None)
+    if index_key:  # retrieving over an index directory: an insert/delete since invalidates the rows
+        spec["index"] = index_key
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
 
 

@@ -1,4 +1,5 @@
-"""Dataset preparation shared by entry points: where a dataset's OpenIE triples come from."""
+"""Dataset preparation shared by entry points: where a dataset's OpenIE triples come from, or which index
+directory it is retrieved over; and building the configured retriever."""
 
 from __future__ import annotations
 
@@ -7,18 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.data.types import Dataset
+from hyperrag.errors import InputError
 
 log = logging.getLogger(__name__)
 
 
-def resolve_openie(dataset: Dataset, llm: Any, cache_dir: str | Path) -> Dataset:
+def resolve_openie(dataset: Dataset, llm: Any, cache_dir: str | Path, extraction: str | None = None) -> Dataset:
     """Point ``dataset.openie_path`` at the triples to build the graph from.
 
     * ``openie_source == "llm"`` or no OpenIE file: extract with the LLM when one is available (resumable,
       cached under ``cache_dir/openie`` — a finished extraction is reused with zero requests);
-    * otherwise, or without an LLM, the dataset's own file is used as is.
+    * otherwise, or without an LLM, the dataset's own file is used as is;
+    * ``extraction == "graphrag"`` (the method's ``retriever.extraction``, HugRAG): the retriever runs its own
+      GraphRAG-style extraction on ``openie_source == "llm"`` datasets, so the HippoRAG-style OpenIE is skipped.
     """
     wants_llm = dataset.openie_source == "llm" or dataset.openie_path is None
+    if wants_llm and extraction == "graphrag" and dataset.openie_source == "llm":
+        log.info("OpenIE left to the retriever (extraction=graphrag)")
+        return dataset
     if not wants_llm or not getattr(llm, "available", False):
         if wants_llm and dataset.openie_path is not None:
             log.info("no LLM configured: using the OpenIE file %s", dataset.openie_path)
@@ -29,3 +36,27 @@ def resolve_openie(dataset: Dataset, llm: Any, cache_dir: str | Path) -> Dataset
     log.info("OpenIE with %s: %s", llm, report)
     dataset.openie_path = Path(path)
     return dataset
+
+
+def prepare_dataset(dataset: Dataset, llm: Any, cache_dir: str | Path, index_dir: str | Path | None = None) -> Dataset:
+    """With ``index_dir``: the dataset over that index's passages (in index order; no OpenIE needed — the
+    index holds its graph); otherwise :func:`resolve_openie`."""
+    if index_dir:
+        from hyperrag.index.passages import dataset_for_index
+
+        return dataset_for_index(dataset, index_dir)
+    return resolve_openie(dataset, llm, cache_dir)
+
+
+def build_retriever(factory: Any, encoder: Any, llm: Any, index_dir: str | Path | None = None) -> Any:
+    """``factory(encoder=..., llm=...)`` (a Hydra partial of the method's retriever), with ``index_dir`` when given.
+
+    Raises :class:`InputError` when the method cannot retrieve over an index directory.
+    """
+    if not index_dir:
+        return factory(encoder=encoder, llm=llm)
+    cls = getattr(factory, "func", factory)
+    if not getattr(cls, "supports_index_dir", False):
+        raise InputError(f"method {getattr(cls, 'name', cls.__name__)!r} cannot retrieve over an index directory "
+                         "(dense, bm25, hipporag2 and catrag can)", field="index_dir")
+    return factory(encoder=encoder, llm=llm, index_dir=str(index_dir))

@@ -13,7 +13,7 @@ def test_index_is_built_once_and_verified(tmp_path, encoder):
     assert first.built
     manifest = json.loads((first.directory / "manifest.json").read_text())
     assert manifest["format_version"] == 2
-    assert set(manifest["files"]) == {"graph.pt", "graph.json", "embeddings.pt", "provenance.pt"}
+    assert set(manifest["files"]) == {"graph.pt", "graph.json", "embeddings.pt", "provenance.pt", "passages.jsonl"}
     assert manifest["files"]["embeddings.pt"]["stage"] == "embeddings" and manifest["files"]["graph.pt"]["bytes"] > 0
     assert manifest["settings"]["synonym_threshold"] == 0.8 and "openie" in manifest["inputs"]
     encoded = encoder.encoded_count

@@ -103,3 +103,63 @@ def test_cli_delete_insert_verify_and_errors(tmp_path, encoder, monkeypatch, cap
                           env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "embeddings.pt" in proc.stderr and "rerun stage 'embeddings'" in proc.stderr
+
+
+def stored_passages(directory):
+    from hyperrag.index.passages import index_passage_ids
+
+    ids, passages, key = index_passage_ids(directory)
+    assert passages is not None and [p.id for p in passages] == ids and key
+    return passages
+
+
+def test_passage_texts_follow_insert_and_delete(tmp_path):
+    """The index stores its passages' texts in graph order; insert/delete keep them in step."""
+    enc = HashEncoder()
+    base, new, new_openie, _ = split_sample(tmp_path)
+    kg = load_or_build_kg_index(base, enc, root=tmp_path / "idx")
+    assert stored_passages(kg.directory) == base.corpus.passages
+    insert_documents(kg.directory, new, new_openie, enc)
+    delete_documents(kg.directory, ["p02", "p10"])
+    ds = sample_dataset()
+    expected = [p for p in ds.corpus.passages if p.id not in ("p02", "p10")]
+    assert stored_passages(kg.directory) == expected
+    assert load_kg_directory(kg.directory).graph.passage_ids == [p.id for p in expected]
+
+
+def test_dataset_for_index_reorders_and_checks_gold_ids(tmp_path):
+    from hyperrag.errors import InputError
+    from hyperrag.index.passages import dataset_for_index
+
+    enc = HashEncoder()
+    base, new, new_openie, _ = split_sample(tmp_path)
+    kg = load_or_build_kg_index(base, enc, root=tmp_path / "idx")
+    insert_documents(kg.directory, new, new_openie, enc)
+    delete_documents(kg.directory, ["p02"])
+    ds = sample_dataset()
+    ds.corpus = Corpus(list(reversed(ds.corpus.passages[:9])), source="partial")  # other order, lacks p10..p12
+    with pytest.raises(InputError, match=r"gold passage id\(s\) \['p02'\] are not in the index"):
+        dataset_for_index(ds, kg.directory)
+    ds.queries = [q for q in ds.queries if "p02" not in q.gold_ids]
+    aligned = dataset_for_index(ds, kg.directory)
+    assert aligned.corpus.ids == load_kg_directory(kg.directory).graph.passage_ids
+    assert aligned.corpus[aligned.corpus.position("p12")].text == new[new.position("p12")].text
+    assert aligned.queries == ds.queries
+
+
+def test_cli_build_refuses_to_overwrite_an_updated_index(tmp_path, monkeypatch, capsys):
+    ds = sample_dataset()
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": p.id, "title": p.title, "text": p.text}) + "\n"
+                              for p in ds.corpus.passages))
+    monkeypatch.setattr("hyperrag.embedding.encoder.TextEncoder", lambda *a, **k: HashEncoder())
+    index = tmp_path / "idx"
+    args = ["build", "--index", str(index), "--corpus", str(corpus), "--openie", str(ds.openie_path)]
+    out = cli_main(args)
+    assert out["built"] and out["passages"] == 12 and stored_passages(index)[0] == ds.corpus[0]
+    assert not cli_main(args)["built"]  # same inputs: loaded, not rebuilt
+    cli_main(["delete", "--index", str(index), "--ids", "p01"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        cli_main(args)
+    assert info.value.code == 2 and "holds another index" in capsys.readouterr().err
