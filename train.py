@@ -1,7 +1,8 @@
 """Train a model: compose the config, instantiate the task, fit with Lightning, save to models/, report.
 
     python train.py                                          # task=poincare on the bundled sample
-    python train.py task=poincare data=musique trainer.max_epochs=50
+    python train.py task=poincare data=musique               # the ball retrieve.py method=hyperrag loads
+    python train.py task=poincare_openie data=musique trainer.max_epochs=50
     python train.py task=poincare_tree logger=csv            # tree closure (the benchmark's workload)
 
 The checkpoint goes to ``<models_dir>/<task>/<data>-<key>/model.ckpt`` with ``metrics.json`` and
@@ -68,7 +69,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         model = task.load(ckpt)
     else:
         model, datamodule = task.build_model(), task.build_datamodule()
-        trainer = instantiate(cfg.trainer, logger=logger)
+        # a task may fix trainer settings its key depends on (task=poincare: the hyperrag method's epochs)
+        trainer = instantiate(cfg.trainer, logger=logger, **getattr(task, "trainer_overrides", dict)())
         t0 = time.perf_counter()
         trainer.fit(model, datamodule=datamodule)
         fit_seconds = time.perf_counter() - t0

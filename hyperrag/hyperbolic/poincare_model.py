@@ -63,6 +63,11 @@ class PoincareEmbedding(L.LightningModule):
         curvature: ``c > 0`` of ``PoincareBall(c)``.
         loss: ``nickel_kiela`` or ``edge_distance``.
         anchor_weight: weight of ``mean_i d(x_i, x_i⁰)`` over all nodes; 0 disables.
+        query_anchor_weight: anchor weight of the nodes from ``num_passages`` on (query nodes), when both are
+            given; the term is then ``mean_i w_i d(x_i, x_i⁰)`` with ``w_i = anchor_weight`` for passages and
+            ``query_anchor_weight`` for query nodes — weak, so query nodes move towards their linked passages
+            while passages stay near their semantic start.
+        num_passages: nodes ``0..num_passages-1`` are passages (see ``query_anchor_weight``).
         lr: Riemannian Adam learning rate.
         betas: Adam betas.
         burn_in_epochs: epochs at ``lr · burn_in_lr_factor`` first.
@@ -79,7 +84,8 @@ class PoincareEmbedding(L.LightningModule):
     """
 
     def __init__(self, num_nodes: int, dim: int | None = None, curvature: float = 1.0,
-                 loss: str = "nickel_kiela", anchor_weight: float = 0.0, lr: float = 0.1,
+                 loss: str = "nickel_kiela", anchor_weight: float = 0.0,
+                 query_anchor_weight: float | None = None, num_passages: int | None = None, lr: float = 0.1,
                  betas: tuple[float, float] = (0.9, 0.999), burn_in_epochs: int = 0,
                  burn_in_lr_factor: float = 0.1, lr_schedule: str = "constant",
                  init_embeddings: torch.Tensor | None = None, init_radius: float = 1.0, center: bool = True,
@@ -103,7 +109,9 @@ class PoincareEmbedding(L.LightningModule):
             dim = input_dim
         self.save_hyperparameters({
             "num_nodes": int(num_nodes), "dim": int(dim), "curvature": float(curvature), "loss": loss,
-            "anchor_weight": float(anchor_weight), "lr": float(lr), "betas": tuple(float(b) for b in betas),
+            "anchor_weight": float(anchor_weight),
+            "query_anchor_weight": None if query_anchor_weight is None else float(query_anchor_weight),
+            "num_passages": None if num_passages is None else int(num_passages), "lr": float(lr), "betas": tuple(float(b) for b in betas),
             "burn_in_epochs": int(burn_in_epochs), "burn_in_lr_factor": float(burn_in_lr_factor),
             "lr_schedule": lr_schedule,
             "init_radius": float(init_radius), "center": bool(center), "init_scale": float(init_scale),
@@ -199,9 +207,18 @@ class PoincareEmbedding(L.LightningModule):
             main = edge_distance_loss(self.distance(pts[:b], pts[b:]))
         out = {"main": main}
         loss = main
-        if self.hparams.anchor_weight > 0:
+        hp = self.hparams
+        split = hp.get("num_passages")
+        q_weight = hp.get("query_anchor_weight")
+        if q_weight is not None and split is not None and split < x.shape[0]:
+            d = paired_distance(x, self.anchor, self.curvature)
+            out["anchor"] = anchor_loss(d[:split]) if split else d.new_zeros(())
+            out["query_anchor"] = anchor_loss(d[split:])
+            loss = loss + (hp.anchor_weight * split * out["anchor"]
+                           + q_weight * (x.shape[0] - split) * out["query_anchor"]) / x.shape[0]
+        elif hp.anchor_weight > 0:
             out["anchor"] = anchor_loss(paired_distance(x, self.anchor, self.curvature))
-            loss = loss + self.hparams.anchor_weight * out["anchor"]
+            loss = loss + hp.anchor_weight * out["anchor"]
         out["loss"] = loss
         return out
 

@@ -46,8 +46,9 @@ class StreamingBall:
     def __init__(self, model: PoincareEmbedding, graph: PassageGraph, variant: str, builder: Any,
                  update_frequency: int = 16, epochs: int = 5, max_query_age: int | None = 512,
                  max_query_nodes: int | None = None, batch_size: int = 1024, num_negatives: int = 10,
-                 seed: int = 0) -> None:
+                 seed: int = 0, query_closure_depth: int = 1) -> None:
         self.model, self.graph, self.variant, self.builder = model, graph, variant, builder
+        self.query_closure_depth = int(query_closure_depth)
         self.update_frequency = int(update_frequency)
         self.epochs = int(epochs)
         self.max_query_age, self.max_query_nodes = max_query_age, max_query_nodes
@@ -99,6 +100,8 @@ class StreamingBall:
         self.graph.add_passages(k, explicit)
         source = torch.cat([torch.arange(p), torch.full((k,), -1), torch.arange(p, n)])
         self.model.remap_nodes(source, self.model.embed(passage_emb))
+        if self.model.hparams.get("num_passages") is not None:  # query nodes keep their own anchor weight
+            self.model.hparams["num_passages"] = self.graph.num_passages
         self.touched = {t + k if t >= p else t for t in self.touched}
         self.touched.update(range(p, p + k))
         self.touched.update(explicit.parent.tolist())
@@ -111,7 +114,7 @@ class StreamingBall:
         mask = torch.zeros(n, dtype=torch.bool)
         if self.touched:
             mask[torch.tensor(sorted(self.touched), dtype=torch.long)] = True
-        rel = self.graph.relations(self.variant)
+        rel = self.graph.relations(self.variant, self.query_closure_depth)
         rel = rel[:, mask[rel[0]] | mask[rel[1]]]
         stats: dict[str, float] = {"trained_nodes": int(mask.sum()), "relations": int(rel.shape[1])}
         if rel.shape[1] and self.epochs > 0:

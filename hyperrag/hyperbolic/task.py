@@ -4,10 +4,15 @@ A task is the ``_target_`` of ``hydra_configs/task/*.yaml``. ``model`` and ``dat
 partials (``_partial_: true``) and are completed here with the task's graph: ``num_nodes``, the edge list and,
 for passages, the sentence embeddings that initialise the ball.
 
-* :class:`PassageGraphTask` (``task=poincare``) — the passages of ``data``, linked when their OpenIE records
-  share a canonical entity (:func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`), initialised from the
-  ``embedder``'s sentence embeddings. HyperRAG's keyword / query-guided / tree-fused graphs replace this
-  graph once they exist.
+* :class:`HyperRAGGraphTask` (``task=poincare``) — exactly the ball ``retrieve.py method=hyperrag`` uses:
+  the passage graph of :mod:`hyperrag.passage_graph` (explicit keyword forest, query-guided implicit forest
+  or their fusion, ``method.graph``), built and keyed by
+  :meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.prepare` from the ``method.retriever`` settings,
+  saved to ``<models_dir>/hyperrag/<data>-<graph>-<key>/model.ckpt`` — the checkpoint ``retrieve.py
+  method=hyperrag`` loads instead of training. LLM-free (the implicit graph's documented stand-in).
+* :class:`PassageGraphTask` (``task=poincare_openie``) — the passages of ``data``, linked when their OpenIE
+  records share a canonical entity (:func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`), initialised
+  from the ``embedder``'s sentence embeddings.
 * :class:`TreeClosureTask` (``task=poincare_tree``) — the transitive closure of a complete tree, random
   initialisation (Nickel & Kiela's reconstruction setting; the benchmark's workload).
 """
@@ -178,6 +183,52 @@ class PassageGraphTask(PoincareTask):
                          hashlib.sha1("\x00".join(texts).encode()).hexdigest())
         return TaskGraph(edges=edges, num_nodes=len(texts), init_embeddings=init,
                          labels=[p.title or p.id for p in ds.corpus.passages], digest=digest)
+
+
+class HyperRAGGraphTask(PoincareTask):
+    """HyperRAG's passage graph and ball, shared with ``retrieve.py method=hyperrag``.
+
+    Args:
+        dataset: a :class:`~hyperrag.data.Dataset` (corpus; its query file's questions become query nodes
+            for the ``implicit`` / ``fused`` graphs, text only).
+        encoder: a :class:`~hyperrag.embedding.TextEncoder`.
+        retriever: partial of :class:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever` (``method.retriever``);
+            its ``model`` / ``train`` settings define the ball, the optimiser run and the checkpoint key.
+        name: ``hyperrag`` — the ``models/`` folder the retriever reads.
+    """
+
+    def __init__(self, dataset: Any, encoder: Any, retriever: Callable[..., Any], name: str = "hyperrag",
+                 eval_symmetric: bool = False) -> None:
+        super().__init__(None, None, name, eval_symmetric=eval_symmetric)  # type: ignore[arg-type]
+        self.dataset = dataset
+        self.retriever = retriever(encoder=encoder, llm=None)
+        self.data_name = f"{dataset.name}-{self.retriever.variant}"
+        self._key = ""
+
+    def build_graph(self) -> TaskGraph:
+        prep = self.retriever.prepare(self.dataset)
+        self._key = prep["key"]
+        g = self.retriever.graph
+        labels = list(self.retriever.titles) + [f"Q: {q}" for q in g.questions]
+        colors = torch.cat([torch.zeros(g.num_passages), torch.ones(g.num_queries)])
+        return TaskGraph(edges=prep["relations"], num_nodes=g.num_nodes, init_embeddings=prep["init"],
+                         plot_edges=g.forest(self.retriever.variant).edges.index, colors=colors, labels=labels,
+                         digest=prep["key"])
+
+    def key(self, **extra: Any) -> str:
+        """The retriever's key (corpus, forest, query nodes, model and training settings); ``extra`` is not
+        used — the epochs are ``method.retriever.train.max_epochs`` (see :meth:`trainer_overrides`)."""
+        _ = self.graph
+        return self._key
+
+    def trainer_overrides(self) -> dict[str, Any]:
+        return {"max_epochs": int(self.retriever.train_settings["max_epochs"])}
+
+    def build_model(self) -> PoincareEmbedding:
+        return self.retriever.new_model(self.graph.init_embeddings)
+
+    def build_datamodule(self) -> EdgeDataModule:
+        return self.retriever.datamodule(self.graph.edges, self.graph.num_nodes)
 
 
 class TreeClosureTask(PoincareTask):

@@ -106,9 +106,18 @@ class Forest:
                 "dropped_cycle": self.dropped_cycle, "dropped_second_parent": self.dropped_second_parent}
 
 
-def build_forest(edges: EdgeSet, num_nodes: int) -> Forest:
-    """The forest of one edge set (strongest edges first; stable for equal weights)."""
-    order = torch.argsort(-edges.weight, stable=True) if len(edges) else torch.empty(0, dtype=torch.long)
+def build_forest(edges: EdgeSet, num_nodes: int, rank: torch.Tensor | None = None) -> Forest:
+    """The forest of one edge set (strongest edges first; stable for equal weights).
+
+    ``rank`` (LongTensor [E], optional): edges of a lower rank are offered before any edge of a higher rank
+    (weight order within a rank).
+    """
+    if not len(edges):
+        order = torch.empty(0, dtype=torch.long)
+    else:
+        order = torch.argsort(-edges.weight, stable=True)
+        if rank is not None:
+            order = order[torch.argsort(rank[order], stable=True)]
     uf = UnionFind(num_nodes)
     par = [-1] * num_nodes
     keep: list[int] = []
@@ -131,14 +140,20 @@ def build_forest(edges: EdgeSet, num_nodes: int) -> Forest:
     return Forest(kept, torch.tensor(par, dtype=torch.long), cycle, second)
 
 
-def fuse_trees(*edge_sets: EdgeSet, num_nodes: int) -> Forest:
+def fuse_trees(*edge_sets: EdgeSet, num_nodes: int, priority: bool = False) -> Forest:
     """Merge several trees/graphs on shared node ids into one forest.
 
     Args:
         edge_sets: e.g. ``(explicit, implicit)``; earlier sets win ties of weight.
         num_nodes: N (passages and query nodes).
+        priority: every edge of an earlier set is offered before any edge of a later one (weight order
+            within a set) — e.g. ``(implicit, explicit)`` keeps each query's tree whole and hangs the keyword
+            edges onto it where they fit.
     """
     merged = EdgeSet.empty()
-    for es in edge_sets:
+    ranks = []
+    for i, es in enumerate(edge_sets):
         merged = merged.cat(es)
-    return build_forest(merged, num_nodes)
+        ranks.append(torch.full((len(es),), i, dtype=torch.long))
+    rank = torch.cat(ranks) if priority and ranks else None
+    return build_forest(merged, num_nodes, rank)

@@ -5,11 +5,17 @@ picks what the Poincaré ball is trained on:
 
 * ``explicit`` — the forest of the keyword edges (passages only);
 * ``implicit`` — the forest of the query-guided edges (query nodes are roots);
-* ``fused`` — both forests merged on their shared passages (:func:`~hyperrag.passage_graph.fusion.fuse_trees`).
+* ``fused`` — both forests merged on their shared passages (:func:`~hyperrag.passage_graph.fusion.fuse_trees`);
+  with ``implicit_first`` (default) the query-guided forest is offered first, so every query tree stays whole
+  and keyword edges join where they neither give a passage a second parent nor close a cycle (weight order:
+  keyword overlaps up to 1.0 would otherwise cut a query's *expand* edges, cos ≈ 0.5–0.7).
 
 Training relations (:meth:`PassageGraph.relations`): every forest edge in both directions (``child ↔ parent``;
 negatives exclude both), so a tree pulls parents and children together while the Nickel & Kiela negatives
-push unrelated passages apart.
+push unrelated passages apart. With ``query_closure_depth = d > 1`` each query node is also related to every
+descendant of its tree at most ``d`` edges below it (Nickel & Kiela's transitive closure, restricted to the
+query roots): a query node is pulled towards its second-hop (*expand*) passages too, not only towards the
+round-1 passages it is linked to directly.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ class PassageGraph:
     explicit: EdgeSet = field(default_factory=EdgeSet.empty)
     implicit: EdgeSet = field(default_factory=EdgeSet.empty)
     stats: dict = field(default_factory=dict)
+    implicit_first: bool = True
 
     @property
     def num_queries(self) -> int:
@@ -57,12 +64,52 @@ class PassageGraph:
             return build_forest(self.explicit, n)
         if variant == "implicit":
             return build_forest(self.implicit, n)
-        return fuse_trees(build_forest(self.explicit, n).edges, build_forest(self.implicit, n).edges, num_nodes=n)
+        explicit, implicit = build_forest(self.explicit, n).edges, build_forest(self.implicit, n).edges
+        if self.implicit_first:
+            return fuse_trees(implicit, explicit, num_nodes=n, priority=True)
+        return fuse_trees(explicit, implicit, num_nodes=n)
 
-    def relations(self, variant: str) -> torch.Tensor:
-        """LongTensor [2, 2F]: the variant's forest edges in both directions."""
-        e = self.forest(variant).edges.index
+    def relations(self, variant: str, query_closure_depth: int = 1, query_edge_repeat: int = 1) -> torch.Tensor:
+        """LongTensor [2, R]: the variant's forest edges plus the query closure pairs, in both directions.
+
+        Args:
+            variant: ``explicit`` | ``implicit`` | ``fused``.
+            query_closure_depth: query node ↔ descendants at most this many edges below it (1: edges only).
+            query_edge_repeat: direct ``query → passage`` edges appear this many times (a relation weight for
+                the Nickel & Kiela loss: a query node is pulled harder to its first-round passages than to
+                the second-hop ones).
+        """
+        from hyperrag.passage_graph.edges import RELATIONS
+
+        forest = self.forest(variant)
+        e = forest.edges.index
+        if query_edge_repeat > 1:
+            q = e[:, forest.edges.relation == RELATIONS.index("query")]
+            e = torch.cat([e, q.repeat(1, query_edge_repeat - 1)], dim=1)
+        if query_closure_depth > 1 and self.num_queries:
+            e = torch.cat([e, self.query_closure(forest, query_closure_depth)], dim=1)
         return torch.cat([e, e.flip(0)], dim=1)
+
+    def query_closure(self, forest: Forest, depth: int) -> torch.Tensor:
+        """LongTensor [2, C]: ``(query node, descendant)`` pairs 2..``depth`` edges apart in ``forest``,
+        following query-guided edges only (a keyword child of a query's passage is not the query's evidence)."""
+        from hyperrag.passage_graph.edges import RELATIONS
+
+        keyword = RELATIONS.index("keyword")
+        e = forest.edges
+        children: dict[int, list[int]] = {}
+        for p, c, r in zip(e.parent.tolist(), e.child.tolist(), e.relation.tolist()):
+            if r != keyword:
+                children.setdefault(p, []).append(c)
+        pairs: list[tuple[int, int]] = []
+        for q in range(self.num_passages, self.num_nodes):
+            level = children.get(q, [])
+            for _ in range(2, depth + 1):
+                level = [c for x in level for c in children.get(x, [])]
+                pairs.extend((q, c) for c in level)
+        if not pairs:
+            return torch.empty(2, 0, dtype=torch.long)
+        return torch.tensor(pairs, dtype=torch.long).T
 
     def add_queries(self, questions: list[str], edges: EdgeSet) -> None:
         """Append query nodes (ids ``num_nodes ..``) and their edges to the evolving graph."""

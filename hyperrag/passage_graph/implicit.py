@@ -17,8 +17,14 @@ rooted at its query), typed passage pairs (weight ``cos`` of the pair), and for 
 
 **LLM-free stand-in** (``llm=none``, or a failed call): selection keeps the candidates whose cosine is within
 ``margin`` of the query's best candidate (at most ``max_selected``); each kept passage after the best one is
-linked ``best → passage`` as *support* (weight = their cosine); no missing concepts, so one round. It is
-documented as a stand-in and labelled as such in the statistics — never passed off as an LLM's judgement.
+linked ``best → passage`` as *support* (weight = their cosine). The missing-concept rounds become
+**pseudo-relevance feedback** (``feedback: keywords``): the missing concepts of round ``t`` are the keywords
+(YAKE sets, ``keyword_sets``) of the round's best passage that the question does not already contain; the
+round's dense query is the question followed by those keywords (``question + " " + " ".join(new keywords)``),
+its ``round_top_k`` best unseen passages are kept and linked ``best passage of round t → passage`` as
+*expand*. MuSiQue's questions are 2–4-hop bridges: the first passage names the bridge entity, the feedback
+query finds the passage about it. It is documented as a stand-in and labelled as such in the statistics —
+never passed off as an LLM's judgement.
 
 Only question text is used; gold passages and answers are never read.
 """
@@ -26,6 +32,7 @@ Only question text is used; gold passages and answers are never read.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +42,8 @@ import torch
 from hyperrag.passage_graph.edges import EdgeSet
 
 log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"\w+")
 
 LINK_TO_RELATION = {"same_entity": "support", "elaborates": "expand", "causes": "complement",
                     "precedes": "complement", "related": "complement"}
@@ -51,6 +60,9 @@ class ImplicitSettings:
         margin: stand-in selection — keep candidates with ``cos ≥ best − margin``.
         relations: ask the LLM for pair relations (else only query edges and round links).
         passage_chars: characters of each passage shown to the LLM.
+        feedback: LLM-free rounds — ``keywords`` (pseudo-relevance feedback from the best passage's keyword
+            set, see the module notes) or ``none`` (one round without an LLM).
+        feedback_keywords: keywords of the best passage added to the feedback query at most.
     """
 
     top_k: int = 8
@@ -61,6 +73,8 @@ class ImplicitSettings:
     margin: float = 0.1
     relations: bool = True
     passage_chars: int = 600
+    feedback: str = "keywords"
+    feedback_keywords: int = 10
 
 
 @dataclass
@@ -86,15 +100,20 @@ class QueryGraphBuilder:
         encoder: embeds missing concepts (``encode(list[str]) -> [n, D]``); only needed with an LLM.
         llm: the framework's LLM; ``None`` or unavailable → the stand-in.
         settings: :class:`ImplicitSettings`.
+        keyword_sets: P keyword sets (the explicit graph's YAKE sets), for the LLM-free feedback rounds.
     """
 
     def __init__(self, passage_emb: torch.Tensor, passage_texts: Sequence[str], encoder: Any = None,
-                 llm: Any = None, settings: ImplicitSettings | None = None) -> None:
+                 llm: Any = None, settings: ImplicitSettings | None = None,
+                 keyword_sets: Sequence[frozenset[str]] | None = None) -> None:
         self.passage_emb = passage_emb.float()
         self.texts = list(passage_texts)
         self.encoder = encoder
         self.llm = llm
         self.s = settings or ImplicitSettings()
+        if self.s.feedback not in ("keywords", "none"):
+            raise ValueError(f"feedback must be 'keywords' or 'none', got {self.s.feedback!r}")
+        self.keyword_sets = list(keyword_sets) if keyword_sets is not None else None
         self.llm_calls = 0
 
     @property
@@ -202,7 +221,45 @@ class QueryGraphBuilder:
                 for p in sel[1:]:
                     add(sel[0], p, self._pair_cos(sel[0], p), "support")
 
+    def feedback_query(self, question: str, passage: int) -> tuple[str, list[str]]:
+        """The stand-in's next-round query: ``(question + new keywords, new keywords)``.
+
+        New keywords: the passage's keyword set minus those whose words all occur in the question, in a
+        fixed (sorted) order, at most ``feedback_keywords``.
+        """
+        assert self.keyword_sets is not None
+        q_words = set(_WORD.findall(question.casefold()))
+        new = [k for k in sorted(self.keyword_sets[passage]) if not set(_WORD.findall(k)) <= q_words]
+        new = new[: self.s.feedback_keywords]
+        return (question + " " + " ".join(new)).strip(), new
+
+    def _feedback_rounds(self, questions: list[str], graphs: list[QueryGraph], add) -> None:
+        """LLM-free missing-concept rounds: pseudo-relevance feedback from each round's best passage."""
+        if self.s.feedback != "keywords" or self.keyword_sets is None or self.encoder is None:
+            return
+        for _ in range(1, self.s.max_rounds):
+            active = [b for b, g in enumerate(graphs) if not g.llm and g.selected[-1]]
+            if not active:
+                return
+            texts, rows = [], []
+            for b in active:
+                text, new = self.feedback_query(questions[b], graphs[b].selected[-1][0])
+                if new:
+                    texts.append(text)
+                    rows.append(b)
+                    graphs[b].concepts.extend(new)
+            if not rows:
+                return
+            femb = self.encoder.encode(texts, desc="feedback queries")
+            cands, scores = self._dense(femb, self.s.round_top_k, exclude=[set(graphs[b].passages) for b in rows])
+            for b, cs, ss in zip(rows, cands, scores):
+                anchor = graphs[b].selected[-1][0]
+                graphs[b].selected.append(cs)
+                for p, sc in zip(cs, ss):
+                    add(anchor, p, sc, "expand")
+
     def _rounds(self, questions: list[str], graphs: list[QueryGraph], add) -> None:
+        self._feedback_rounds(questions, graphs, add)
         if not self.use_llm or self.encoder is None:
             return
         for _ in range(1, self.s.max_rounds):

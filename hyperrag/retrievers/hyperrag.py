@@ -6,17 +6,23 @@ Index (:meth:`HyperRAGRetriever.index`):
   3. implicit edges — query graphs of the questions of the query file being retrieved (``implicit_queries:
      query_file``; question text only — the query-centric setting of the paper, where the query graph is
      built at query time; gold labels are never read) or none (``implicit_queries: none``; with streaming on,
-     query graphs then arrive at retrieval time);
-  4. the ``graph`` variant's forest (explicit, implicit or their tree fusion);
+     query graphs then arrive at retrieval time). Without an LLM the missing-concept round is the
+     pseudo-relevance-feedback stand-in (question + the best passage's new YAKE keywords → new passages,
+     linked *expand* from that passage), which is what brings second-hop passages into a query's tree;
+  4. the ``graph`` variant's forest (explicit, implicit or their tree fusion, query trees first), and the
+     training relations: forest edges + query node ↔ descendants up to ``query_closure_depth``;
   5. the Poincaré ball: loaded from ``models/hyperrag/<data>-<graph>-<key>/model.ckpt`` (key = hash of the
      corpus, the forest, the query nodes and every model / training setting), or trained with
      ``lightning.Trainer.fit`` (geoopt Riemannian Adam, Nickel & Kiela negatives + the semantic anchor term)
      and saved there.
 
 Query batch (:meth:`HyperRAGRetriever.retrieve`):
-  * single step — questions mapped into the ball by the model's fitted Euclidean → ball map (the very map
-    that initialised the passages); top-k passages by **hyperbolic distance** (:func:`topk_poincare`,
-    blocked, on the configured device); score = ``-distance``;
+  * single step — each question's point in the ball: its **trained query node** when the question was a node
+    at index time (``query_position: trained``; query nodes have their own, weak anchor, so they have moved
+    towards their linked first- and second-hop passages), else its sentence embedding mapped by the model's
+    fitted Euclidean → ball map (the very map that initialised the passages); top-k passages by **hyperbolic
+    distance** to that point (:func:`topk_poincare`, blocked, on the configured device); score =
+    ``-distance``. Nothing but the distance ranks;
   * multi-step (``multi_step: true`` and an LLM) — ``query_refinement`` (decompose) splits the question into
     sub-questions; they are retrieved in order, ``#j`` in a later sub-question replaced by the title of the
     best passage of sub-question ``j``; synthesis: every passage keeps its smallest distance to the question
@@ -67,6 +73,13 @@ class HyperRAGRetriever(Retriever):
         implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
         model: :class:`~hyperrag.hyperbolic.PoincareEmbedding` keyword arguments.
         train: ``max_epochs``, ``batch_size``, ``num_negatives``, ``negative_group_size``, ``seed``.
+        fusion: ``implicit_first`` (each query tree is kept whole, keyword edges join where they fit) or
+            ``weight`` (all edges strongest first) — how the ``fused`` forest is built.
+        query_closure_depth: training relations add query node ↔ descendants up to this depth (1: forest
+            edges only; 2: also the second-hop passages of the query's feedback / missing-concept rounds).
+        query_edge_repeat: direct query → passage relations repeated this many times in training.
+        query_position: ``trained`` — a question that is a query node of the ball is ranked from its trained
+            position (other questions: projected); ``projected`` — always the projected embedding.
         multi_step: decompose with the LLM (ignored without one).
         max_sub_questions: sub-questions used at most.
         streaming: ``enabled``, ``update_frequency``, ``epochs``, ``max_query_age``, ``max_query_nodes``.
@@ -82,6 +95,8 @@ class HyperRAGRetriever(Retriever):
                  keywords: dict[str, Any] | None = None, explicit: dict[str, Any] | None = None,
                  implicit: dict[str, Any] | None = None, implicit_queries: str = "query_file",
                  model: dict[str, Any] | None = None, train: dict[str, Any] | None = None,
+                 fusion: str = "implicit_first", query_closure_depth: int = 2, query_edge_repeat: int = 1,
+                 query_position: str = "trained",
                  multi_step: bool = True, max_sub_questions: int = 4, streaming: dict[str, Any] | None = None,
                  models_dir: str | Path = "models", index_root: str | Path | None = None, retrain: bool = False,
                  device: str = "auto") -> None:
@@ -100,6 +115,14 @@ class HyperRAGRetriever(Retriever):
         self.model_settings = dict(model or {})
         self.train_settings = {"max_epochs": 20, "batch_size": 1024, "num_negatives": 10,
                                "negative_group_size": 8, "seed": 0, **(train or {})}
+        if query_position not in ("trained", "projected"):
+            raise ValueError(f"query_position must be 'trained' or 'projected', got {query_position!r}")
+        if fusion not in ("implicit_first", "weight"):
+            raise ValueError(f"fusion must be 'implicit_first' or 'weight', got {fusion!r}")
+        self.fusion = fusion
+        self.query_closure_depth = int(query_closure_depth)
+        self.query_edge_repeat = int(query_edge_repeat)
+        self.query_position = query_position
         self.multi_step = multi_step
         self.max_sub_questions = max_sub_questions
         self.streaming_settings = {"enabled": False, "update_frequency": 16, "epochs": 5, "max_query_age": 512,
@@ -112,11 +135,16 @@ class HyperRAGRetriever(Retriever):
         self.info: dict[str, Any] = {}
 
     # ---- indexing ----------------------------------------------------------------------------------------
-    def index(self, dataset: Dataset) -> None:
+    def prepare(self, dataset: Dataset) -> dict[str, Any]:
+        """Everything the ball is trained on, without training it (``train.py task=poincare`` uses this too).
+
+        Builds the passage graph (explicit keyword edges; for ``implicit``/``fused`` the query graphs of the
+        query file's questions) and returns ``relations`` [2, R], ``init`` [N, D] (passage then question
+        embeddings), ``path`` of the checkpoint and its ``key``. Sets ``self.graph``.
+        """
         from hyperrag.index.kg_index import corpus_fingerprint
         from hyperrag.passage_graph import PassageGraph, QueryGraphBuilder, extract_keywords, keyword_edges
 
-        t0 = time.perf_counter()
         self.dataset_name = dataset.name
         passages = dataset.corpus.passages
         self.texts = [p.content for p in passages]
@@ -124,9 +152,10 @@ class HyperRAGRetriever(Retriever):
         self.passage_emb = self.encoder.encode(self.texts, desc="passages")
         cache = self.index_root / "hyperrag" if self.index_root else None
         self.keyword_sets = extract_keywords(self.texts, self.keyword_settings, cache_dir=cache)
-        graph = PassageGraph(len(self.texts), explicit=keyword_edges(self.keyword_sets, **self.explicit_settings))
+        graph = PassageGraph(len(self.texts), explicit=keyword_edges(self.keyword_sets, **self.explicit_settings),
+                             implicit_first=self.fusion == "implicit_first")
         self.builder = QueryGraphBuilder(self.passage_emb, self.texts, encoder=self.encoder, llm=self.llm,
-                                         settings=self.implicit_settings)
+                                         settings=self.implicit_settings, keyword_sets=self.keyword_sets)
         questions: list[str] = []
         if self.implicit_queries == "query_file" and self.variant != "explicit":
             questions = list(dict.fromkeys(q.question for q in dataset.queries))
@@ -139,12 +168,35 @@ class HyperRAGRetriever(Retriever):
             graph.stats["query_graphs_by_stand_in"] = sum(not g.llm for g in qgraphs)
         graph.stats["llm_calls"] = self.builder.llm_calls
         self.graph = graph
-        forest = graph.forest(self.variant)
-        relations = graph.relations(self.variant)
+        relations = graph.relations(self.variant, self.query_closure_depth, self.query_edge_repeat)
         key = _digest(corpus_fingerprint(dataset), getattr(self.encoder, "model_key", ""), self.variant,
                       relations, questions, self.model_settings, self.train_settings)[:10]
         path = self.models_dir / "hyperrag" / f"{dataset.name}-{self.variant}-{key}" / "model.ckpt"
-        self.model, trained = self._load_or_train(path, relations, torch.cat([self.passage_emb, query_emb]))
+        return {"relations": relations, "init": torch.cat([self.passage_emb, query_emb]), "path": path,
+                "key": key}
+
+    def new_model(self, init: torch.Tensor):  # type: ignore[no-untyped-def]
+        """An untrained ball over ``init``'s rows (passages, then query nodes with their own anchor weight)."""
+        from hyperrag.hyperbolic import PoincareEmbedding
+
+        settings = dict(self.model_settings)
+        settings.setdefault("num_passages", self.graph.num_passages)
+        return PoincareEmbedding(init.shape[0], init_embeddings=init, seed=self.train_settings["seed"], **settings)
+
+    def datamodule(self, relations: torch.Tensor, num_nodes: int):  # type: ignore[no-untyped-def]
+        """The training relations as batches with Nickel & Kiela negatives (known relations excluded)."""
+        from hyperrag.hyperbolic import EdgeDataModule
+
+        ts = self.train_settings
+        return EdgeDataModule(relations, num_nodes, batch_size=ts["batch_size"], num_negatives=ts["num_negatives"],
+                              negative_group_size=ts["negative_group_size"], exclude="both", seed=ts["seed"])
+
+    def index(self, dataset: Dataset) -> None:
+        t0 = time.perf_counter()
+        prep = self.prepare(dataset)
+        graph, relations, path = self.graph, prep["relations"], prep["path"]
+        forest = graph.forest(self.variant)
+        self.model, trained = self._load_or_train(path, relations, prep["init"])
         self.model.to(self.device)
         self.model.eval()
         self.info = {"graph": self.variant, "checkpoint": str(path), "trained_now": trained,
@@ -161,7 +213,8 @@ class HyperRAGRetriever(Retriever):
                                         update_frequency=s["update_frequency"], epochs=s["epochs"],
                                         max_query_age=s["max_query_age"], max_query_nodes=s["max_query_nodes"],
                                         batch_size=self.train_settings["batch_size"],
-                                        num_negatives=self.train_settings["num_negatives"])
+                                        num_negatives=self.train_settings["num_negatives"],
+                                        query_closure_depth=self.query_closure_depth)
 
     @torch.no_grad()
     def _moved(self) -> float:
@@ -173,20 +226,18 @@ class HyperRAGRetriever(Retriever):
     def _load_or_train(self, path: Path, relations: torch.Tensor, init: torch.Tensor):  # type: ignore[no-untyped-def]
         import lightning as L
 
-        from hyperrag.hyperbolic import EdgeDataModule, PoincareEmbedding
+        from hyperrag.hyperbolic import PoincareEmbedding
 
         if path.exists() and not self.retrain:
             log.info("hyperrag: loading %s", path)
             return PoincareEmbedding.load_from_checkpoint(str(path), map_location="cpu"), False
         ts = self.train_settings
-        model = PoincareEmbedding(init.shape[0], init_embeddings=init, seed=ts["seed"], **self.model_settings)
+        model = self.new_model(init)
         if relations.shape[1] == 0 or ts["max_epochs"] <= 0:
             log.warning("hyperrag: no relations to train on (%s); the ball keeps its semantic initialisation",
                         self.variant)
         else:
-            data = EdgeDataModule(relations, init.shape[0], batch_size=ts["batch_size"],
-                                  num_negatives=ts["num_negatives"],
-                                  negative_group_size=ts["negative_group_size"], exclude="both", seed=ts["seed"])
+            data = self.datamodule(relations, init.shape[0])
             trainer = L.Trainer(max_epochs=ts["max_epochs"], accelerator="gpu" if self.device.startswith("cuda")
                                 else "cpu", devices=1, logger=False, enable_checkpointing=False,
                                 enable_model_summary=False, enable_progress_bar=True)
@@ -204,12 +255,28 @@ class HyperRAGRetriever(Retriever):
 
     # ---- retrieval ---------------------------------------------------------------------------------------
     @torch.no_grad()
-    def distances(self, query_emb: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Top-k passages by hyperbolic distance: [B, D_in] embeddings → (indices [B, k], distances [B, k])."""
-        from hyperrag.hyperbolic import topk_poincare
-
+    def query_points(self, query_emb: torch.Tensor, questions: list[str] | None = None) -> torch.Tensor:
+        """Ball points of questions: the trained query node where the question is one (``query_position:
+        trained``), else the sentence embedding mapped by the model's fitted Euclidean → ball map."""
         assert self.model is not None, "call index() first"
         q = self.model.embed(query_emb.to(self.device))
+        if questions is not None and self.query_position == "trained" and self.graph.num_queries:
+            node = {t: self.graph.num_passages + i for i, t in enumerate(self.graph.questions)}
+            rows = [(b, node[t]) for b, t in enumerate(questions) if t in node]
+            if rows:
+                b_idx = torch.tensor([b for b, _ in rows], device=q.device)
+                n_idx = torch.tensor([n for _, n in rows], device=q.device)
+                q[b_idx] = self.model.points[n_idx].to(q.dtype)
+        return q
+
+    @torch.no_grad()
+    def distances(self, query_emb: torch.Tensor, k: int, questions: list[str] | None = None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Top-k passages by hyperbolic distance: [B, D_in] embeddings (and their question texts, to find the
+        trained query nodes) → (indices [B, k], distances [B, k])."""
+        from hyperrag.hyperbolic import topk_poincare
+
+        q = self.query_points(query_emb, questions)
         points = self.model.points[: self.graph.num_passages]
         return topk_poincare(q, points, k, curvature=self.model.curvature)
 
@@ -219,7 +286,7 @@ class HyperRAGRetriever(Retriever):
             self.stream.observe(questions, q_emb)
         if self.multi_step and self.llm_available:
             return self._multi_step(questions, q_emb, top_k)
-        idx, dist = self.distances(q_emb, top_k)
+        idx, dist = self.distances(q_emb, top_k, questions)
         return RetrievalOutput(idx.cpu(), (-dist).cpu())
 
     def _multi_step(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
@@ -233,7 +300,7 @@ class HyperRAGRetriever(Retriever):
         for b, (question, res) in enumerate(zip(questions, results)):
             subs = [str(s) for s in (res.value or [])][: self.max_sub_questions] if res.ok else []
             best: dict[int, float] = {}
-            idx, dist = self.distances(q_emb[b: b + 1], pool)
+            idx, dist = self.distances(q_emb[b: b + 1], pool, [question])
             for i, d in zip(idx[0].tolist(), dist[0].tolist()):
                 best[i] = min(best.get(i, float("inf")), d)
             resolved: list[str] = []

@@ -115,3 +115,20 @@ def test_cuda_training_and_retrieval(small_tree):
     idx, _ = topk_poincare(model.points, model.points, 5)
     ref, _ = topk_poincare(model.points.cpu(), model.points.cpu(), 5)
     assert torch.equal(idx.cpu(), ref)
+
+
+def test_query_nodes_get_their_own_anchor_weight():
+    """Passages (rows < num_passages) keep the strong anchor; query nodes with a weak one move to their links."""
+    torch.manual_seed(0)
+    init = torch.randn(12, 6)
+    edges = torch.tensor([[10, 10, 11, 11, 0, 2], [0, 1, 2, 3, 10, 11]])  # query nodes 10, 11 ↔ passages
+    moved = {}
+    for q_weight in (50.0, 0.0):
+        m = PoincareEmbedding(12, init_embeddings=init, anchor_weight=50.0, query_anchor_weight=q_weight,
+                              num_passages=10, lr=0.05, init_radius=1.0)
+        m.fit_fast(EdgeDataModule(edges, 12, batch_size=16, num_negatives=4, exclude="both"), 30)
+        d = pairwise_poincare_distance(m.points, m.anchor).diagonal()
+        moved[q_weight] = (float(d[:10].mean()), float(d[10:].mean()))
+        assert m.hparams.num_passages == 10
+    assert moved[0.0][1] > 3 * moved[50.0][1]  # free query nodes move much further
+    assert moved[0.0][0] < moved[0.0][1]  # passages stay near their semantic start

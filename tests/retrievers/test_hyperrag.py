@@ -40,10 +40,20 @@ def test_ranking_is_hyperbolic_distance(tmp_path, encoder):
     assert r.info["trained_now"] and r.info["query_nodes"] == len(ds.queries)
     qs = [q.question for q in ds.queries]
     out = r.retrieve(qs, 5)
-    pts = r.model.points[: len(ds.corpus)]
-    d = pairwise_poincare_distance(r.model.embed(encoder.encode(qs)).double(), pts.double())
+    p = len(ds.corpus)
+    pts = r.model.points[:p]
+    # seen questions are ranked from their trained query nodes (rows P.. of the ball), in question order
+    assert r.graph.questions == qs
+    d = pairwise_poincare_distance(r.model.points[p:].double(), pts.double())
     assert torch.equal(out.indices, torch.topk(-d, 5).indices)
     assert torch.allclose(-out.scores.double(), torch.topk(-d, 5).values.neg(), atol=1e-4)
+    # unseen questions (and query_position=projected): the projected sentence embedding
+    unseen = ["Which tower is in Paris?"]
+    d_new = pairwise_poincare_distance(r.model.embed(encoder.encode(unseen)).double(), pts.double())
+    assert torch.equal(r.retrieve(unseen, 5).indices, torch.topk(-d_new, 5).indices)
+    r.query_position = "projected"
+    d_proj = pairwise_poincare_distance(r.model.embed(encoder.encode(qs)).double(), pts.double())
+    assert torch.equal(r.retrieve(qs, 5).indices, torch.topk(-d_proj, 5).indices)
 
 
 def test_multi_step_with_fake_llm(tmp_path):
@@ -68,12 +78,14 @@ def test_multi_step_with_fake_llm(tmp_path):
 @pytest.mark.slow
 @requires_musique
 def test_musique_hyperrag_not_below_dense(tmp_path):
-    """The issue's figure: hyperbolic retrieval after training is at least as good as dense (R@5)."""
+    """The trained structure adds recall: the fused ball (default settings, llm=none) beats dense on R@5 and
+    full-chain@5 (the issue's bar is "at least as good"; the feedback round + trained query nodes add more)."""
     import os
 
     over = ["data=musique", "tracking=none", "answer_top_n=0",
             f"cache_dir={os.environ.get('HYPERRAG_CACHE', os.path.expanduser('~/.cache/hyperrag'))}"]
     dense = retrieve.run(compose_retrieve(tmp_path, "method=dense", *over))
-    hyper = retrieve.run(compose_retrieve(tmp_path, "method=hyperrag", "method.graph=implicit",
+    hyper = retrieve.run(compose_retrieve(tmp_path, "method=hyperrag", "method.graph=fused",
                                              f"method.retriever.models_dir={tmp_path / 'm'}", *over))
-    assert hyper["recall@5"] >= dense["recall@5"] - 1e-9
+    assert hyper["recall@5"] >= dense["recall@5"] + 3.0
+    assert hyper["fcr@5"] >= dense["fcr@5"] + 3.0

@@ -5,7 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hyperrag.passage_graph import (
+    RELATIONS,
     EdgeSet,
+    ImplicitSettings,
     PassageGraph,
     QueryGraphBuilder,
     build_forest,
@@ -81,8 +83,13 @@ def test_fusion_is_a_valid_forest_keeping_directions(a, b, rnd):
         assert all((p, c) in offered for p, c in zip(f.edges.parent.tolist(), f.edges.child.tolist()))
         # forest: edges = nodes - trees (undirected acyclic)
         assert len(f.edges) <= 14
-    # fusion never drops an edge of a forest for nothing: it holds at least as many edges as the larger input
-    assert len(fused.edges) >= max(len(fa.edges), len(fb.edges))
+    # with priority the first forest is kept whole (weight order alone may trade two edges for one: a heavy
+    # edge of b can take the parent slot of a's child and make a's other edge close a cycle)
+    first = fuse_trees(fa.edges, fb.edges, num_nodes=15, priority=True)
+    assert first.is_valid()
+    kept = set(zip(first.edges.parent.tolist(), first.edges.child.tolist()))
+    assert set(zip(fa.edges.parent.tolist(), fa.edges.child.tolist())) <= kept
+    assert len(first.edges) >= len(fa.edges)
 
 
 def test_fusion_drops_cycle_closing_edge():
@@ -100,3 +107,63 @@ def test_passage_graph_variants_and_query_pruning():
     source = g.drop_queries(torch.tensor([False, True]))
     assert source.tolist() == [0, 1, 2, 3, 5] and g.questions == ["b"]
     assert set(zip(g.implicit.parent.tolist(), g.implicit.child.tolist())) == {(4, 3), (4, 0)}
+
+
+class _BagEncoder:
+    """Deterministic bag-of-words encoder over a fixed vocabulary (unit rows)."""
+
+    def __init__(self, vocab):
+        self.vocab = {w: i for i, w in enumerate(vocab)}
+
+    def encode(self, texts, desc=""):
+        out = torch.zeros(len(texts), len(self.vocab))
+        for r, t in enumerate(texts):
+            for w in t.lower().split():
+                if w in self.vocab:
+                    out[r, self.vocab[w]] += 1.0
+        return torch.nn.functional.normalize(out + 1e-6, dim=1)
+
+
+def test_stand_in_feedback_round_reaches_the_bridge_passage():
+    """LLM-free missing-concept round: the best passage's new keywords find the second-hop passage."""
+    texts = ["alice born in wonderland", "wonderland capital is hearts", "alice drinks tea tea", "bob likes cheese"]
+    enc = _BagEncoder(["alice", "born", "wonderland", "capital", "hearts", "tea", "bob", "cheese", "where"])
+    kws = [frozenset({"alice", "wonderland"}), frozenset({"wonderland", "hearts"}), frozenset({"tea"}),
+           frozenset({"cheese"})]
+    settings = ImplicitSettings(top_k=2, max_selected=1, round_top_k=1, max_rounds=2, margin=0.0)
+    builder = QueryGraphBuilder(enc.encode(texts), texts, encoder=enc, llm=None, settings=settings,
+                                keyword_sets=kws)
+    assert builder.feedback_query("where was alice born", 0) == ("where was alice born wonderland", ["wonderland"])
+    edges, graphs = builder.build(["where was alice born"], enc.encode(["where was alice born"]))
+    assert graphs[0].selected == [[0], [1]] and graphs[0].concepts == ["wonderland"]
+    expand = edges.select(edges.relation == RELATIONS.index("expand"))
+    assert list(zip(expand.parent.tolist(), expand.child.tolist())) == [(0, 1)]  # best passage → bridge
+    off = QueryGraphBuilder(enc.encode(texts), texts, encoder=enc, llm=None, keyword_sets=kws,
+                            settings=ImplicitSettings(top_k=2, max_selected=1, feedback="none"))
+    assert len(off.build(["where was alice born"], enc.encode(["where was alice born"]))[1][0].selected) == 1
+
+
+def test_query_closure_relates_queries_to_second_hop_passages():
+    g = PassageGraph(4, explicit=EdgeSet.from_lists([1], [3], [0.9], ["keyword"]))
+    g.add_queries(["q"], EdgeSet.from_lists([4, 0, 0], [0, 1, 2], [1.9, 0.6, 0.5], ["query", "expand", "expand"]))
+    pairs = lambda rel: set(zip(rel[0].tolist(), rel[1].tolist()))
+    base = pairs(g.relations("fused"))
+    closed = pairs(g.relations("fused", query_closure_depth=3))
+    assert closed - base == {(4, 1), (1, 4), (4, 2), (2, 4)}  # keyword child 3 is not the query's evidence
+    assert pairs(g.relations("explicit", query_closure_depth=3)) == {(1, 3), (3, 1)}
+    rel = g.relations("implicit", query_edge_repeat=3)
+    assert rel.shape[1] == 2 * (3 + 2) and int(((rel[0] == 4) & (rel[1] == 0)).sum()) == 3
+
+
+def test_fusion_priority_keeps_query_trees_whole():
+    explicit = EdgeSet.from_lists([2], [1], [0.95], ["keyword"])
+    implicit = EdgeSet.from_lists([3, 0], [0, 1], [1.9, 0.6], ["query", "expand"])
+    by_weight = fuse_trees(explicit, implicit, num_nodes=4)
+    first = fuse_trees(implicit, explicit, num_nodes=4, priority=True)
+    assert by_weight.parent.tolist()[1] == 2 and first.parent.tolist()[1] == 0
+    assert first.is_valid() and len(first.edges) == 2  # 2 → 1 would give node 1 a second parent
+    g = PassageGraph(3, explicit=explicit)
+    g.add_queries(["q"], implicit)
+    assert g.forest("fused").parent.tolist()[1] == 0
+    g.implicit_first = False
+    assert g.forest("fused").parent.tolist()[1] == 2
