@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,6 +35,23 @@ def _tail(path: Path, n: int = 30) -> str:
     except OSError:
         return "<no log>"
 
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: SIGTERM this process when its parent dies, even by SIGKILL (``atexit`` never runs then)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def spawn_tied_to_parent(cmd: list[str], **popen_kwargs) -> subprocess.Popen:  # type: ignore[no-untyped-def]
+    """Start ``cmd`` in its own process group (so :meth:`ManagedServer.stop` can signal the whole group) that
+    does not outlive this process: a server left behind by a killed run would hold its port and memory."""
+    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    return subprocess.Popen(cmd, start_new_session=True, preexec_fn=preexec, **popen_kwargs)  # noqa: PLW1509
 
 class ManagedServer:
     """An OpenAI-compatible server process on ``host:port``.
@@ -81,9 +99,9 @@ class ManagedServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log.info("starting %s: %s (log: %s)", self.name, " ".join(self.cmd), self.log_path)
         with open(self.log_path, "wb") as out:
-            self.proc = subprocess.Popen(
+            self.proc = spawn_tied_to_parent(
                 self.cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, **self.env}, start_new_session=True,
+                env={**os.environ, **self.env},
             )
         atexit.register(self.stop)
         try:
