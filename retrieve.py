@@ -47,7 +47,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         dataset.queries = dataset.queries[: cfg.limit_queries]
     encoder = instantiate(cfg.embedder)
     with build_llm(cfg.llm) as llm:  # starts and stops a managed server; prints LLM usage at exit
-        dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir)  # index_dir: its passages
+        dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
+                                  extraction=cfg.method.retriever.get("extraction"))
         retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, cfg.index_dir)
         t0 = time.perf_counter()
         retriever.index(dataset)

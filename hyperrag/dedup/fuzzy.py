@@ -9,6 +9,12 @@ names take seconds. Guards against the classic false merges of string similarity
 * words on which names differ must not be *discriminators* — compass directions, months, roman numerals,
   ordinals (``"east coast highway"`` vs ``"west coast highway"``, ``"xxiii olympic winter games"``);
 * both names need ``min_chars`` characters (short names and initials collide by chance);
+* with ``token_guard``, multi-word names must carry the same content words (plurals folded, stop words
+  dropped, order free): ``"south korea"`` vs ``"south korean"``, ``"indirect civil disobedience"`` vs
+  ``"direct civil disobedience"``, ``"republic of the congo"`` vs ``"democratic republic of the congo"`` are
+  distinct entities one word apart, while ``"olympic winter games"`` / ``"the winter olympic games"`` and
+  acronyms (``"us congress"`` / ``"united states congress"``) still merge; the fuzzy stage still lets one word differ by spelling (``"barack obama"`` / ``"barrack obama"``: same
+  first letter, 5+ letters, neither word a prefix of the other);
 * entities with known, different types never merge.
 """
 
@@ -16,17 +22,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import permutations
 
 import numpy as np
 
 _DIGITS = re.compile(r"\d+")
-DISCRIMINATORS = frozenset(
-    "north south east west northern southern eastern western northeast northwest southeast southwest "
-    "upper lower central new old great little greater lesser senior junior jr sr "
-    "january february march april may june july august september october november december "
-    "first second third fourth fifth sixth seventh eighth ninth tenth "
-    "men women men s women s boys girls male female".split()
-)
+DISCRIMINATORS = frozenset([
+    "north", "south", "east", "west", "northern", "southern", "eastern", "western", "northeast", "northwest",
+    "southeast", "southwest", "upper", "lower", "central", "new", "old", "great", "little", "greater",
+    "lesser", "senior", "junior", "jr", "sr", "january", "february", "march", "april", "may", "june", "july",
+    "august", "september", "october", "november", "december", "first", "second", "third", "fourth", "fifth",
+    "sixth", "seventh", "eighth", "ninth", "tenth", "men", "women", "men", "s", "women", "s", "boys", "girls",
+    "male", "female",
+])
+STOPWORDS = frozenset(["the", "a", "an", "of", "in", "on", "at", "for", "and", "to", "by", "with", "from", "s"])
 _ROMAN = re.compile(r"^(?=[ivxlcdm]+$)m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio")
 
@@ -45,21 +54,53 @@ def _discriminating(word: str) -> bool:
     return word in DISCRIMINATORS or bool(_ROMAN.match(word))
 
 
-def compatible(a: int, b: int, names: Sequence[str], types: Sequence[str] | None) -> bool:
-    """Digit, discriminator and type guards shared by both stages."""
+def content_words(name: str) -> frozenset[str]:
+    """Plural-folded words of ``name`` without stop words."""
+    return frozenset(w for w in fold_plural(name).split() if w not in STOPWORDS)
+
+
+def _typo(only_a: frozenset[str], only_b: frozenset[str]) -> bool:
+    """One word spelt two ways (``barack`` / ``barrack``): one word each side, 5+ letters, same first letter,
+    neither a prefix of the other (``korea`` / ``korean`` is a derivation, not a typo)."""
+    if len(only_a) != 1 or len(only_b) != 1:
+        return False
+    (wa,), (wb,) = only_a, only_b
+    return (min(len(wa), len(wb)) >= 5 and wa[0] == wb[0] and not wa.startswith(wb)
+            and not wb.startswith(wa))
+
+
+def _acronym(only_a: frozenset[str], only_b: frozenset[str]) -> bool:
+    """One side's single extra word spells the initials of the other side's extra words (``us`` / ``united states``)."""
+    for one, many in ((only_a, only_b), (only_b, only_a)):
+        if len(one) == 1 and 2 <= len(many) <= 4:
+            (word,) = one
+            if any("".join(w[0] for w in perm) == word for perm in permutations(many)):
+                return True
+    return False
+
+
+def compatible(a: int, b: int, names: Sequence[str], types: Sequence[str] | None, token_guard: bool = False,
+               allow_typo: bool = False) -> bool:
+    """Digit, discriminator, type (and optionally content-word) guards shared by both stages.
+
+    ``token_guard``: multi-word names need the same content words; ``allow_typo`` (the fuzzy stage) lets one word
+    differ by spelling (:func:`_typo`)."""
     if digit_signature(names[a]) != digit_signature(names[b]):
         return False
     wa, wb = set(fold_plural(names[a]).split()), set(fold_plural(names[b]).split())
     if any(_discriminating(w) for w in wa ^ wb):
         return False
-    if types is not None and types[a] and types[b] and types[a] != types[b]:
-        return False
-    return True
+    if token_guard:
+        ca, cb = content_words(names[a]), content_words(names[b])
+        if (ca != cb and max(len(ca), len(cb)) >= 2 and not _acronym(ca - cb, cb - ca)
+                and not (allow_typo and _typo(ca - cb, cb - ca))):
+            return False
+    return not (types is not None and types[a] and types[b] and types[a] != types[b])
 
 
 def fuzzy_pairs(names: Sequence[str], threshold: float = 95.0, scorer: str = "ratio", min_chars: int = 4,
                 types: Sequence[str] | None = None, block_rows: int = 2048, workers: int = -1,
-                ) -> list[tuple[int, int, float]]:
+                token_guard: bool = False) -> list[tuple[int, int, float]]:
     """Pairs ``(i, j, score)`` with ``i < j`` whose names score at least ``threshold`` (0–100).
 
     Args:
@@ -70,6 +111,7 @@ def fuzzy_pairs(names: Sequence[str], threshold: float = 95.0, scorer: str = "ra
         types: optional entity types (``""`` = unknown) — different known types never match.
         block_rows: rows per ``cdist`` call (memory: ``block_rows × E`` bytes).
         workers: rapidfuzz threads (-1 = all cores).
+        token_guard: multi-word names must have the same content words (see the module docstring).
     """
     from rapidfuzz import fuzz, process
 
@@ -87,6 +129,6 @@ def fuzzy_pairs(names: Sequence[str], threshold: float = 95.0, scorer: str = "ra
         rows, cols = np.nonzero(scores)
         for r, c in zip(rows.tolist(), cols.tolist()):
             i, j = int(ids[start + r]), int(ids[c])
-            if i < j and compatible(i, j, names, types):
+            if i < j and compatible(i, j, names, types, token_guard, allow_typo=True):
                 pairs.append((i, j, float(scores[r, c])))
     return pairs

@@ -17,7 +17,8 @@ from hyperrag.ops.knn import topk_cosine_neighbors
 
 def semantic_pairs(embeddings: torch.Tensor, names: Sequence[str], threshold: float = 0.95, k: int = 10,
                    min_chars: int = 4, types: Sequence[str] | None = None,
-                   representative: Sequence[int] | None = None) -> list[tuple[int, int, float]]:
+                   representative: Sequence[int] | None = None, token_guard: bool = False,
+                   ) -> list[tuple[int, int, float]]:
     """Pairs ``(a, b, cosine)`` (``a < b`` in the rows of ``embeddings``) to merge.
 
     Args:
@@ -28,6 +29,7 @@ def semantic_pairs(embeddings: torch.Tensor, names: Sequence[str], threshold: fl
         min_chars: rows whose name is shorter never merge.
         types: optional entity types.
         representative: row → entity id (identity when None).
+        token_guard: multi-word names must have the same content words (:func:`~hyperrag.dedup.fuzzy.compatible`).
     """
     n = embeddings.shape[0]
     if n < 2:
@@ -41,7 +43,7 @@ def semantic_pairs(embeddings: torch.Tensor, names: Sequence[str], threshold: fl
         ea, eb = rep[a], rep[b]
         if len(names[ea]) < min_chars or len(names[eb]) < min_chars:
             continue
-        if not compatible(ea, eb, names, types):
+        if not compatible(ea, eb, names, types, token_guard):
             continue
         key = (min(a, b), max(a, b))
         pairs[key] = max(pairs.get(key, 0.0), float(s))

@@ -40,21 +40,25 @@ AUDIT_FILE = "merges.jsonl"
 class DedupSettings:
     """Attributes:
         enabled: False → the graph is used as extracted.
-        fuzzy_threshold: rapidfuzz score (0–100) at or above which two names merge (stage 1).
+        fuzzy_threshold: rapidfuzz score (0–100) at or above which two names merge (stage 1); ``null`` skips
+            the stage.
         fuzzy_scorer: ``ratio`` | ``token_sort_ratio`` | ``token_set_ratio`` | ``WRatio``.
         embedding_threshold: cosine at or above which two groups merge (stage 2); ``null`` skips the stage.
         embedding_k: neighbours examined per group in stage 2.
         min_chars: names shorter than this never merge.
         use_types: entities with known, different types never merge.
+        token_guard: multi-word names merge only with the same content words (plurals folded, stop words and
+            word order ignored) — names one word apart are usually distinct entities.
     """
 
     enabled: bool = True
-    fuzzy_threshold: float = 95.0
+    fuzzy_threshold: float | None = 95.0
     fuzzy_scorer: str = "ratio"
     embedding_threshold: float | None = 0.96
     embedding_k: int = 10
     min_chars: int = 4
     use_types: bool = True
+    token_guard: bool = True
 
 
 @dataclass
@@ -91,7 +95,9 @@ def dedup_graph(graph: KnowledgeGraph, entity_emb: torch.Tensor, info: EntityInf
                         "kept_id": kept, "merged_id": merged})
 
     t0 = time.perf_counter()
-    for a, b, score in fuzzy_pairs(names, s.fuzzy_threshold, s.fuzzy_scorer, s.min_chars, types):
+    stage1 = [] if s.fuzzy_threshold is None else fuzzy_pairs(names, s.fuzzy_threshold, s.fuzzy_scorer, s.min_chars,
+                                                               types, token_guard=s.token_guard)
+    for a, b, score in stage1:
         if uf.union(a, b):
             record("fuzzy", a, b, score)
     n_fuzzy = len(records)
@@ -105,7 +111,7 @@ def dedup_graph(graph: KnowledgeGraph, entity_emb: torch.Tensor, info: EntityInf
                 reps[labels[e]] = e
         group_emb = torch.zeros(num_g, entity_emb.shape[1]).index_add_(0, labels, entity_emb.float())
         for a, b, score in semantic_pairs(_normalize(group_emb), names, s.embedding_threshold, s.embedding_k,
-                                          s.min_chars, types, reps.tolist()):
+                                          s.min_chars, types, reps.tolist(), s.token_guard):
             ea, eb = int(reps[a]), int(reps[b])
             if uf.union(ea, eb):
                 record("embedding", ea, eb, score)
@@ -166,8 +172,7 @@ def load_or_build_dedup(graph: KnowledgeGraph, embeddings: GraphEmbeddings, info
     torch.save(asdict(merged_emb), directory.path / "embeddings.pt")
     (directory.path / "entities.json").write_text(json.dumps(result.info.to_json(), ensure_ascii=False))
     with open(directory.path / AUDIT_FILE, "w", encoding="utf-8") as fh:
-        for rec in result.records:
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        fh.writelines(json.dumps(rec, ensure_ascii=False) + "\n" for rec in result.records)
     files += ["embeddings.pt", "entities.json", AUDIT_FILE]
     stats = {"enabled": True, **result.stats}
     directory.write_manifest(key, asdict(s), inputs, files, stats)

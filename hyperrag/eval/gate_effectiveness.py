@@ -104,25 +104,39 @@ def gate_effectiveness(graph: TypedGraph, seeds: Sequence[Sequence[int]], target
 
 
 def plot_gate_effectiveness(result: dict[str, Any], path: str | Path, title: str = "HugRAG gates on vs off") -> Path:
-    """Bars (on / off) per metric with bootstrap 95% intervals; ``min_hops`` on its own axis."""
+    """Bars (off / on) per metric with bootstrap 95% intervals; ``min_hops`` on its own axis.
+
+    ``result`` is one :func:`gate_effectiveness` result, or ``{label: result}`` for several gate sets on the same
+    queries and graph (e.g. LLM-verified vs unverified gates): one "gates off" bar (the first result's) and one
+    "on" bar per label.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), gridspec_kw={"width_ratios": [3, 1]})
+    variants = {"": result} if "on" in result else dict(result)
+    first = next(iter(variants.values()))
+    bars = [("gates off", first["off"], "#999999")]
+    palette = ("#d62728", "#ff9896", "#1f77b4", "#aec7e8")
+    for i, (label, res) in enumerate(variants.items()):
+        name = f"gates on ({label}, {res['gate_arcs']})" if label else "gates on"
+        bars.append((name, res["on"], palette[i % len(palette)]))
+    width = 0.8 / len(bars)
+    fig, axes = plt.subplots(1, 2, figsize=(9 + 1.2 * (len(bars) - 2), 3.8), gridspec_kw={"width_ratios": [3, 1]})
     for ax, metrics in zip(axes, (METRICS[:3], METRICS[3:])):
         x = np.arange(len(metrics))
-        for i, (name, color) in enumerate((("off", "#999999"), ("on", "#d62728"))):
-            ci = [result[name][m] for m in metrics]
+        for i, (name, stats, color) in enumerate(bars):
+            ci = [stats[m] for m in metrics]
             mean = np.array([c["mean"] for c in ci])
             err = np.array([[c["mean"] - c["lo"] for c in ci], [c["hi"] - c["mean"] for c in ci]])
-            ax.bar(x + (i - 0.5) * 0.38, mean, 0.38, yerr=err, capsize=3, color=color, label=f"gates {name}")
+            ax.bar(x + (i - (len(bars) - 1) / 2) * width, mean, width, yerr=err, capsize=3, color=color, label=name)
         ax.set_xticks(x, metrics)
     axes[0].set_ylim(0, 1.05)
-    axes[0].legend(loc="upper right")
+    axes[0].legend(loc="lower left", fontsize=8, framealpha=0.9)
     axes[1].set_ylabel("hops")
-    fig.suptitle(f"{title} (H={result['max_hops']}, {result['queries']} queries, {result['gate_arcs']} gates)")
+    gates = "" if len(variants) > 1 else f", {first['gate_arcs']} gates"
+    fig.suptitle(f"{title} (H={first['max_hops']}, {first['queries']} queries{gates})")
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 def digest(*parts: Any) -> str:
@@ -58,7 +58,7 @@ class JsonlCheckpoint:
             self._fh.close()
             self._fh = None
 
-    def __enter__(self) -> JsonlCheckpoint:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +55,8 @@ from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy.gates import GateBuilder, GateSettings
 from hyperrag.hierarchy.hierarchy import HierarchySettings
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTextSource, ModuleTree
-from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings
 from hyperrag.hierarchy.store import HierarchyIndex, entity_graph, load_or_build_hierarchy
+from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings
 from hyperrag.hierarchy.tokens import count_tokens
 from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_index
 from hyperrag.retrievers.base import RetrievalOutput, Retriever
@@ -101,7 +101,10 @@ class HugRAGRetriever(Retriever):
         extraction: ``graphrag`` — with an available LLM and a dataset whose OpenIE comes from the LLM
             (``openie_source: llm``), extract typed entities with descriptions (task ``openie_graphrag``);
             ``none`` — always use the dataset's OpenIE file.
-        dedup: :class:`~hyperrag.dedup.store.DedupSettings` fields.
+        dedup: :class:`~hyperrag.dedup.store.DedupSettings` fields; ``enabled: auto`` (default) deduplicates
+            entity graphs the LLM extracted (GraphRAG-style, typed and described) and leaves an imported OpenIE
+            file's graph as it is (measured on MuSiQue's GPT-3.5 OpenIE: merging costs full-chain recall, while
+            synonym edges already join its near-duplicate names); ``true`` / ``false`` force it.
         summaries: :class:`~hyperrag.hierarchy.summaries.SummarySettings` fields (used with an LLM).
         gates: ``enabled`` plus :class:`~hyperrag.hierarchy.gates.GateSettings` fields; with ``verifier: llm``
             gates need an LLM (none without one), ``verifier: none`` accepts prefiltered candidates unverified.
@@ -157,7 +160,12 @@ class HugRAGRetriever(Retriever):
         if extraction not in ("graphrag", "none"):
             raise ValueError(f"extraction must be 'graphrag' or 'none', got {extraction!r}")
         self.extraction = extraction
-        self.dedup_settings = DedupSettings(**(dedup or {}))
+        d = dict(dedup or {})
+        enabled = d.pop("enabled", True)
+        if enabled not in (True, False, "auto"):
+            raise ValueError(f"dedup.enabled must be true, false or 'auto', got {enabled!r}")
+        self.dedup_enabled: bool | str = enabled
+        self.dedup_settings = DedupSettings(**d)
         self.summary_settings = SummarySettings(**(summaries or {}))
         g = dict(gates or {})
         self.gates_enabled = bool(g.pop("enabled", True))
@@ -184,6 +192,9 @@ class HugRAGRetriever(Retriever):
             dataset.openie_path = Path(path)
         self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
         info = read_entity_info(self.kg.graph, dataset.openie_path)
+        # auto: deduplicate LLM-extracted (GraphRAG) entity graphs; an imported OpenIE file is used as it is
+        enabled = info.source == "graphrag" if self.dedup_enabled == "auto" else bool(self.dedup_enabled)
+        self.dedup_settings = replace(self.dedup_settings, enabled=enabled)
         self.dedup = load_or_build_dedup(self.kg.graph, self.kg.embeddings, info, self.dedup_settings,
                                          self.index_root, name=dataset.name, graph_key=self.kg.directory.name)
         graph = self.dedup.graph
@@ -207,20 +218,11 @@ class HugRAGRetriever(Retriever):
         self.passage_emb = emb.passage.to(self.device)
         self._passage_texts = [p.content for p in dataset.corpus.passages]
 
-        # typed expansion graph: entities 0..E-1, modules E..E+M-1
-        struct_index, _ = entity_graph(graph, ("relation", "synonym"))
-        has_parent = (self.tree.parent >= 0).nonzero().squeeze(1)
-        hier_index = torch.cat([
-            torch.stack([torch.arange(num_e), self.tree.leaf + num_e]),
-            torch.stack([has_parent + num_e, self.tree.parent[has_parent] + num_e])], dim=1)
-        parts = [(struct_index, EdgeKind.STRUCTURAL), (hier_index, EdgeKind.HIERARCHY)]
+        self.module_emb = module_emb
         gate_pairs = self.build_gates(graph, module_emb)
+        self.gate_pairs = gate_pairs  # [2, G] module pairs (tree ids)
         self.num_gates = int(gate_pairs.shape[1])
-        if self.num_gates:
-            parts.append((gate_pairs.long() + num_e, EdgeKind.GATE))
-        edge_index = torch.cat([p for p, _ in parts], dim=1)
-        kinds = torch.cat([torch.full((p.shape[1],), int(k), dtype=torch.int8) for p, k in parts])
-        self.typed_graph = TypedGraph.from_edges(edge_index, kinds, num_e + num_m)
+        self.typed_graph = self.expansion_graph(gate_pairs)
         module_tokens = torch.tensor(count_tokens(self.module_texts, self.hierarchy_settings.token_counter))
         self.node_tokens = torch.cat([self.hier.tokens, module_tokens]).numpy()
 
@@ -234,6 +236,23 @@ class HugRAGRetriever(Retriever):
         self.passage_entity = torch.sparse_coo_tensor(torch.stack([rows, cols]), weight, (graph.num_passages, num_e),
                                                       check_invariants=True).coalesce().to(self.device)
         log.info("hugrag index: %d entities, %d modules, edges %s", num_e, num_m, self.typed_graph.count_by_kind())
+
+    def expansion_graph(self, gate_pairs: torch.Tensor) -> TypedGraph:
+        """Typed expansion graph (entities 0..E-1, modules E..E+M-1): structural, hierarchical and the given
+        gate edges (module pairs [2, G], tree ids)."""
+        graph = self.graph
+        num_e, num_m = graph.num_entities, self.tree.num_modules
+        struct_index, _ = entity_graph(graph, ("relation", "synonym"))
+        has_parent = (self.tree.parent >= 0).nonzero().squeeze(1)
+        hier_index = torch.cat([
+            torch.stack([torch.arange(num_e), self.tree.leaf + num_e]),
+            torch.stack([has_parent + num_e, self.tree.parent[has_parent] + num_e])], dim=1)
+        parts = [(struct_index, EdgeKind.STRUCTURAL), (hier_index, EdgeKind.HIERARCHY)]
+        if gate_pairs.shape[1]:
+            parts.append((gate_pairs.long() + num_e, EdgeKind.GATE))
+        edge_index = torch.cat([p for p, _ in parts], dim=1)
+        kinds = torch.cat([torch.full((p.shape[1],), int(k), dtype=torch.int8) for p, k in parts])
+        return TypedGraph.from_edges(edge_index, kinds, num_e + num_m)
 
     def build_gates(self, graph: KnowledgeGraph, module_emb: torch.Tensor) -> torch.Tensor:
         """Gate module pairs [2, G]: the hook, else Algorithm 2 (LLM-verified, or unverified with verifier=none)."""

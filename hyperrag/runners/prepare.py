@@ -38,14 +38,16 @@ def resolve_openie(dataset: Dataset, llm: Any, cache_dir: str | Path, extraction
     return dataset
 
 
-def prepare_dataset(dataset: Dataset, llm: Any, cache_dir: str | Path, index_dir: str | Path | None = None) -> Dataset:
+def prepare_dataset(dataset: Dataset, llm: Any, cache_dir: str | Path, index_dir: str | Path | None = None,
+                    extraction: str | None = None) -> Dataset:
     """With ``index_dir``: the dataset over that index's passages (in index order; no OpenIE needed — the
-    index holds its graph); otherwise :func:`resolve_openie`."""
+    index holds its graph); otherwise :func:`resolve_openie` (``extraction``: the method's
+    ``retriever.extraction``, e.g. ``cfg.method.retriever.get("extraction")``)."""
     if index_dir:
         from hyperrag.index.passages import dataset_for_index
 
         return dataset_for_index(dataset, index_dir)
-    return resolve_openie(dataset, llm, cache_dir)
+    return resolve_openie(dataset, llm, cache_dir, extraction)
 
 
 def build_retriever(factory: Any, encoder: Any, llm: Any, index_dir: str | Path | None = None) -> Any:

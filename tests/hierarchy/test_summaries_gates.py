@@ -13,7 +13,7 @@ from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.gates import GateBuilder, GateSettings, prefilter_neighbors
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings, descendants
-from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
+from tests.hierarchy.fake_llm import fake_llm, prompt_of
 from tests.llm.fake_server import Reply
 
 
@@ -94,8 +94,8 @@ def test_descendants_and_prefilter():
 def gate_responder(yes_pairs: set[tuple[str, str]]):
     def respond(body):
         prompt = prompt_of(body)
-        src = re.search(r'id="SOURCE">\n(.*?)\n</node>', prompt, re.S).group(1)
-        tgt = re.search(r'id="TARGET">\n(.*?)\n</node>', prompt, re.S).group(1)
+        src = re.search(r'id="SOURCE">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
+        tgt = re.search(r'id="TARGET">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
         answer = "yes" if (src, tgt) in yes_pairs or (tgt, src) in yes_pairs else "no"
         return json.dumps({"answer": answer, "reason": "scripted"})
     return respond

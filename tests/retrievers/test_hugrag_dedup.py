@@ -8,6 +8,7 @@ import torch
 
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.dedup.fuzzy import fuzzy_pairs
+from hyperrag.dedup.semantic import semantic_pairs
 from hyperrag.dedup.store import DedupSettings, load_or_build_dedup
 from hyperrag.graph.build import GraphEmbeddings
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
@@ -60,3 +61,20 @@ def test_merge_pools_and_audits(tmp_path):
     assert not again.built and again.graph.entity_names == merged.entity_names
     off = load_or_build_dedup(g, emb, info, DedupSettings(enabled=False))
     assert off.graph is g and off.directory is None
+
+
+def test_token_guard_keeps_distinct_entities_one_word_apart():
+    names = ["andrew johnston", "andrew jonhston", "south korea", "south korean", "indirect civil disobedience",
+             "direct civil disobedience", "republic of the congo", "democratic republic of the congo",
+             "olympic winter games", "the winter olympic games", "us congress", "united states congress"]
+    fuzzy = {(names[a], names[b]) for a, b, _ in fuzzy_pairs(names, threshold=85, token_guard=True)}
+    assert ("andrew johnston", "andrew jonhston") in fuzzy  # a spelling variant of one word still merges
+    assert not {("south korea", "south korean"), ("indirect civil disobedience", "direct civil disobedience"),
+                ("republic of the congo", "democratic republic of the congo")} & fuzzy
+    unguarded = {(names[a], names[b]) for a, b, _ in fuzzy_pairs(names, threshold=85)}
+    assert ("south korea", "south korean") in unguarded
+    emb = torch.nn.functional.normalize(torch.ones(len(names), 4) + 0.001 * torch.randn(len(names), 4), dim=1)
+    sem = {(names[a], names[b]) for a, b, _ in semantic_pairs(emb, names, 0.9, k=len(names) - 1, token_guard=True)}
+    assert ("olympic winter games", "the winter olympic games") in sem and ("us congress", "united states congress") in sem
+    assert ("andrew johnston", "andrew jonhston") not in sem  # substitutions only in the fuzzy stage
+    assert ("republic of the congo", "democratic republic of the congo") not in sem

@@ -75,3 +75,21 @@ def test_standard_variant_and_fallback(tmp_path, encoder, sample):
         assert all(d["filter_fallback"] and d["kept_entities"] > 0 and "answer" not in d for d in out.details)
         assert all(d["spurious_items"] == [] for d in out.details)
         assert out.indices.shape == (6, 5)
+
+
+def test_prepare_leaves_extraction_to_hugrag(sample):
+    """With ``extraction: graphrag`` the HippoRAG-style OpenIE of ``openie_source: llm`` datasets is skipped."""
+    from hyperrag.runners.prepare import resolve_openie
+
+    class NoCalls:  # an available LLM that must not be asked anything
+        available = True
+
+        def __getattr__(self, name):
+            raise AssertionError(f"LLM used: {name}")
+
+    data = sample_dataset(openie_source="llm")
+    before = data.openie_path
+    assert resolve_openie(data, NoCalls(), "/nonexistent", extraction="graphrag").openie_path == before
+    from hyperrag.runners.prepare import prepare_dataset
+
+    assert prepare_dataset(data, NoCalls(), "/nonexistent", None, extraction="graphrag").openie_path == before
