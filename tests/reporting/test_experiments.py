@@ -17,6 +17,18 @@ CONFIGS = REPO_ROOT / "hydra_configs"
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
 
 
+def _some_method_has(name: str, params, key: str) -> bool:
+    """Whether one of the methods the experiment sweeps (all of them when it sweeps none) has ``key``."""
+    swept = str(params.get("method", ""))
+    names = swept[len("glob(["):-2].split(",") if swept.startswith("glob([") else [p.stem for p in (CONFIGS / "method").glob("*.yaml")]
+    for method in names:
+        with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
+            cfg = compose("retrieve", overrides=[f"experiment={name}", f"method={method}"])
+        if OmegaConf.select(cfg, key) is not None:
+            return True
+    return False
+
+
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_experiment_composes_and_sweeps_real_settings(name):
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
@@ -33,6 +45,8 @@ def test_experiment_composes_and_sweeps_real_settings(name):
                 assert matched, f"{name}: {key}={value} matches no config"
             else:
                 assert all((group / f"{v}.yaml").is_file() for v in value.split(",")), f"{name}: {key}={value}"
+        elif key.startswith("+"):  # ++key: set where it exists (a method that has it), added elsewhere
+            assert _some_method_has(name, params, key.lstrip("+")), f"{name} sweeps {key}, which no swept method has"
         else:
             assert OmegaConf.select(cfg, key) is not None, f"{name} sweeps {key}, which the config lacks"
     assert "sweep.dir" in OmegaConf.to_yaml(cfg.hydra) or cfg.hydra.sweep.dir
