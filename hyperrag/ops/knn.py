@@ -14,6 +14,7 @@ def topk_cosine_neighbors(
     max_block_elements: int = 1 << 27,
     exclude_self: bool = True,
     show_progress: bool = False,
+    row_range: tuple[int, int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """For every row of ``x``, its ``k`` most similar rows with similarity ``>= threshold``.
 
@@ -23,6 +24,8 @@ def topk_cosine_neighbors(
         threshold: minimum similarity of a returned pair.
         block_rows: query rows per block; default from ``max_block_elements`` (block × N scores at once).
         exclude_self: drop the pair (i, i).
+        row_range: ``(start, stop)``: only these query rows (all N rows stay candidates) — one shard of the
+            work when several processes or devices split it.
 
     Returns:
         ``(src, dst, sim)``: LongTensor [M], LongTensor [M], FloatTensor [M] on ``x``'s device, one entry per
@@ -35,9 +38,15 @@ def topk_cosine_neighbors(
     kk = min(k + int(exclude_self), n)
     rows = block_rows or max(1, min(n, max_block_elements // max(n, 1)))
     srcs, dsts, sims = [], [], []
-    starts = range(0, n, rows)
+    lo, hi = row_range if row_range is not None else (0, n)
+    if not 0 <= lo <= hi <= n:
+        raise ValueError(f"row_range {row_range} outside [0, {n}]")
+    if lo == hi:
+        empty = torch.empty(0, dtype=torch.long, device=x.device)
+        return empty, empty, torch.empty(0, dtype=x.dtype, device=x.device)
+    starts = range(lo, hi, rows)
     for start in tqdm(starts, desc="knn", disable=not show_progress, leave=False):
-        block = x[start : start + rows] @ x.T  # [b, N]
+        block = x[start : min(start + rows, hi)] @ x.T  # [b, N]
         if exclude_self:
             idx = torch.arange(block.shape[0], device=x.device)
             block[idx, idx + start] = float("-inf")
