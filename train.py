@@ -7,7 +7,9 @@
 
 The checkpoint goes to ``<models_dir>/<task>/<data>-<key>/model.ckpt`` with ``metrics.json`` and
 ``config.yaml`` beside it; ``key`` hashes the data and every setting, so a rerun finds the model and only
-evaluates it (``retrain=true`` forces training). The run directory ``<out>`` holds the task's plot (the
+evaluates it (``retrain=true`` forces training). An interrupted fit (SIGKILL included) resumes on the rerun from the
+``last.ckpt`` written after each epoch to ``<data>-<key>/.partial/`` (``resume.enabled=false``: start over);
+see :mod:`hyperrag.training.resume`. The run directory ``<out>`` holds the task's plot (the
 Poincaré disk for ``poincare``), ``metrics.json`` and the logger's files (W&B offline unless
 ``WANDB_API_KEY`` is set).
 
@@ -63,21 +65,31 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     logger = instantiate(cfg.logger) if cfg.get("logger") else False
-    fit_seconds = 0.0
+    fit_seconds, start_epoch = 0.0, 0
     if ckpt.is_file() and not cfg.retrain:
         log.info("model found at %s (retrain=true to train again)", ckpt)
         model = task.load(ckpt)
     else:
+        from hyperrag.training import ResumableFit
+
         model, datamodule = task.build_model(), task.build_datamodule()
+        # kill-and-resume: last.ckpt after each epoch in <model_dir>/.partial/, the rerun continues from it
+        resume = cfg.get("resume") or {}
+        fit = ResumableFit(model_dir / ".partial", every_n_epochs=resume.get("every_n_epochs", 1),
+                           min_interval_s=resume.get("min_interval_s", 0.0), enabled=resume.get("enabled", True))
         # a task may fix trainer settings its key depends on (task=poincare: the hyperrag method's epochs)
-        trainer = instantiate(cfg.trainer, logger=logger, **getattr(task, "trainer_overrides", dict)())
+        trainer = instantiate(cfg.trainer, logger=logger, **getattr(task, "trainer_overrides", dict)(),
+                              **fit.trainer_kwargs())
         t0 = time.perf_counter()
-        trainer.fit(model, datamodule=datamodule)
+        start_epoch = fit.fit(trainer, model, datamodule)
         fit_seconds = time.perf_counter() - t0
         model_dir.mkdir(parents=True, exist_ok=True)
         trainer.save_checkpoint(ckpt)
         OmegaConf.save(cfg, model_dir / "config.yaml", resolve=True)
+        fit.finish()
     metrics: dict[str, Any] = {**task.evaluate(model), "fit_seconds": fit_seconds}
+    if start_epoch:
+        metrics["resumed_at_epoch"] = start_epoch
     plot = task.plot(model, out / getattr(task, "plot_filename", f"{task.name}.png"))
     for folder in (out, model_dir):
         (folder / "metrics.json").write_text(json.dumps(

@@ -1,0 +1,235 @@
+"""Kill-and-resume for a Lightning fit (issue 9 item 1): a fit killed with SIGKILL at any point is rerun and
+finishes only the epochs that were not done.
+
+:class:`ResumableFit` is used by ``train.py`` for every task (``poincare*``, ``causal_pair``, ``ppo``):
+
+* after every ``every_n_epochs`` epochs :class:`ResumeCheckpoint` writes ``<work_dir>/last.ckpt`` — weights,
+  optimiser and LR-scheduler state, loop progress (epoch, global step), the module's own checkpoint extras
+  (``PPOPolicy.history``) and every random state the next epoch will draw from: the global torch / numpy /
+  python generators and each ``torch.Generator`` held by the module, the datamodule, its dataset or the train
+  dataloader and its sampler (the edge sampler's negatives, the PPO rollout and minibatch generator, the shuffling
+  of the rollout batches). A resumed fit therefore continues exactly as the uninterrupted one would have
+  (same weights at the end, up to floating-point nondeterminism of the kernels);
+* the write is atomic (:class:`AtomicCheckpointIO`: temp file, fsync, ``os.replace``), so a kill during the save
+  leaves the previous ``last.ckpt``;
+* the rerun (same key, so same data and settings) passes ``ckpt_path=last.ckpt`` to ``trainer.fit``;
+* :meth:`ResumableFit.finish` removes ``work_dir`` once the caller has saved the final model.
+
+It saves at the end of an epoch only: Lightning cannot resume a non-stateful dataloader mid-epoch faithfully,
+so a kill loses at most the epoch in progress. The PPO task is an ordinary ``Trainer.fit`` (manual optimisation,
+one epoch = one PPO iteration), so the same mechanism covers it: the rollout generator ``PPOPolicy._gen`` and the
+Adam state are in the checkpoint, the rewards come from the deterministic, cached reward table.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from lightning.fabric.utilities.seed import _collect_rng_states, _set_rng_states
+from lightning.pytorch.callbacks import Checkpoint
+from lightning.pytorch.plugins.io import TorchCheckpointIO
+
+from hyperrag.utils.atomic import atomic_torch_save
+
+log = logging.getLogger(__name__)
+
+LAST = "last.ckpt"
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """``TorchCheckpointIO`` whose writes are temp file + fsync + ``os.replace`` (a kill never leaves half a file)."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any | None = None) -> None:
+        if storage_options is not None:
+            raise TypeError(f"{type(self).__name__} takes no storage_options, got {storage_options!r}")
+        atomic_torch_save(checkpoint, path)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)  # the temp file was created 0600; give the usual permissions
+
+
+def _generators(trainer: Any) -> dict[str, torch.Generator]:
+    """Every ``torch.Generator`` that the fit draws from, by a stable name (``model._gen``, ``datamodule.dataset.generator``...)."""
+    roots: dict[str, Any] = {"model": trainer.lightning_module, "datamodule": trainer.datamodule,
+                             "train_dataloader": trainer.train_dataloader}  # None before the fit sets it up
+    found: dict[str, torch.Generator] = {}
+    seen: set[int] = set()
+
+    def walk(obj: Any, name: str, depth: int) -> None:
+        if obj is None or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, torch.Generator):
+            found[name] = obj
+            return
+        if depth == 0 or isinstance(obj, (torch.Tensor, str, bytes, int, float, Path)):
+            return
+        if isinstance(obj, (list, tuple)):
+            for i, item in enumerate(obj[:8]):
+                walk(item, f"{name}.{i}", depth - 1)
+            return
+        if isinstance(obj, dict):
+            return
+        attrs = getattr(obj, "__dict__", None)
+        if not isinstance(attrs, dict):
+            return
+        for key, value in list(attrs.items()):
+            # the module's parameters/buffers/submodules and the trainer back-reference hold no generator we own
+            if key in ("_modules", "_parameters", "_buffers", "_trainer", "trainer", "_fabric", "env"):
+                continue
+            if isinstance(value, torch.Generator) or hasattr(value, "__dict__") or isinstance(value, (list, tuple)):
+                walk(value, f"{name}.{key}", depth - 1)
+
+    for root, obj in roots.items():
+        walk(obj, root, 3)
+    return found
+
+
+def _plain_rng_states() -> dict[str, Any]:
+    """Lightning's global RNG states with numpy's as plain ints (``torch.load(weights_only=True)`` reads them)."""
+    states = _collect_rng_states(include_cuda=torch.cuda.is_available())
+    if "numpy" in states:
+        kind, keys, pos, has_gauss, gauss = states["numpy"]
+        states["numpy"] = (str(kind), [int(k) for k in keys], int(pos), int(has_gauss), float(gauss))
+    return states
+
+
+def _numpy_rng_states(states: dict[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    states = dict(states)
+    if "numpy" in states:
+        kind, keys, pos, has_gauss, gauss = states["numpy"]
+        states["numpy"] = (kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, gauss)
+    return states
+
+
+class ResumeCheckpoint(Checkpoint):
+    """Writes ``<dirpath>/last.ckpt`` after every ``every_n_epochs`` training epochs, with the RNG states.
+
+    A :class:`~lightning.pytorch.callbacks.Checkpoint` subclass, so Lightning runs its ``on_train_epoch_end``
+    after the module's (``PPOPolicy`` appends the epoch's history row there). ``min_interval_s`` > 0 skips
+    saves closer together than that (short epochs; the last epoch is always saved).
+    """
+
+    def __init__(self, dirpath: str | Path, every_n_epochs: int = 1, min_interval_s: float = 0.0) -> None:
+        self.dirpath = Path(dirpath)
+        self.every_n_epochs = max(1, int(every_n_epochs))
+        self.min_interval_s = float(min_interval_s)
+        self.start_epoch = 0
+        self.resumed = False
+        self._trainer: Any = None
+        self._pending: dict[str, Any] | None = None
+        self._last_save = 0.0
+
+    @property
+    def last_path(self) -> Path:
+        return self.dirpath / LAST
+
+    def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        self._trainer = trainer
+
+    # ---- state carried in the checkpoint -----------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        if self._trainer is None:
+            return {}
+        return {"rng": _plain_rng_states(),
+                "generators": {name: g.get_state() for name, g in _generators(self._trainer).items()},
+                # optimisers that count steps in a python int (geoopt's RiemannianAdam) come back with a float32
+                # tensor, and betas ** step in float32 would drift from the uninterrupted run's
+                "int_steps": [bool(opt.state) and all(isinstance(st.get("step"), int) for st in opt.state.values())
+                              for opt in self._trainer.optimizers]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self._pending = dict(state_dict) if state_dict else None  # applied once the dataloaders exist
+
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        self.start_epoch = int(trainer.current_epoch)
+        self._last_save = time.monotonic()
+        if self._pending is None:
+            return
+        state, self._pending = self._pending, None
+        gens = _generators(trainer)
+        missing = sorted(set(state.get("generators", {})) - set(gens))
+        for name, gen_state in state.get("generators", {}).items():
+            if name in gens:
+                gens[name].set_state(gen_state)
+        if state.get("rng"):
+            _set_rng_states(_numpy_rng_states(state["rng"]))
+        for opt, int_steps in zip(trainer.optimizers, state.get("int_steps", [])):
+            for st in opt.state.values() if int_steps else ():
+                if isinstance(st.get("step"), torch.Tensor):
+                    st["step"] = int(st["step"].item())
+        # FitLoop.setup_data already made this epoch's dataloader iterator, drawing its shuffle and worker seeds
+        # from the fresh generators; make it again from the restored ones, as the uninterrupted fit did
+        fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
+        if fetcher is not None:
+            iter(fetcher)
+        else:
+            log.warning("resume: no train data fetcher to rewind; the first resumed epoch may shuffle differently")
+        self.resumed = True
+        log.info("resumed at epoch %d (global step %d) from %s%s", self.start_epoch, trainer.global_step,
+                 self.last_path, f"; generators not found: {missing}" if missing else "")
+
+    # ---- saving -----------------------------------------------------------------------------------
+    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+        if trainer.sanity_checking or (trainer.current_epoch + 1) % self.every_n_epochs:
+            return
+        last_epoch = trainer.max_epochs is not None and trainer.current_epoch + 1 >= trainer.max_epochs
+        if not last_epoch and not trainer.should_stop and time.monotonic() - self._last_save < self.min_interval_s:
+            return
+        trainer.save_checkpoint(self.last_path, weights_only=False)
+        self._last_save = time.monotonic()
+
+
+class ResumableFit:
+    """Resumable ``trainer.fit`` with its work folder (one per model key).
+
+        fit = ResumableFit(model_dir / ".partial")
+        trainer = Trainer(..., **fit.trainer_kwargs())
+        start_epoch = fit.fit(trainer, model, datamodule)
+        trainer.save_checkpoint(model_dir / "model.ckpt")
+        fit.finish()
+
+    ``enabled=False``: no per-epoch checkpoint, a plain fit (the atomic checkpoint writer is still used).
+    """
+
+    def __init__(self, work_dir: str | Path, every_n_epochs: int = 1, min_interval_s: float = 0.0,
+                 enabled: bool = True) -> None:
+        self.work_dir = Path(work_dir)
+        self.enabled = enabled
+        self.callback = ResumeCheckpoint(self.work_dir, every_n_epochs, min_interval_s) if enabled else None
+
+    @property
+    def last_path(self) -> Path:
+        return self.work_dir / LAST
+
+    def trainer_kwargs(self, callbacks: list[Any] | None = None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"plugins": [AtomicCheckpointIO()]}
+        if self.callback is not None:
+            kwargs.update(enable_checkpointing=True, callbacks=[*(callbacks or []), self.callback])
+        return kwargs
+
+    def fit(self, trainer: Any, model: Any, datamodule: Any = None) -> int:
+        """``trainer.fit`` from ``last.ckpt`` when there is one; returns the epoch the fit started at."""
+        ckpt_path = None
+        if self.enabled and self.last_path.is_file():
+            ckpt_path = str(self.last_path)
+            log.info("interrupted fit found: resuming from %s", ckpt_path)
+        elif not self.enabled and self.work_dir.exists():
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+        trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path)
+        return self.callback.start_epoch if self.callback is not None else 0
+
+    def finish(self) -> None:
+        """Remove the work folder (call once the final model is saved)."""
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+__all__ = ["AtomicCheckpointIO", "ResumableFit", "ResumeCheckpoint"]
