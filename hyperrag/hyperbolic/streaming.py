@@ -11,7 +11,7 @@
   the corpus are added (the caller computes them), and they count as new nodes.
 * :meth:`StreamingBall.update` — trains ``epochs`` epochs on the variant's forest relations that have an
   endpoint among the new/touched nodes, with every other node frozen by a gradient mask
-  (:meth:`~hyperrag.hyperbolic.PoincareEmbedding.set_trainable`); then prunes stale query nodes (those not
+  (:meth:`~hyperrag.hyperbolic.PoincareEmbedding.set_trainable`; frozen rows are bit-identical afterwards); then prunes stale query nodes (those not
   seen for ``max_query_age`` observed questions, or the oldest beyond ``max_query_nodes``).
 """
 
@@ -119,10 +119,15 @@ class StreamingBall:
         stats: dict[str, float] = {"trained_nodes": int(mask.sum()), "relations": int(rel.shape[1])}
         if rel.shape[1] and self.epochs > 0:
             self.model.set_trainable(mask)
+            frozen = ~mask.to(self.model.embeddings.device)
+            before = self.model.embeddings.data[frozen].clone()
             data = EdgeBatches(rel, n, batch_size=self.batch_size, num_negatives=self.num_negatives,
                                exclude="both", seed=self.seed + len(self.updates))
             stats.update(self.model.fit_fast(data, self.epochs))
             self.model.set_trainable(None)
+            # a zero gradient is a zero step, but a retraction / ``stabilize`` projection may still round
+            # the last bit: frozen rows are put back exactly
+            self.model.embeddings.data[frozen] = before
         self.touched.clear()
         stats["pruned"] = self.prune()
         self.updates.append(stats)

@@ -82,3 +82,62 @@ def keyword_edges(keyword_sets: Sequence[frozenset[str]], threshold: float = 0.1
         child.append(c)
         weight.append(sim)
     return EdgeSet.from_lists(parent, child, weight, ["keyword"] * len(parent))
+
+
+def keyword_edges_incremental(keyword_sets: Sequence[frozenset[str]], first_new: int, existing: EdgeSet,
+                              threshold: float = 0.15, max_neighbors: int = 3,
+                              max_keyword_df: int | None = 50) -> EdgeSet:
+    """Explicit edges of the passages ``first_new..`` appended to a corpus whose edges are ``existing``.
+
+    Only the new passages' neighbours are computed: the postings of the new passages' keywords are walked
+    (document frequency over the whole grown corpus, same ``max_keyword_df`` rule), pairs (new, any) scored
+    with the overlap coefficient, and accepted strongest first while both endpoints stay under
+    ``max_neighbors`` — an old passage's degree counts its ``existing`` edges, so no cap is ever exceeded.
+    Old–old pairs are never looked at, and existing edges are never removed (a full rebuild may pick a
+    different set of old passages' neighbours when a new passage outranks one of them; the insert keeps the
+    trained graph instead). Direction as in :func:`keyword_edges`: the endpoint with more candidate links
+    (plus existing edges) is the parent, then more keywords, then the smaller id.
+
+    Returns:
+        The new ``keyword`` edges (every one has a new endpoint).
+    """
+    n = len(keyword_sets)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, ks in enumerate(keyword_sets):
+        for k in ks:
+            postings[k].append(i)
+    shared: Counter[tuple[int, int]] = Counter()
+    for i in range(first_new, n):
+        for k in keyword_sets[i]:
+            plist = postings[k]
+            if max_keyword_df is not None and len(plist) > max_keyword_df:
+                continue
+            for j in plist:
+                if j < i:  # (old, new) pairs and each (new, new) pair once
+                    shared[(j, i)] += 1
+    candidates = []
+    for (j, i), c in shared.items():
+        sim = c / min(len(keyword_sets[i]), len(keyword_sets[j]))
+        if sim >= threshold:
+            candidates.append((sim, j, i))
+    degree: Counter[int] = Counter()
+    for x in existing.parent.tolist() + existing.child.tolist():
+        degree[x] += 1
+    reach = Counter(degree)
+    for _, j, i in candidates:
+        reach[i] += 1
+        reach[j] += 1
+    candidates.sort(key=lambda t: (-t[0], t[1], t[2]))
+    parent, child, weight = [], [], []
+    for sim, i, j in candidates:
+        if degree[i] >= max_neighbors or degree[j] >= max_neighbors:
+            continue
+        degree[i] += 1
+        degree[j] += 1
+        gi = (reach[i], len(keyword_sets[i]), -i)
+        gj = (reach[j], len(keyword_sets[j]), -j)
+        p, c = (i, j) if gi > gj else (j, i)
+        parent.append(p)
+        child.append(c)
+        weight.append(sim)
+    return EdgeSet.from_lists(parent, child, weight, ["keyword"] * len(parent))

@@ -16,6 +16,13 @@ push unrelated passages apart. With ``query_closure_depth = d > 1`` each query n
 descendant of its tree at most ``d`` edges below it (Nickel & Kiela's transitive closure, restricted to the
 query roots): a query node is pulled towards its second-hop (*expand*) passages too, not only towards the
 round-1 passages it is linked to directly.
+
+Incremental corpus updates (:mod:`hyperrag.retrievers.hyperrag_update`): :meth:`PassageGraph.pin` freezes
+the current forest's edges (``pinned``); :meth:`forest` then offers every pinned edge before any other, so an
+insert keeps the trained forest as it is and the new edges join it only where they neither give a node a
+second parent nor close a cycle. :meth:`drop_passages` removes passages with every edge touching them (pinned
+ones included); their children become roots of the pinned forest and are re-attached by the remaining
+(unpinned) edges where those fit.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ class PassageGraph:
     implicit: EdgeSet = field(default_factory=EdgeSet.empty)
     stats: dict = field(default_factory=dict)
     implicit_first: bool = True
+    pinned: EdgeSet = field(default_factory=EdgeSet.empty)
 
     @property
     def num_queries(self) -> int:
@@ -60,6 +68,10 @@ class PassageGraph:
         if variant not in VARIANTS:
             raise ValueError(f"graph variant must be one of {VARIANTS}, got {variant!r}")
         n = self.num_nodes
+        if len(self.pinned):  # the pinned forest first, whole; then the variant's forest where it fits
+            free = PassageGraph(self.num_passages, self.questions, self.explicit, self.implicit,
+                                implicit_first=self.implicit_first)
+            return fuse_trees(self.pinned, free.forest(variant).edges, num_nodes=n, priority=True)
         if variant == "explicit":
             return build_forest(self.explicit, n)
         if variant == "implicit":
@@ -68,6 +80,12 @@ class PassageGraph:
         if self.implicit_first:
             return fuse_trees(implicit, explicit, num_nodes=n, priority=True)
         return fuse_trees(explicit, implicit, num_nodes=n)
+
+    def pin(self, variant: str) -> Forest:
+        """Freeze the variant's current forest: later forests keep all of its (surviving) edges."""
+        forest = self.forest(variant)
+        self.pinned = forest.edges
+        return forest
 
     def relations(self, variant: str, query_closure_depth: int = 1, query_edge_repeat: int = 1) -> torch.Tensor:
         """LongTensor [2, R]: the variant's forest edges plus the query closure pairs, in both directions.
@@ -125,6 +143,8 @@ class PassageGraph:
         shift = lambda t: torch.where(t >= p, t + count, t)
         imp = self.implicit
         self.implicit = EdgeSet(shift(imp.parent), shift(imp.child), imp.weight, imp.relation)
+        pin = self.pinned
+        self.pinned = EdgeSet(shift(pin.parent), shift(pin.child), pin.weight, pin.relation)
         self.num_passages += count
         self.explicit = self.explicit.cat(explicit)
 
@@ -140,18 +160,58 @@ class PassageGraph:
         p = self.num_passages
         node_keep = torch.cat([torch.ones(p, dtype=torch.bool), keep.bool()])
         new_id = torch.cumsum(node_keep.long(), 0) - 1
-        imp = self.implicit
-        ok = node_keep[imp.parent] & node_keep[imp.child]
-        imp = imp.select(ok)
-        self.implicit = EdgeSet(new_id[imp.parent], new_id[imp.child], imp.weight, imp.relation)
+        self.implicit = _renumber(self.implicit, node_keep, new_id)
+        self.pinned = _renumber(self.pinned, node_keep, new_id)
         self.questions = [q for q, k in zip(self.questions, keep.tolist()) if k]
         return torch.nonzero(node_keep).flatten()
 
+    def drop_passages(self, keep: torch.Tensor) -> torch.Tensor:
+        """Remove passages and every edge touching them (explicit, implicit, pinned); ids are renumbered.
+
+        Query nodes stay (see :meth:`orphan_queries`). Args: ``keep`` BoolTensor [P]. Returns the
+        ``source`` LongTensor [N'] (old id of each remaining node) for ``remap_nodes``.
+        """
+        node_keep = torch.cat([keep.bool(), torch.ones(self.num_queries, dtype=torch.bool)])
+        new_id = torch.cumsum(node_keep.long(), 0) - 1
+        self.explicit = _renumber(self.explicit, node_keep, new_id)
+        self.implicit = _renumber(self.implicit, node_keep, new_id)
+        self.pinned = _renumber(self.pinned, node_keep, new_id)
+        self.num_passages = int(keep.sum())
+        return torch.nonzero(node_keep).flatten()
+
+    def query_passages(self) -> list[set[int]]:
+        """Per query node, the nodes reachable from it through implicit edges (its query graph)."""
+        children: dict[int, list[int]] = {}
+        for p, c in zip(self.implicit.parent.tolist(), self.implicit.child.tolist()):
+            children.setdefault(p, []).append(c)
+        out = []
+        for q in range(self.num_passages, self.num_nodes):
+            seen: set[int] = set()
+            stack = list(children.get(q, []))
+            while stack:
+                x = stack.pop()
+                if x not in seen:
+                    seen.add(x)
+                    stack.extend(children.get(x, []))
+            out.append(seen)
+        return out
+
     def to_dict(self) -> dict:
         return {"num_passages": self.num_passages, "questions": self.questions,
-                "explicit": self.explicit.to_dict(), "implicit": self.implicit.to_dict(), "stats": self.stats}
+                "explicit": self.explicit.to_dict(), "implicit": self.implicit.to_dict(), "stats": self.stats,
+                "implicit_first": self.implicit_first, "pinned": self.pinned.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict) -> PassageGraph:
+        pinned = EdgeSet.from_dict(d["pinned"]) if "pinned" in d else EdgeSet.empty()
         return cls(d["num_passages"], list(d["questions"]), EdgeSet.from_dict(d["explicit"]),
-                   EdgeSet.from_dict(d["implicit"]), dict(d.get("stats", {})))
+                   EdgeSet.from_dict(d["implicit"]), dict(d.get("stats", {})), d.get("implicit_first", True),
+                   pinned)
+
+
+def _renumber(edges: EdgeSet, node_keep: torch.Tensor, new_id: torch.Tensor) -> EdgeSet:
+    """Edges between kept nodes, in the new numbering."""
+    if not len(edges):
+        return edges
+    e = edges.select(node_keep[edges.parent] & node_keep[edges.child])
+    return EdgeSet(new_id[e.parent], new_id[e.child], e.weight, e.relation)

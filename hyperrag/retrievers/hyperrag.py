@@ -30,6 +30,13 @@ Query batch (:meth:`HyperRAGRetriever.retrieve`):
   * streaming (``streaming.enabled``) — new questions' query graphs join the graph and every
     ``update_frequency`` questions the new and touched nodes are trained, the rest frozen
     (:class:`~hyperrag.hyperbolic.streaming.StreamingBall`).
+
+Corpus updates (:meth:`HyperRAGRetriever.insert` / :meth:`~HyperRAGRetriever.delete` /
+:meth:`~HyperRAGRetriever.save_update`, :mod:`hyperrag.retrievers.hyperrag_update`): new passages join the
+trained ball and only new + touched nodes train; deleted passages leave it. An updated ball is saved as
+``<base folder>/gen-N/``; :meth:`~HyperRAGRetriever.index` first looks for a saved ball over exactly the
+dataset's corpus (loaded) or over a strict prefix of it (loaded, the rest inserted incrementally, saved as the
+next generation) with the same settings and questions — a corpus grown by a few passages is not retrained.
 """
 
 from __future__ import annotations
@@ -83,6 +90,7 @@ class HyperRAGRetriever(Retriever):
         multi_step: decompose with the LLM (ignored without one).
         max_sub_questions: sub-questions used at most.
         streaming: ``enabled``, ``update_frequency``, ``epochs``, ``max_query_age``, ``max_query_nodes``.
+        update_epochs: epochs of the new + touched nodes' training after :meth:`insert` / :meth:`delete`.
         models_dir: root of trained models (``<models_dir>/hyperrag/...``).
         index_root: cache of keyword sets.
         retrain: train even when a checkpoint exists.
@@ -99,7 +107,7 @@ class HyperRAGRetriever(Retriever):
                  query_position: str = "trained",
                  multi_step: bool = True, max_sub_questions: int = 4, streaming: dict[str, Any] | None = None,
                  models_dir: str | Path = "models", index_root: str | Path | None = None, retrain: bool = False,
-                 device: str = "auto") -> None:
+                 device: str = "auto", update_epochs: int = 10) -> None:
         from hyperrag.passage_graph import VARIANTS, ImplicitSettings, KeywordSettings
 
         super().__init__(encoder=encoder, llm=llm, device=device)
@@ -130,6 +138,7 @@ class HyperRAGRetriever(Retriever):
         self.models_dir = Path(models_dir)
         self.index_root = Path(index_root) if index_root else None
         self.retrain = retrain
+        self.update_epochs = int(update_epochs)
         self.model = None
         self.stream = None
         self.info: dict[str, Any] = {}
@@ -144,9 +153,12 @@ class HyperRAGRetriever(Retriever):
         """
         from hyperrag.index.kg_index import corpus_fingerprint
         from hyperrag.passage_graph import PassageGraph, QueryGraphBuilder, extract_keywords, keyword_edges
+        from hyperrag.retrievers.hyperrag_update import passage_hash
 
         self.dataset_name = dataset.name
         passages = dataset.corpus.passages
+        self.passage_ids = [p.id for p in passages]
+        self.passage_hashes = [passage_hash(p) for p in passages]
         self.texts = [p.content for p in passages]
         self.titles = [p.title or p.id for p in passages]
         self.passage_emb = self.encoder.encode(self.texts, desc="passages")
@@ -159,6 +171,7 @@ class HyperRAGRetriever(Retriever):
         questions: list[str] = []
         if self.implicit_queries == "query_file" and self.variant != "explicit":
             questions = list(dict.fromkeys(q.question for q in dataset.queries))
+        self.base_questions = questions
         query_emb = torch.empty(0, self.passage_emb.shape[1])
         if questions:
             query_emb = self.encoder.encode(questions, desc="queries")
@@ -192,19 +205,51 @@ class HyperRAGRetriever(Retriever):
                               negative_group_size=ts["negative_group_size"], exclude="both", seed=ts["seed"])
 
     def index(self, dataset: Dataset) -> None:
+        from hyperrag.retrievers.hyperrag_update import (
+            dataset_questions,
+            find_checkpoint,
+            load_state,
+            save_generation,
+        )
+
         t0 = time.perf_counter()
+        self.dataset_name = dataset.name
+        self.base_questions = dataset_questions(self, dataset)
+        found = None if self.retrain else find_checkpoint(self, dataset)
+        if found is not None and (found[0] == "prefix" or found[1].name.startswith("gen-")):
+            kind, folder, n = found
+            log.info("hyperrag: %s corpus match %s (%d of %d passages)", kind, folder, n, len(dataset.corpus))
+            load_state(self, folder, dataset.corpus.passages[:n])
+            base = folder.parent if folder.name.startswith("gen-") else folder
+            self.info = {"checkpoint": str(folder / "model.ckpt"), "base_checkpoint": str(base / "model.ckpt"),
+                         "loaded_from": kind}
+            self.stream = None
+            if kind == "prefix":
+                self.model.to(self.device)
+                self.insert(dataset.corpus.passages[n:])
+                save_generation(self)
+            self._ready(False, t0)
+            return
         prep = self.prepare(dataset)
-        graph, relations, path = self.graph, prep["relations"], prep["path"]
+        self.model, trained = self._load_or_train(prep["path"], prep["relations"], prep["init"])
+        self.info = {"checkpoint": str(prep["path"]), "base_checkpoint": str(prep["path"])}
+        self._ready(trained, t0)
+
+    def _ready(self, trained: bool, t0: float) -> None:
+        """Model on the device in eval mode, ``info`` filled in, the streaming ball set up when enabled."""
+        graph = self.graph
         forest = graph.forest(self.variant)
-        self.model, trained = self._load_or_train(path, relations, prep["init"])
+        relations = graph.relations(self.variant, self.query_closure_depth, self.query_edge_repeat)
         self.model.to(self.device)
         self.model.eval()
-        self.info = {"graph": self.variant, "checkpoint": str(path), "trained_now": trained,
-                     "explicit_edges": len(graph.explicit), "implicit_edges": len(graph.implicit),
-                     "query_nodes": graph.num_queries, "relations": int(relations.shape[1]),
-                     "forest": forest.stats(), **graph.stats,
-                     "mean_distance_to_init": float(self._moved()), "index_s": round(time.perf_counter() - t0, 2)}
+        self.info.update({"graph": self.variant, "trained_now": trained,
+                          "explicit_edges": len(graph.explicit), "implicit_edges": len(graph.implicit),
+                          "query_nodes": graph.num_queries, "relations": int(relations.shape[1]),
+                          "forest": forest.stats(), **graph.stats,
+                          "mean_distance_to_init": float(self._moved()),
+                          "index_s": round(time.perf_counter() - t0, 2)})
         log.info("hyperrag index: %s", self.info)
+        self.stream = None
         if self.streaming_settings["enabled"]:
             from hyperrag.hyperbolic.streaming import StreamingBall
 
@@ -227,10 +272,15 @@ class HyperRAGRetriever(Retriever):
         import lightning as L
 
         from hyperrag.hyperbolic import PoincareEmbedding
+        from hyperrag.retrievers.hyperrag_update import save_state
 
         if path.exists() and not self.retrain:
             log.info("hyperrag: loading %s", path)
-            return PoincareEmbedding.load_from_checkpoint(str(path), map_location="cpu"), False
+            model = PoincareEmbedding.load_from_checkpoint(str(path), map_location="cpu")
+            if not (path.parent / "corpus.json").exists():  # written by older versions: add the update manifest
+                self.model = model
+                save_state(self, path.parent, self.base_questions, save_model=False)
+            return model, False
         ts = self.train_settings
         model = self.new_model(init)
         if relations.shape[1] == 0 or ts["max_epochs"] <= 0:
@@ -250,8 +300,30 @@ class HyperRAGRetriever(Retriever):
         (path.parent / "meta.json").write_text(json.dumps({"graph": self.variant,
                                                            "relations": int(relations.shape[1]),
                                                            "train": ts, "model": self.model_settings}, indent=1))
+        self.model = model
+        save_state(self, path.parent, self.base_questions, save_model=False)  # graph, keywords, corpus manifest
         log.info("hyperrag: trained ball saved to %s", path)
         return model, True
+
+    # ---- corpus updates ----------------------------------------------------------------------------------
+    def insert(self, passages: list[Any], epochs: int | None = None, refresh_queries: bool = True
+               ) -> dict[str, Any]:
+        """Append passages to the indexed corpus; only new + touched nodes train (``update_epochs``)."""
+        from hyperrag.retrievers.hyperrag_update import insert_passages
+
+        return insert_passages(self, passages, epochs, refresh_queries)
+
+    def delete(self, passage_ids: list[str], epochs: int | None = None) -> dict[str, Any]:
+        """Remove passages (by id) from the graph and the ball; orphaned query nodes are pruned."""
+        from hyperrag.retrievers.hyperrag_update import delete_passages
+
+        return delete_passages(self, passage_ids, epochs)
+
+    def save_update(self) -> Path:
+        """Save the updated ball next to the one it started from (``gen-N/model.ckpt``)."""
+        from hyperrag.retrievers.hyperrag_update import save_generation
+
+        return save_generation(self)
 
     # ---- retrieval ---------------------------------------------------------------------------------------
     @torch.no_grad()

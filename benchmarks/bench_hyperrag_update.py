@@ -1,0 +1,123 @@
+"""Incremental insert into a trained HyperRAG ball vs a full retrain, on MuSiQue.
+
+    python benchmarks/bench_hyperrag_update.py [--holdout 0.05] [--seed 0] [--graph fused]
+
+The passages are split at random (``--seed``): 95 % form the base corpus, whose fused ball is trained from
+scratch (the default ``method=hyperrag`` settings, llm=none, query graphs of the query file's questions); the
+held-out 5 % are then inserted incrementally (:meth:`HyperRAGRetriever.insert`: new keyword edges, projection,
+new + touched nodes trained, the rest frozen). The full retrain trains a fresh ball on the whole corpus. Both are
+scored by R@5 / FCR@5 over every question, and over the questions with a gold passage among the inserted ones.
+Times: base training, insert, full retrain (each an ``index`` / ``insert`` wall time, fresh models dir and
+fresh YAKE cache — a grown corpus is a new keyword-cache key; the sentence-embedding cache is warm, which
+favours the full retrain) and the full retrain's training alone (``Trainer.fit``, 40 epochs). Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hyperrag.data import musique_dataset
+from hyperrag.data.types import Corpus
+from hyperrag.embedding import TextEncoder
+from hyperrag.eval.retrieval import retrieval_metrics
+from hyperrag.retrievers.hyperrag import HyperRAGRetriever
+
+
+def settings(graph: str, seed: int) -> dict:
+    cfg = yaml.safe_load((ROOT / "hydra_configs" / "method" / "hyperrag.yaml").read_text())["retriever"]
+    for k in ("_target_", "_partial_", "models_dir", "index_root", "device", "retrain"):
+        cfg.pop(k, None)
+    cfg["graph"] = graph
+    cfg["train"]["seed"] = seed
+    return cfg
+
+
+def evaluate(r: HyperRAGRetriever, queries, subset: set[str]) -> dict[str, float]:
+    out = r.retrieve([q.question for q in queries], 5)
+    ranked = [[r.passage_ids[i] for i in row] for row in out.indices.tolist()]
+    golds = [list(q.gold_ids) for q in queries]
+    every = retrieval_metrics(ranked, golds, ks=(5,))
+    sub = retrieval_metrics([x for x, q in zip(ranked, queries) if q.id in subset],
+                            [g for g, q in zip(golds, queries) if q.id in subset], ks=(5,))
+    return {"recall@5": round(every["recall@5"], 2), "fcr@5": round(every["fcr@5"], 2),
+            "inserted_gold_queries": int(sub["queries_with_gold"]),
+            "recall@5_inserted_gold": round(sub.get("recall@5", float("nan")), 2),
+            "fcr@5_inserted_gold": round(sub.get("fcr@5", float("nan")), 2)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--musique-dir", default=os.environ.get("MUSIQUE_DIR", ROOT.parent / "shared" / "data" / "musique_dev"))
+    ap.add_argument("--holdout", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--graph", default="fused")
+    ap.add_argument("--update-epochs", type=int, default=10)
+    ap.add_argument("--no-refresh", action="store_true", help="leave existing query graphs as built")
+    args = ap.parse_args()
+
+    ds = musique_dataset(args.musique_dir)
+    cache = Path(os.environ.get("HYPERRAG_CACHE", Path.home() / ".cache" / "hyperrag"))
+    encoder = TextEncoder(cache_dir=cache, show_progress=False)
+    passages = list(ds.corpus.passages)
+    rng = random.Random(args.seed)
+    held = set(rng.sample(range(len(passages)), max(1, round(args.holdout * len(passages)))))
+    base_ds = dataclasses.replace(ds, corpus=Corpus([p for i, p in enumerate(passages) if i not in held]))
+    inserted = [p for i, p in enumerate(passages) if i in held]
+    inserted_ids = {p.id for p in inserted}
+    subset = {q.id for q in ds.queries if set(q.gold_ids) & inserted_ids}
+    cfg = settings(args.graph, args.seed)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        def make(name: str) -> HyperRAGRetriever:  # cold YAKE cache: a grown corpus is a new keyword-cache key
+            return HyperRAGRetriever(encoder=encoder, models_dir=Path(tmp) / name, index_root=Path(tmp) / "kw",
+                                     device="cpu", update_epochs=args.update_epochs, **cfg)
+
+        inc = make("incremental")
+        t0 = time.perf_counter()
+        inc.index(base_ds)
+        base_s = time.perf_counter() - t0
+        base_metrics = evaluate(inc, ds.queries, subset)  # the inserted passages are not in the ball yet
+        t0 = time.perf_counter()
+        ins = inc.insert(inserted, refresh_queries=not args.no_refresh)
+        insert_s = time.perf_counter() - t0
+        inc_metrics = evaluate(inc, ds.queries, subset)
+
+        full = make("full")
+        t0 = time.perf_counter()  # = full.index(ds) (no saved ball), with the training part timed apart
+        prep = full.prepare(ds)
+        t1 = time.perf_counter()
+        full.model, _ = full._load_or_train(prep["path"], prep["relations"], prep["init"])
+        full_train_s = time.perf_counter() - t1
+        full.info = {"checkpoint": str(prep["path"]), "base_checkpoint": str(prep["path"])}
+        full._ready(True, t0)
+        full_s = time.perf_counter() - t0
+        full_metrics = evaluate(full, ds.queries, subset)
+
+    result = {"bench": "hyperrag_update", "graph": args.graph, "passages": len(passages),
+              "inserted": len(inserted), "queries": len(ds.queries), "update_epochs": args.update_epochs,
+              "base_index_s": round(base_s, 2), "insert_s": round(insert_s, 2), "full_retrain_s": round(full_s, 2),
+              "speedup_vs_retrain": round(full_s / max(insert_s, 1e-9), 1),
+              "full_retrain_train_only_s": round(full_train_s, 2),
+              "refresh_queries": not args.no_refresh,
+              "insert": {k: ins[k] for k in ("new_edges", "refreshed_queries", "refresh_edges", "trained_nodes",
+                                             "relations", "embed_keywords_s", "graph_s", "train_s")},
+              "base_before_insert": base_metrics, "incremental": inc_metrics, "full_retrain": full_metrics}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
