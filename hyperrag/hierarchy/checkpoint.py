@@ -45,6 +45,20 @@ class JsonlCheckpoint:
                     continue  # torn line of a killed run
         return done
 
+    def by_digest(self) -> dict[str, dict[str, Any]]:
+        """``digest → record`` over every complete line (content-addressed: survives renumbered keys)."""
+        out: dict[str, dict[str, Any]] = {}
+        if not self.path.exists():
+            return out
+        with open(self.path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                    out[str(rec["digest"])] = rec
+                except (ValueError, KeyError, TypeError):
+                    continue
+        return out
+
     def append(self, record: dict[str, Any]) -> None:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -112,9 +112,16 @@ class GateBuilder:
         self.llm = llm
         self.directory = Path(directory) if directory else None
         self.progress = progress
+        self._by_digest: dict[str, dict] = {}
+        self._changed: set[int] | None = None
 
-    def build(self, tree: ModuleTree, texts: list[str], embeddings: torch.Tensor) -> GateResult:
-        """Gates for ``tree`` given its module ``texts`` and their embeddings [M, D] (L2-normalised)."""
+    def build(self, tree: ModuleTree, texts: list[str], embeddings: torch.Tensor,
+              changed: set[int] | None = None) -> GateResult:
+        """Gates for ``tree`` given its module ``texts`` and their embeddings [M, D] (L2-normalised).
+
+        ``changed`` (incremental updates): only candidate pairs with at least one module in it are verified; a
+        pair of two other modules is taken from the checkpoint or skipped (``skipped_unchanged``).
+        """
         s = self.settings
         num_m = tree.num_modules
         nbrs, sims = prefilter_neighbors(embeddings, s.top_m, s.threshold)
@@ -124,11 +131,14 @@ class GateBuilder:
             "modules": num_m, "pairs_all": num_m * (num_m - 1) // 2, "prefilter_pairs": len(sims),
             "candidates_intra": 0, "candidates_inter": 0, "pruned_hierarchy": 0, "verified": 0, "llm_calls": 0,
             "requests": 0, "cached": 0, "resumed": 0, "failed": 0, "skipped_budget": 0, "gates_intra": 0,
-            "gates_inter": 0, "verifier": s.verifier, "settings": asdict(s)}
+            "gates_inter": 0, "candidates_changed": 0, "skipped_unchanged": 0, "verifier": s.verifier,
+            "settings": asdict(s)}
         gates: list[tuple[int, int, str]] = []
         connected: list[set[int]] = [set() for _ in range(num_m)]
         ckpt = JsonlCheckpoint(self.directory / CHECKPOINT) if self.directory else None
         done = ckpt.load() if ckpt else {}
+        self._by_digest = ckpt.by_digest() if ckpt else {}
+        self._changed = changed
         budget = [s.max_calls]
         try:
             for lv in sorted(set(level), reverse=True):
@@ -171,10 +181,17 @@ class GateBuilder:
             key = f"{a}-{b}"
             dig = digest(self.settings.verifier, str(getattr(self.llm, "model", None)), inputs)
             rec = done.get(key)
+            if rec is None or rec.get("digest") != dig:
+                rec = self._by_digest.get(dig)  # module ids may shift after an incremental update
+            involved = self._changed is None or a in self._changed or b in self._changed
+            stats["candidates_changed"] += int(self._changed is not None and involved)
             if rec is not None and rec.get("digest") == dig:
                 stats["resumed"] += 1
                 if rec["gate"]:
                     self._add(a, b, kind, gates, connected, stats)
+                continue
+            if not involved:
+                stats["skipped_unchanged"] += 1
                 continue
             if self.settings.verifier == "none":
                 self._add(a, b, kind, gates, connected, stats)

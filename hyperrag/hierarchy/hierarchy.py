@@ -225,6 +225,17 @@ def build_hierarchy(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, 
         depth_labels.append(new)
         stuck = new_stuck
 
+    stats = {"backend": backend, "leiden_calls": calls, "seconds": round(time.perf_counter() - t0, 3),
+             "token_budget": s.token_budget}
+    hierarchy = hierarchy_from_depth_labels(depth_labels, ei, w, num_nodes, s.resolution, stats)
+    log.info("hierarchy: %s", hierarchy.summary())
+    return hierarchy
+
+
+def hierarchy_from_depth_labels(depth_labels: list[torch.Tensor], ei: torch.Tensor, w: torch.Tensor, num_nodes: int,
+                                resolution: float, stats: dict[str, Any]) -> Hierarchy:
+    """A :class:`Hierarchy` from per-depth entity labels (``depth_labels[0]`` the coarsest partition, each
+    depth nested in the previous one, labels contiguous 0..n-1; module ids are kept as given)."""
     # depth d (1 = coarsest) → level L + 1 - d (1 = finest)
     num_levels = len(depth_labels)
     entity_level = depth_labels[::-1]  # entity_level[l-1] = entity → level-l module
@@ -235,12 +246,8 @@ def build_hierarchy(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, 
         up[child] = par
         memberships.append(up)
         copies.append(torch.bincount(up, minlength=int(par.max()) + 1) == 1)
-    mods = [modularity(ei, w, entity_level[lv], num_nodes, s.resolution) for lv in range(num_levels)]
-    stats = {"backend": backend, "leiden_calls": calls, "seconds": round(time.perf_counter() - t0, 3),
-             "token_budget": s.token_budget}
-    hierarchy = Hierarchy(memberships, copies, mods, stats)
-    log.info("hierarchy: %s", hierarchy.summary())
-    return hierarchy
+    mods = [modularity(ei, w, entity_level[lv], num_nodes, resolution) for lv in range(num_levels)]
+    return Hierarchy(memberships, copies, mods, stats)
 
 
 def settings_dict(settings: HierarchySettings) -> dict[str, Any]:

@@ -76,6 +76,23 @@ def _tensor_digest(*tensors: torch.Tensor) -> str:
     return digest.hexdigest()
 
 
+def hierarchy_target(graph: KnowledgeGraph, settings: HierarchySettings | None, root: str | Path | None, name: str,
+                     info: Any = None) -> tuple[HierarchySettings, torch.Tensor, torch.Tensor, list[str], torch.Tensor,
+                                                dict[str, Any], str, IndexDirectory]:
+    """What :func:`load_or_build_hierarchy` keys on: ``(settings resolved, edge_index, edge_weight, entity texts,
+    their tokens, inputs, key, directory)``."""
+    settings = settings or HierarchySettings()
+    settings = replace(settings, backend=resolve_backend(settings.backend), edge_types=tuple(settings.edge_types))
+    edge_index, edge_weight = entity_graph(graph, settings.edge_types)
+    texts = entity_texts(graph, settings.entity_text, info)
+    tokens = torch.tensor(count_tokens(texts, settings.token_counter), dtype=torch.long)
+    inputs = {"entity_graph": _tensor_digest(edge_index, edge_weight, tokens), "entities": graph.num_entities}
+    key = fingerprint({"inputs": inputs, "settings": settings_dict(settings)})
+    root = Path(root) if root else default_cache_dir() / "index"
+    directory = IndexDirectory(root / f"{name}-hier-{key[:12]}")
+    return settings, edge_index, edge_weight, texts, tokens, inputs, key, directory
+
+
 def load_or_build_hierarchy(graph: KnowledgeGraph, settings: HierarchySettings | None = None,
                             root: str | Path | None = None, name: str = "graph", info: Any = None) -> HierarchyIndex:
     """Load the hierarchy for (entity graph, entity texts, settings) or build it once.
@@ -88,15 +105,8 @@ def load_or_build_hierarchy(graph: KnowledgeGraph, settings: HierarchySettings |
         info: optional entity descriptions (:class:`hyperrag.dedup.entities.EntityInfo`) counted in entity texts.
     """
     t0 = time.perf_counter()
-    settings = settings or HierarchySettings()
-    settings = replace(settings, backend=resolve_backend(settings.backend), edge_types=tuple(settings.edge_types))
-    edge_index, edge_weight = entity_graph(graph, settings.edge_types)
-    texts = entity_texts(graph, settings.entity_text, info)
-    tokens = torch.tensor(count_tokens(texts, settings.token_counter), dtype=torch.long)
-    inputs = {"entity_graph": _tensor_digest(edge_index, edge_weight, tokens), "entities": graph.num_entities}
-    key = fingerprint({"inputs": inputs, "settings": settings_dict(settings)})
-    root = Path(root) if root else default_cache_dir() / "index"
-    directory = IndexDirectory(root / f"{name}-hier-{key[:12]}")
+    settings, edge_index, edge_weight, texts, tokens, inputs, key, directory = hierarchy_target(
+        graph, settings, root, name, info)
     if directory.matches(key):
         hierarchy = Hierarchy.load(directory.path)
         log.info("loaded hierarchy %s", directory.path)

@@ -8,7 +8,8 @@ raw text of a leaf module within one context window; the cut only bounds higher 
 
 Caching and resumption: each finished summary is appended to ``summaries.jsonl`` in the hierarchy's index
 directory (one fsync-ed line per module, with a digest of its prompt inputs); a rerun reuses every record whose
-digest still matches and asks only for the missing ones, and identical requests are answered by the LLM
+digest still matches (looked up by module id, then by digest alone, so renumbered modules of an incremental
+update keep their summaries) and asks only for the missing ones, and identical requests are answered by the LLM
 response cache anyway.
 
 Without an LLM (``llm=none``), after a failed call, or beyond ``max_llm_modules`` (a cap for slow local models:
@@ -154,6 +155,7 @@ class ModuleSummaries:
             chosen = set(order[: self.settings.max_llm_modules])
         ckpt = JsonlCheckpoint(self.directory / CHECKPOINT) if self.directory else None
         done = ckpt.load() if ckpt else {}
+        by_digest = ckpt.by_digest() if ckpt else {}  # module ids may shift after an incremental update
         model = str(getattr(self.llm, "model", None))
         try:
             for lv in sorted(set(tree.level.tolist())):
@@ -164,6 +166,8 @@ class ModuleSummaries:
                     inputs = self.inputs(tree, graph, m, texts, children, ranked, facts_in)
                     key = digest(model, task.key, inputs)
                     rec = done.get(str(m))
+                    if rec is None or rec.get("digest") != key:
+                        rec = by_digest.get(key)
                     if rec is not None and rec.get("digest") == key:
                         texts[m] = rec["text"]
                         self.stats["resumed"] += 1
