@@ -4,7 +4,12 @@ import math
 
 import torch
 
-from hyperrag.eval.gate_effectiveness import bootstrap_ci, gate_effectiveness, plot_gate_effectiveness, query_metrics
+from hyperrag.eval.gate_effectiveness import (
+    bootstrap_ci,
+    gate_effectiveness,
+    plot_gate_effectiveness,
+    query_metrics,
+)
 from hyperrag.expansion.best_first import EdgeKind, TypedGraph
 
 
