@@ -28,15 +28,11 @@ from hyperrag.causal.classifier import CausalPairClassifier
 from hyperrag.causal.datamodule import PairDataModule
 from hyperrag.causal.labels import SilverSet, build_silver_set
 from hyperrag.data.types import Dataset
+from hyperrag.utils.digest import stable_digest as _digest
 
 log = logging.getLogger(__name__)
 
 
-def _digest(*parts: Any) -> str:
-    h = hashlib.sha1()
-    for part in parts:
-        h.update(json.dumps(part, sort_keys=True, default=str).encode())
-    return h.hexdigest()
 
 
 def _settings(factory: Callable[..., Any]) -> dict[str, Any]:

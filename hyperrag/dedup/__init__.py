@@ -17,7 +17,7 @@ _LAZY = {
     "read_entity_info": "hyperrag.dedup.entities",
     "fuzzy_pairs": "hyperrag.dedup.fuzzy",
     "semantic_pairs": "hyperrag.dedup.semantic",
-    "UnionFind": "hyperrag.dedup.merge",
+    "UnionFind": "hyperrag.utils.union_find",
     "MergeResult": "hyperrag.dedup.merge",
     "merge_entities": "hyperrag.dedup.merge",
     "DedupSettings": "hyperrag.dedup.store",

@@ -25,12 +25,13 @@ import torch
 
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.dedup.fuzzy import fuzzy_pairs
-from hyperrag.dedup.merge import MergeResult, UnionFind, merge_entities
+from hyperrag.dedup.merge import MergeResult, merge_entities
 from hyperrag.dedup.semantic import semantic_pairs
 from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.graph.build import GraphEmbeddings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.index.store import IndexDirectory, fingerprint
+from hyperrag.utils.union_find import UnionFind
 
 log = logging.getLogger(__name__)
 AUDIT_FILE = "merges.jsonl"

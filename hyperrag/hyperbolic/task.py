@@ -20,7 +20,6 @@ for passages, the sentence embeddings that initialise the ball.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from hyperrag.hyperbolic.evaluation import reconstruction_metrics
 from hyperrag.hyperbolic.graphs import shared_entity_edges, tree_closure, tree_depths, tree_edges, tree_size
 from hyperrag.hyperbolic.plot import plot_poincare_disk
 from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
+from hyperrag.utils.digest import stable_digest as _digest
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +54,6 @@ class TaskGraph:
     digest: str = ""  # hash of everything above that defines the data
 
 
-def _digest(*parts: Any) -> str:
-    h = hashlib.sha1()
-    for part in parts:
-        if isinstance(part, torch.Tensor):
-            h.update(part.detach().cpu().contiguous().numpy().tobytes())
-        else:
-            h.update(json.dumps(part, sort_keys=True, default=str).encode())
-    return h.hexdigest()
 
 
 def _settings(factory: Callable[..., Any]) -> dict[str, Any]:

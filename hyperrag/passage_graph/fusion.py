@@ -19,31 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from hyperrag.passage_graph.edges import EdgeSet
-
-
-class UnionFind:
-    """Disjoint sets over ``0..n-1`` with path halving and union by size."""
-
-    def __init__(self, n: int) -> None:
-        self.parent = list(range(n))
-        self.size = [1] * n
-
-    def find(self, x: int) -> int:
-        p = self.parent
-        while p[x] != x:
-            p[x] = p[p[x]]
-            x = p[x]
-        return x
-
-    def union(self, a: int, b: int) -> bool:
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return False
-        if self.size[ra] < self.size[rb]:
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.size[ra] += self.size[rb]
-        return True
+from hyperrag.utils.union_find import UnionFind
 
 
 @dataclass

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import atexit
 import csv
-import hashlib
-import json
 import logging
 from collections.abc import Callable
 from functools import cached_property
@@ -31,15 +29,11 @@ from torch.utils.data import DataLoader
 from hyperrag.data.types import Dataset
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
+from hyperrag.utils.digest import stable_digest as _digest
 
 log = logging.getLogger(__name__)
 
 
-def _digest(*parts: Any) -> str:
-    h = hashlib.sha1()
-    for part in parts:
-        h.update(json.dumps(part, sort_keys=True, default=str).encode())
-    return h.hexdigest()
 
 
 class RolloutDataModule(L.LightningDataModule):

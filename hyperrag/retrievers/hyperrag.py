@@ -41,7 +41,6 @@ next generation) with the same settings and questions — a corpus grown by a fe
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -53,18 +52,11 @@ import torch
 
 from hyperrag.data.types import Dataset
 from hyperrag.retrievers.base import RetrievalOutput, Retriever
+from hyperrag.utils.digest import stable_digest as _digest
 
 log = logging.getLogger(__name__)
 
 
-def _digest(*parts: Any) -> str:
-    h = hashlib.sha1()
-    for part in parts:
-        if isinstance(part, torch.Tensor):
-            h.update(part.detach().cpu().contiguous().numpy().tobytes())
-        else:
-            h.update(json.dumps(part, sort_keys=True, default=str).encode())
-    return h.hexdigest()
 
 
 class HyperRAGRetriever(Retriever):
