@@ -67,21 +67,7 @@ def keyword_edges(keyword_sets: Sequence[frozenset[str]], threshold: float = 0.1
     for _, i, j in candidates:
         reach[i] += 1
         reach[j] += 1
-    candidates.sort(key=lambda t: (-t[0], t[1], t[2]))
-    degree: Counter[int] = Counter()
-    parent, child, weight = [], [], []
-    for sim, i, j in candidates:
-        if degree[i] >= max_neighbors or degree[j] >= max_neighbors:
-            continue
-        degree[i] += 1
-        degree[j] += 1
-        gi = (reach[i], len(keyword_sets[i]), -i)
-        gj = (reach[j], len(keyword_sets[j]), -j)
-        p, c = (i, j) if gi > gj else (j, i)
-        parent.append(p)
-        child.append(c)
-        weight.append(sim)
-    return EdgeSet.from_lists(parent, child, weight, ["keyword"] * len(parent))
+    return _accept_strongest(candidates, keyword_sets, Counter(), reach, max_neighbors)
 
 
 def keyword_edges_incremental(keyword_sets: Sequence[frozenset[str]], first_new: int, existing: EdgeSet,
@@ -127,6 +113,14 @@ def keyword_edges_incremental(keyword_sets: Sequence[frozenset[str]], first_new:
     for _, j, i in candidates:
         reach[i] += 1
         reach[j] += 1
+    return _accept_strongest(candidates, keyword_sets, degree, reach, max_neighbors)
+
+
+def _accept_strongest(candidates: list[tuple[float, int, int]], keyword_sets: Sequence[frozenset[str]],
+                      degree: Counter, reach: Counter, max_neighbors: int) -> EdgeSet:
+    """Accept ``(sim, i, j)`` pairs strongest first while both endpoints stay under ``max_neighbors``
+    (``degree`` is updated in place); the endpoint with more candidate links (``reach``), then more keywords,
+    then the smaller id is the parent."""
     candidates.sort(key=lambda t: (-t[0], t[1], t[2]))
     parent, child, weight = [], [], []
     for sim, i, j in candidates:
