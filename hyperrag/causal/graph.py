@@ -1,25 +1,37 @@
 """The causal graph of a corpus: directed cause → effect triples with provenance, as tensors, cached on disk.
 
-Build (:func:`build_causal_graph`):
+Build (:func:`build_causal_graph`) — steps 1–3 per passage, giving its *records*
+(:mod:`hyperrag.causal.records`), step 4 over all records (:func:`assemble_causal_graph`):
   1. candidate span pairs per sentence (:mod:`hyperrag.causal.candidates`): explicit connectives and causal
      OpenIE relations;
   2. scoring — with a trained pair classifier (:class:`~hyperrag.causal.classifier.CausalPairClassifier`)
      each candidate is read in both orders (strong connectives verbatim, weak connectives and OpenIE
-     relations masked as ``[C]``, so those are judged by their content), ``p_fwd = P(cause → effect)`` and ``p_rev``; it is reoriented when
-     ``p_rev > p_fwd`` and accepted when ``max(p_fwd, p_rev) >= accept_threshold``. Without a classifier the
-     rule priors decide (strong connective 1.0, OpenIE causal relation ``openie_prior``, weak connective
-     ``weak_prior``);
+     relations masked as ``[C]``, so those are judged by their content), ``p_fwd = P(cause → effect)`` and
+     ``p_rev``; it is reoriented when ``p_rev > p_fwd`` and accepted when ``max(p_fwd, p_rev) >=
+     accept_threshold``. Without a classifier the rule priors decide (strong connective 1.0, OpenIE causal
+     relation ``openie_prior``, weak connective ``weak_prior``);
   3. verification — with an LLM, the ``verify_max_pairs`` best accepted pairs go through
      ``causal_pair_verification``: "none" drops the pair (``llm_drop_rejected``), "b_causes_a" reorients it,
      and the weight becomes the mean of the score and the LLM's confidence;
-  4. nodes are the canonical span texts (one node per distinct cause/effect), embedded with the encoder for
-     semantic lookup; ``alias`` links join nodes whose embeddings are at least ``alias_threshold`` similar, so
-     that a path can continue from an effect to a differently worded cause of another triple.
+  4. assembly, deterministic in the corpus order: nodes are the canonical span texts (one node per distinct
+     cause/effect, in order of first appearance), embedded with the encoder for semantic lookup; ``alias``
+     links join nodes whose embeddings are at least ``alias_threshold`` similar, so that a path can continue
+     from an effect to a differently worded cause of another triple.
 
 Stored (:class:`CausalGraph`): ``node_names`` [N], ``node_emb`` [N, D], ``edge_index`` [2, M] (cause → effect),
 ``edge_weight`` [M], ``edge_passage`` [M] (corpus position), per-edge provenance (sentence, connective,
-source, classifier and LLM scores), ``alias_index`` [2, A] / ``alias_weight`` [A]. The index directory is keyed
-by corpus, OpenIE file, encoder, settings, classifier checkpoint and verifying LLM.
+source, classifier and LLM scores), ``alias_index`` [2, A] / ``alias_weight`` [A]; next to it the per-passage
+records (``causal_records.jsonl``), all listed with checksums in the manifest. The index directory is keyed
+by corpus, OpenIE (file, or the knowledge-graph index the triples come from), encoder, settings, classifier
+checkpoint and verifying LLM.
+
+Incremental updates (:func:`load_or_build_causal_index`): when no index exists for the current key, the newest
+index of the same dataset name and *family* (the key without corpus and OpenIE: same settings, encoder,
+classifier and verifier) lends the records of every unchanged passage (same id, title, text and OpenIE
+triples); only new and changed passages are extracted, scored and verified, deleted ones drop out, and the
+graph is assembled again — identical to a full rebuild of the final corpus (without an LLM; with one,
+``verify_max_pairs`` caps the *new* pairs of an update, see :mod:`hyperrag.causal.records`). ``stats`` say
+how many passages were reused and computed, and from which index.
 """
 
 from __future__ import annotations
@@ -28,18 +40,29 @@ import json
 import logging
 import shutil
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from hyperrag.causal.candidates import CandidatePair, extract_candidates, normalize_span
-from hyperrag.causal.labels import llm_verdicts, mark_candidate
-from hyperrag.data.types import Dataset
+from hyperrag.causal.candidates import normalize_span
+from hyperrag.causal.records import (
+    RECORDS_FILE,
+    RECORDS_FORMAT,
+    PassageRecord,
+    compute_records,
+    load_records,
+    save_records,
+    score_candidates,
+    split_reusable,
+)
+from hyperrag.data.types import Corpus, Dataset
 from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
-from hyperrag.index.store import IndexDirectory, fingerprint, sha256_file
+from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
 from hyperrag.ops.knn import topk_cosine_neighbors
+from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +117,14 @@ class CausalGraph:
 
     def save(self, directory: str | Path) -> list[str]:
         directory = Path(directory)
-        torch.save({k: getattr(self, k) for k in self.TENSORS}, directory / "causal_graph.pt")
-        meta = {"node_names": self.node_names, "edge_info": self.edge_info, "passage_ids": self.passage_ids,
-                "stats": self.stats}
-        (directory / "causal_graph.json").write_text(json.dumps(meta, ensure_ascii=False))
+        atomic_torch_save({k: getattr(self, k) for k in self.TENSORS}, directory / "causal_graph.pt")
+        meta = {
+            "node_names": self.node_names,
+            "edge_info": self.edge_info,
+            "passage_ids": self.passage_ids,
+            "stats": self.stats,
+        }
+        atomic_write_text(directory / "causal_graph.json", json.dumps(meta, ensure_ascii=False))
         return ["causal_graph.pt", "causal_graph.json"]
 
     @classmethod
@@ -108,70 +135,26 @@ class CausalGraph:
         return cls(**meta, **tensors)
 
 
-def _score_candidates(pairs: list[CandidatePair], classifier: Any, settings: CausalGraphSettings,
-                      batch_size: int = 64) -> list[dict[str, Any]]:
-    """Per candidate: ``{"score", "reverse", "p_fwd", "p_rev"}`` (classifier) or the rule prior."""
-    if classifier is None:
-        prior = {"strong": 1.0, "openie": settings.openie_prior, "weak": settings.weak_prior}
-        return [{"score": prior.get(p.strength, 0.0), "reverse": False, "rule": p.strength} for p in pairs]
-    hparams = getattr(classifier, "hparams", None) or {}
-    trained_masked = float(hparams.get("mask_rate", 0.5)) > 0
-    fwd_texts, rev_texts, ok = [], [], []
-    for i, p in enumerate(pairs):
-        # strong connectives are shown as they are; weak/OpenIE ones masked: their word decides nothing
-        mask = trained_masked and p.strength != "strong"
-        f, r = mark_candidate(p, mask_connective=mask), mark_candidate(p, reverse=True, mask_connective=mask)
-        if f is not None and r is not None:
-            fwd_texts.append(f)
-            rev_texts.append(r)
-            ok.append(i)
-    probs = classifier.predict_proba(fwd_texts + rev_texts, batch_size=batch_size) if ok else torch.empty(0)
-    out = [{"score": 0.0, "reverse": False, "p_fwd": None, "p_rev": None} for _ in pairs]
-    for j, i in enumerate(ok):
-        pf, pr = float(probs[j]), float(probs[len(ok) + j])
-        out[i] = {"score": max(pf, pr), "reverse": pr > pf, "p_fwd": round(pf, 4), "p_rev": round(pr, 4)}
-    return out
+_score_candidates = score_candidates  # the scorer lives with the per-passage records
 
 
-def build_causal_graph(dataset: Dataset, encoder: TextEncoder, settings: CausalGraphSettings | None = None,
-                       classifier: Any = None, llm: Any = None,
-                       openie_triples: list[list[tuple[str, str, str]]] | None = None) -> CausalGraph:
-    """Candidates → scores → LLM verification → nodes, edges, embeddings (see the module docstring)."""
-    t0 = time.perf_counter()
+def assemble_causal_graph(
+    corpus: Corpus,
+    records: Sequence[PassageRecord],
+    encoder: TextEncoder,
+    settings: CausalGraphSettings | None = None,
+    classifier: bool = False,
+) -> CausalGraph:
+    """The causal graph of ``corpus`` from its passages' records (``records[j]`` belongs to ``corpus[j]``).
+
+    Deterministic given the records and the corpus order: nodes are the normalised spans in order of first
+    appearance (the first raw text names the node), edges follow passage position then record order,
+    ``edge_passage`` holds corpus positions; node embeddings come from the encoder (its on-disk cache makes
+    known names free) and alias links are recomputed over all nodes.
+    """
     s = settings or CausalGraphSettings()
-    cands = extract_candidates(dataset.corpus, openie_triples if s.use_openie else None, max_words=s.max_span_words)
-    pairs = cands.pairs
-    scores = _score_candidates(pairs, classifier, s)
-    accepted: list[tuple[str, str, CandidatePair, dict[str, Any]]] = []
-    for p, sc in zip(pairs, scores):
-        if sc["score"] >= s.accept_threshold and sc["score"] > 0:
-            cause, effect = (p.effect, p.cause) if sc["reverse"] else (p.cause, p.effect)
-            accepted.append((cause, effect, p, dict(sc, weight=sc["score"])))
-    verified = dropped = reoriented = 0
-    if s.verify and getattr(llm, "available", False) and accepted:
-        order = sorted(range(len(accepted)), key=lambda i: -accepted[i][3]["score"])[: s.verify_max_pairs]
-        todo = [accepted[i] for i in order]
-        as_pairs = [CandidatePair(c, e, p.sentence, p.passage, p.sentence_index, p.connective, p.source, p.strength)
-                    for c, e, p, _ in todo]
-        drop: set[int] = set()
-        for i, verdict in zip(order, llm_verdicts(llm, as_pairs)):
-            if verdict is None:
-                continue
-            verified += 1
-            cause, effect, p, sc = accepted[i]
-            sc["llm"] = verdict
-            if not verdict["causal"]:
-                if s.llm_drop_rejected:
-                    drop.add(i)
-                    dropped += 1
-                continue
-            if verdict["direction"] == "b->a":
-                cause, effect = effect, cause
-                reoriented += 1
-            sc["weight"] = 0.5 * (sc["score"] + verdict["confidence"])
-            accepted[i] = (cause, effect, p, sc)
-        accepted = [a for i, a in enumerate(accepted) if i not in drop]
-
+    if len(records) != len(corpus) or any(r.id != p.id for r, p in zip(records, corpus.passages)):
+        raise ValueError("records are not the corpus's passages in corpus order")
     key_to_node: dict[str, int] = {}
     names: list[str] = []
 
@@ -183,45 +166,138 @@ def build_causal_graph(dataset: Dataset, encoder: TextEncoder, settings: CausalG
         return key_to_node[k]
 
     src, dst, weight, passage, info = [], [], [], [], []
-    for cause, effect, p, sc in accepted:
-        u, v = node(cause), node(effect)
-        if u == v:
-            continue
-        src.append(u)
-        dst.append(v)
-        weight.append(float(sc["weight"]))
-        passage.append(p.passage)
-        info.append({"passage_id": dataset.corpus[p.passage].id, "sentence": p.sentence, "connective": p.connective,
-                     "source": p.source, "strength": p.strength,
-                     **{k: v for k, v in sc.items() if k not in ("weight",)}})
+    candidates: dict[str, int] = {}
+    llm = {"verified": 0, "dropped": 0, "reoriented": 0}
+    accepted = 0
+    for pos, (p, rec) in enumerate(zip(corpus.passages, records)):
+        for k, v in rec.counts.items():
+            candidates[k] = candidates.get(k, 0) + v
+        for k in llm:
+            llm[k] += int(rec.llm.get(k, 0))
+        accepted += len(rec.pairs)
+        for pair in rec.pairs:
+            u, v = node(pair["cause"]), node(pair["effect"])
+            if u == v:
+                continue
+            src.append(u)
+            dst.append(v)
+            weight.append(float(pair["weight"]))
+            passage.append(pos)
+            info.append(
+                {
+                    "passage_id": p.id,
+                    "sentence": pair["sentence"],
+                    "connective": pair["connective"],
+                    "source": pair["source"],
+                    "strength": pair["strength"],
+                    **pair["scores"],
+                }
+            )
     emb = encoder.encode(names, desc="causal nodes") if names else torch.empty(0, 0)
     alias_index, alias_weight = torch.empty(2, 0, dtype=torch.long), torch.empty(0)
     if len(names) > 1:
         a, b, sim = topk_cosine_neighbors(emb, s.alias_topk, s.alias_threshold)
         pairs_ab = torch.cat([torch.stack([a, b]), torch.stack([b, a])], dim=1)
         key, inv = torch.unique(pairs_ab[0] * len(names) + pairs_ab[1], return_inverse=True)
-        w = torch.zeros(key.numel()).scatter_reduce(0, inv, torch.cat([sim, sim]).float(), "amax", include_self=False)
+        w = torch.zeros(key.numel()).scatter_reduce(
+            0, inv, torch.cat([sim, sim]).float(), "amax", include_self=False
+        )
         alias_index, alias_weight = torch.stack([key // len(names), key % len(names)]), w
     graph = CausalGraph(
-        node_names=names, node_emb=emb.float(), edge_index=torch.tensor([src, dst], dtype=torch.long).reshape(2, -1),
-        edge_weight=torch.tensor(weight, dtype=torch.float32), edge_passage=torch.tensor(passage, dtype=torch.long),
-        edge_info=info, alias_index=alias_index, alias_weight=alias_weight.float(), passage_ids=dataset.corpus.ids,
+        node_names=names,
+        node_emb=emb.float(),
+        edge_index=torch.tensor([src, dst], dtype=torch.long).reshape(2, -1),
+        edge_weight=torch.tensor(weight, dtype=torch.float32),
+        edge_passage=torch.tensor(passage, dtype=torch.long),
+        edge_info=info,
+        alias_index=alias_index,
+        alias_weight=alias_weight.float(),
+        passage_ids=corpus.ids,
     )
-    graph.stats = {"candidates": cands.count(), "accepted": len(accepted), "nodes": graph.num_nodes,
-                   "edges": graph.num_edges, "alias_links": int(alias_index.shape[1]) // 2,
-                   "passages_with_edges": int(graph.edge_passage.unique().numel()),
-                   "classifier": classifier is not None, "llm_verified": verified, "llm_dropped": dropped,
-                   "llm_reoriented": reoriented, "seconds": round(time.perf_counter() - t0, 3)}
-    log.info("causal graph: %s", graph.stats)
+    graph.stats = {
+        "candidates": candidates,
+        "accepted": accepted,
+        "nodes": graph.num_nodes,
+        "edges": graph.num_edges,
+        "alias_links": int(alias_index.shape[1]) // 2,
+        "passages_with_edges": int(graph.edge_passage.unique().numel()),
+        "classifier": classifier,
+        "llm_verified": llm["verified"],
+        "llm_dropped": llm["dropped"],
+        "llm_reoriented": llm["reoriented"],
+    }
     return graph
+
+
+def update_causal_graph(
+    dataset: Dataset,
+    encoder: TextEncoder,
+    settings: CausalGraphSettings | None = None,
+    classifier: Any = None,
+    llm: Any = None,
+    openie_triples: Sequence[Sequence[tuple[str, str, str]]] | None = None,
+    base: Mapping[str, PassageRecord] | None = None,
+) -> tuple[CausalGraph, list[PassageRecord]]:
+    """The causal graph of ``dataset`` reusing the records in ``base`` (``{fingerprint: record}``) of every
+    unchanged passage; only new and changed passages are extracted, scored and sent to the LLM.
+
+    Returns:
+        ``(graph, records)`` — the records in corpus order (what the causal index stores).
+    """
+    t0 = time.perf_counter()
+    s = settings or CausalGraphSettings()
+    passages = dataset.corpus.passages
+    reused, todo = split_reusable(passages, openie_triples, s, base)
+    info = {"candidates": 0, "scored": 0, "llm_asked": 0}
+    computed: list[PassageRecord] = []
+    if todo:
+        triples = (
+            None
+            if openie_triples is None
+            else [openie_triples[j] if j < len(openie_triples) else [] for j in todo]
+        )
+        computed, info = compute_records(
+            [passages[j] for j in todo], triples, s, classifier=classifier, llm=llm
+        )
+    by_pos = dict(reused)
+    by_pos.update(zip(todo, computed))
+    records = [by_pos[j] for j in range(len(passages))]
+    graph = assemble_causal_graph(dataset.corpus, records, encoder, s, classifier=classifier is not None)
+    graph.stats.update(
+        {
+            "passages_reused": len(reused),
+            "passages_computed": len(todo),
+            "pairs_scored": info["scored"],
+            "llm_asked": info["llm_asked"],
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+    )
+    log.info("causal graph: %s", graph.stats)
+    return graph, records
+
+
+def build_causal_graph(
+    dataset: Dataset,
+    encoder: TextEncoder,
+    settings: CausalGraphSettings | None = None,
+    classifier: Any = None,
+    llm: Any = None,
+    openie_triples: list[list[tuple[str, str, str]]] | None = None,
+) -> CausalGraph:
+    """Candidates → scores → LLM verification → nodes, edges, embeddings (see the module docstring)."""
+    return update_causal_graph(dataset, encoder, settings, classifier, llm, openie_triples)[0]
 
 
 @dataclass
 class CausalIndex:
+    """A loaded or built causal index; ``base`` is the index whose records were reused (None: loaded, or built
+    from scratch)."""
+
     graph: CausalGraph
     directory: Path
     built: bool
     seconds: float
+    base: Path | None = None
 
 
 def _checkpoint_id(path: str | Path | None) -> dict[str, Any] | None:
@@ -232,10 +308,83 @@ def _checkpoint_id(path: str | Path | None) -> dict[str, Any] | None:
     return {"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def load_or_build_causal_index(dataset: Dataset, encoder: TextEncoder, settings: CausalGraphSettings | None = None,
-                               classifier_path: str | Path | None = None, llm: Any = None,
-                               root: str | Path | None = None) -> CausalIndex:
-    """Load the causal index for (dataset, OpenIE file, encoder, settings, classifier, LLM) or build it once."""
+def load_pair_classifier(path: str | Path) -> Any:
+    """The :class:`~hyperrag.causal.classifier.CausalPairClassifier` of a checkpoint, on the CPU."""
+    from hyperrag.causal.classifier import CausalPairClassifier
+
+    return CausalPairClassifier.load_from_checkpoint(str(path), map_location="cpu")
+
+
+class _LazyClassifier:
+    """The pair classifier of a checkpoint, loaded on first use (an update that reuses every record loads none)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        self._model: Any = None
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = load_pair_classifier(self.path)
+        return self._model
+
+    @property
+    def hparams(self) -> Any:
+        return self.model.hparams
+
+    def predict_proba(self, texts: Sequence[str], batch_size: int = 64) -> torch.Tensor:
+        return self.model.predict_proba(texts, batch_size=batch_size)
+
+
+def _family_members(root: Path, name: str, family: str) -> list[tuple[int, IndexDirectory, dict[str, Any]]]:
+    """Complete causal indexes of dataset ``name`` and this family under ``root``, newest first."""
+    out = []
+    for path in root.glob(f"{name}-causal-*"):
+        directory = IndexDirectory(path)
+        manifest = directory.manifest()
+        if manifest and manifest.get("family") == family and RECORDS_FILE in manifest["files"]:
+            out.append((int(manifest.get("created_ns", 0)), directory, manifest))
+    return sorted(out, key=lambda m: -m[0])
+
+
+def _base_records(
+    root: Path, name: str, family: str, exclude: Path
+) -> tuple[Path | None, dict[str, PassageRecord] | None]:
+    """The records of the newest intact index of the family (a damaged one is skipped with a warning)."""
+    for _, directory, manifest in _family_members(root, name, family):
+        if directory.path == exclude:
+            continue
+        try:
+            directory.verify(manifest)
+            return directory.path, load_records(directory.path)
+        except (IndexCorruptError, ValueError) as err:
+            log.warning("causal index %s not reused: %s", directory.path, err)
+    return None, None
+
+
+def load_or_build_causal_index(
+    dataset: Dataset,
+    encoder: TextEncoder,
+    settings: CausalGraphSettings | None = None,
+    classifier_path: str | Path | None = None,
+    llm: Any = None,
+    root: str | Path | None = None,
+    *,
+    openie_triples: Sequence[Sequence[tuple[str, str, str]]] | None = None,
+    openie_key: str | None = None,
+    incremental: bool = True,
+    keep: int = 3,
+) -> CausalIndex:
+    """Load the causal index for (dataset, OpenIE, encoder, settings, classifier, LLM) or build it —
+    incrementally from the newest causal index of the same dataset name and family when there is one.
+
+    Args:
+        openie_triples: the passages' triples (``openie_triples[j]`` for ``corpus[j]``) instead of the dataset's
+            OpenIE file, e.g. those of a knowledge-graph index (:func:`~hyperrag.graph.provenance.passage_triples`);
+            ``openie_key`` identifies them in the index key (default: their hash).
+        incremental: reuse the records of unchanged passages from the newest index of the same family.
+        keep: indexes of the family kept under ``root`` after a build (older ones are removed; 0 keeps all).
+    """
     from hyperrag.index.kg_index import corpus_fingerprint
 
     t0 = time.perf_counter()
@@ -243,34 +392,78 @@ def load_or_build_causal_index(dataset: Dataset, encoder: TextEncoder, settings:
     verifier = None
     if s.verify and getattr(llm, "available", False):
         verifier = {"kind": getattr(llm, "kind", "?"), "model": getattr(llm, "model", None)}
-    inputs = {"corpus": corpus_fingerprint(dataset),
-              "openie": sha256_file(dataset.openie_path) if (dataset.openie_path and s.use_openie) else None,
-              "encoder": encoder.model_key, "classifier": _checkpoint_id(classifier_path), "verifier": verifier}
+    family_inputs = {
+        "encoder": encoder.model_key,
+        "classifier": _checkpoint_id(classifier_path),
+        "verifier": verifier,
+    }
+    openie: Any = None
+    if s.use_openie and openie_triples is not None:
+        openie = {"triples": openie_key or fingerprint([[list(t) for t in ts] for ts in openie_triples])}
+    elif s.use_openie and dataset.openie_path:
+        openie = sha256_file(dataset.openie_path)
+    inputs = {"corpus": corpus_fingerprint(dataset), "openie": openie, **family_inputs}
     settings_dict = asdict(s)
     key = fingerprint({"inputs": inputs, "settings": settings_dict, "kind": "causal"})
+    family = fingerprint(
+        {"inputs": family_inputs, "settings": settings_dict, "kind": "causal", "records": RECORDS_FORMAT}
+    )
     root = Path(root) if root else default_cache_dir() / "index"
     directory = IndexDirectory(root / f"{dataset.name}-causal-{key[:12]}")
-    if directory.matches(key):
-        graph = CausalGraph.load(directory.path)
-        log.info("loaded causal index %s", directory.path)
-        return CausalIndex(graph, directory.path, False, time.perf_counter() - t0)
-    if directory.path.exists():
-        shutil.rmtree(directory.path)
-    directory.path.mkdir(parents=True)
-    classifier = None
-    if classifier_path:
-        from hyperrag.causal.classifier import CausalPairClassifier
-
-        classifier = CausalPairClassifier.load_from_checkpoint(str(classifier_path), map_location="cpu")
-    triples = None
-    if dataset.openie_path is not None and s.use_openie:
+    try:
+        if directory.matches(key):
+            graph = CausalGraph.load(directory.path)
+            log.info("loaded causal index %s", directory.path)
+            return CausalIndex(graph, directory.path, False, time.perf_counter() - t0)
+    except IndexCorruptError as err:
+        log.warning("%s — rebuilding the causal index", err)
+    triples = openie_triples
+    if triples is None and dataset.openie_path is not None and s.use_openie:
         from hyperrag.data.openie import read_openie
 
         triples = read_openie(dataset.openie_path, dataset.corpus).triples
-    graph = build_causal_graph(dataset, encoder, s, classifier=classifier, llm=llm, openie_triples=triples)
-    files = graph.save(directory.path)
-    directory.write_manifest(key, settings_dict, inputs, files, graph.stats)
-    return CausalIndex(graph, directory.path, True, time.perf_counter() - t0)
+    base_dir, base = (
+        _base_records(root, dataset.name, family, directory.path) if incremental else (None, None)
+    )
+    classifier = _LazyClassifier(classifier_path) if classifier_path else None
+    graph, records = update_causal_graph(
+        dataset,
+        encoder,
+        s,
+        classifier=classifier,
+        llm=llm,
+        openie_triples=triples if s.use_openie else None,
+        base=base,
+    )
+    graph.stats["base_index"] = base_dir.name if base_dir else None
+    if directory.path.exists():
+        shutil.rmtree(directory.path)
+    directory.path.mkdir(parents=True)
+    files = [*graph.save(directory.path), save_records(directory.path, records)]
+    directory.write_manifest(
+        key, settings_dict, inputs, files, graph.stats, extra={"family": family, "created_ns": time.time_ns()}
+    )
+    if base_dir is not None:
+        log.info(
+            "causal index %s: %d passages reused from %s, %d computed",
+            directory.path.name,
+            graph.stats["passages_reused"],
+            base_dir.name,
+            graph.stats["passages_computed"],
+        )
+    if keep > 0:
+        for _, stale, _ in _family_members(root, dataset.name, family)[keep:]:
+            if stale.path != directory.path:
+                shutil.rmtree(stale.path, ignore_errors=True)
+    return CausalIndex(graph, directory.path, True, time.perf_counter() - t0, base_dir)
 
 
-__all__ = ["CausalGraph", "CausalGraphSettings", "CausalIndex", "build_causal_graph", "load_or_build_causal_index"]
+__all__ = [
+    "CausalGraph",
+    "CausalGraphSettings",
+    "CausalIndex",
+    "assemble_causal_graph",
+    "build_causal_graph",
+    "load_or_build_causal_index",
+    "update_causal_graph",
+]

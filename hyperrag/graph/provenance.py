@@ -79,6 +79,19 @@ def build_provenance(graph: KnowledgeGraph, openie: OpenIERecords) -> GraphProve
     return GraphProvenance(*csr_from_lists(rows))
 
 
+def passage_triples(graph: KnowledgeGraph, provenance: GraphProvenance) -> list[list[tuple[str, str, str]]]:
+    """Each passage's canonical triples, reconstructed from the provenance (graph order, triple order, repeats
+    kept): ``canonical_triples`` of the OpenIE triples the passage was indexed with, also after insert/delete.
+
+    Raises:
+        ValueError: the provenance does not have one row per passage of ``graph``.
+    """
+    if provenance.num_passages != graph.num_passages:
+        raise ValueError(f"provenance has {provenance.num_passages} passages, the graph {graph.num_passages}")
+    facts = [(str(s), str(r), str(o)) for s, r, o in graph.facts]
+    return [[facts[f] for f in row] for row in csr_rows(provenance.passage_fact_ptr, provenance.passage_fact_idx)]
+
+
 def edge_support(graph: KnowledgeGraph, provenance: GraphProvenance, edge: int) -> list[str]:
     """Passage ids supporting edge ``edge`` (for a synonym edge: those supporting both endpoints' existence)."""
     u, v = (int(x) for x in graph.edge_index[:, edge])
@@ -114,4 +127,5 @@ __all__ = [
     "csr_rows",
     "edge_support",
     "node_support",
+    "passage_triples",
 ]

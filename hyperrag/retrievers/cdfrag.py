@@ -13,6 +13,11 @@ Per batch of questions:
   5. generate (with an LLM and ``generation.enabled``) — causal context rewrite, grounded answer, causal
      consistency check with strict regeneration, claim check with rewrite (:mod:`hyperrag.causal.generation`);
      every step is in the query's ``details["generation"]``.
+
+With ``index_dir`` (``retrieve.py method=cdfrag index_dir=DIR``) the corpus is a knowledge-graph index
+directory's passages and the OpenIE triples of the causal candidates are the index's own (reconstructed from its
+provenance, so they follow ``python -m hyperrag.index insert/delete``); the causal index is keyed by the index's
+manifest key and updated incrementally: only inserted passages are extracted, scored and verified.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ import torch
 from hyperrag.causal.graph import CausalGraphSettings, CausalIndex, load_or_build_causal_index
 from hyperrag.causal.traversal import CausalPath, CausalTraversal
 from hyperrag.data.types import Dataset
+from hyperrag.errors import InputError
 from hyperrag.eval.causal import semantic_refinement_score
 from hyperrag.refinement.actions import ACTIONS, QueryRefiner, Refinement
-from hyperrag.retrievers.base import RetrievalOutput, Retriever, topk_rows
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages, topk_rows
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +47,6 @@ def find_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_na
     if str(spec) != "auto":
         path = Path(spec)
         if not path.is_file():
-            from hyperrag.errors import InputError
-
             raise InputError("checkpoint not found", path=path)
         return path
     root = Path(models_dir) / task
@@ -71,16 +75,20 @@ class CDFRAGRetriever(Retriever):
         models_dir: where ``auto`` looks for checkpoints.
         index_root: where causal indexes are cached.
         details_paths: causal paths written per query in the prediction details.
+        index_dir: retrieve over this knowledge-graph index directory (built and updated with ``python -m
+            hyperrag.index``): its passages (the dataset's corpus must be them, in index order), its OpenIE
+            triples, and its passage embeddings when they come from ``encoder``.
     """
 
     name = "cdfrag"
+    supports_index_dir = True
 
     def __init__(self, *, encoder: Any, llm: Any = None, device: str = "auto",
                  causal: dict[str, Any] | CausalGraphSettings | None = None, classifier: str | None = "auto",
                  traversal: dict[str, Any] | None = None, path_weight: float = 0.1, policy: str | None = "auto",
                  fixed_action: str = "expand", refine_with_llm: bool = True, expand_keywords: int = 6,
                  generation: dict[str, Any] | None = None, models_dir: str | Path = "models",
-                 index_root: str | None = None, details_paths: int = 5) -> None:
+                 index_root: str | None = None, details_paths: int = 5, index_dir: str | None = None) -> None:
         super().__init__(encoder=encoder, llm=llm, device=device)
         self.causal_settings = causal if isinstance(causal, CausalGraphSettings) else CausalGraphSettings(**(causal or {}))
         self.classifier_spec = classifier
@@ -94,6 +102,7 @@ class CDFRAGRetriever(Retriever):
         self.generation_settings = dict(generation or {})
         self.models_dir = Path(models_dir)
         self.index_root = index_root
+        self.index_dir = index_dir
         self.details_paths = details_paths
         self.refiner = QueryRefiner(llm, use_llm=refine_with_llm, expand_keywords=expand_keywords,
                                     top_passage=self._top_passage_texts)
@@ -113,11 +122,17 @@ class CDFRAGRetriever(Retriever):
     def index(self, dataset: Dataset) -> None:
         self.passage_texts = [p.content for p in dataset.corpus.passages]
         self.passage_ids = dataset.corpus.ids
-        self.passage_emb = self.encoder.encode(self.passage_texts, desc="passages").to(self.device)
+        triples, triples_key, self.passage_emb = None, None, None
+        if self.index_dir:
+            triples, triples_key = self._index_dir_triples(dataset)
+        if self.passage_emb is None:
+            self.passage_emb = self.encoder.encode(self.passage_texts, desc="passages")
+        self.passage_emb = self.passage_emb.to(self.device)
         self.classifier_path = find_checkpoint(self.classifier_spec, self.models_dir, "causal_pair", None)
         self.causal_index = load_or_build_causal_index(dataset, self.encoder, self.causal_settings,
                                                        classifier_path=self.classifier_path, llm=self.llm,
-                                                       root=self.index_root)
+                                                       root=self.index_root, openie_triples=triples,
+                                                       openie_key=triples_key)
         self.traversal = CausalTraversal(self.causal_index.graph, **self.traversal_settings)
         self.policy_path = find_checkpoint(self.policy_spec, self.models_dir, "ppo", dataset.name)
         if self.policy_path is not None:
@@ -125,6 +140,23 @@ class CDFRAGRetriever(Retriever):
 
             self.policy = PPOPolicy.load_from_checkpoint(str(self.policy_path), map_location="cpu").eval()
             log.info("refinement policy %s", self.policy_path)
+
+    def _index_dir_triples(self, dataset: Dataset) -> tuple[list[list[tuple[str, str, str]]], str]:
+        """The index's per-passage triples and key (its passage embeddings are kept when the encoder matches)."""
+        from hyperrag.graph.provenance import passage_triples
+        from hyperrag.index.kg_index import load_kg_directory
+
+        assert self.index_dir is not None
+        kg = load_kg_directory(self.index_dir)
+        check_index_passages(kg.graph.passage_ids, dataset, self.index_dir)
+        if kg.provenance is None:
+            raise InputError("the index has no provenance.pt (built by an older version), so its passages' "
+                             "OpenIE triples are unknown; rebuild it with `python -m hyperrag.index build`",
+                             path=self.index_dir, field="index_dir")
+        self.index_key = kg.key
+        if kg.encoder_key and kg.encoder_key == getattr(self.encoder, "model_key", None):
+            self.passage_emb = kg.embeddings.passage
+        return passage_triples(kg.graph, kg.provenance), f"kg-index:{kg.key}"
 
     @property
     def causal_graph(self):  # type: ignore[no-untyped-def]
@@ -256,6 +288,8 @@ class CDFRAGRetriever(Retriever):
         if self.causal_index is not None:
             info["causal_graph"] = self.causal_graph.stats
             info["causal_index_dir"] = str(self.causal_index.directory)
+        if self.index_dir:
+            info["index_dir"] = str(self.index_dir)
         return info
 
 

@@ -60,5 +60,5 @@ def build_retriever(factory: Any, encoder: Any, llm: Any, index_dir: str | Path 
     cls = getattr(factory, "func", factory)
     if not getattr(cls, "supports_index_dir", False):
         raise InputError(f"method {getattr(cls, 'name', cls.__name__)!r} cannot retrieve over an index directory "
-                         "(dense, bm25, hipporag2 and catrag can)", field="index_dir")
+                         "(dense, bm25, hipporag2, catrag and cdfrag can)", field="index_dir")
     return factory(encoder=encoder, llm=llm, index_dir=str(index_dir))

@@ -1,0 +1,265 @@
+"""Per-passage causal records: what one passage contributes to the causal graph — the unit of incremental updates.
+
+A :class:`PassageRecord` holds, for one passage, its candidate counts and its *accepted* pairs (scored, and
+LLM-verified when an LLM is configured) with their raw cause/effect texts, sentence, connective, source,
+strength, weight, scores and verdict — everything :func:`~hyperrag.causal.graph.assemble_causal_graph` needs,
+and nothing that depends on the other passages or on the passage's position. A record is a function of
+
+* the passage's content — id, title, text and, with ``use_openie``, its OpenIE triples (``fingerprint``);
+* the settings, the pair classifier and the verifying LLM (the *family* of the causal index that stores it).
+
+So a causal index can keep every record whose passage is unchanged and compute only the new and changed
+passages (:func:`split_reusable` → :func:`compute_records`); deleted passages simply have no record any more.
+
+    records, info = compute_records(passages, triples, settings, classifier, llm)   # candidates → scores → LLM
+    reused, todo = split_reusable(passages, triples, settings, base_records)          # by fingerprint
+
+LLM verification cap: ``verify_max_pairs`` bounds the pairs of one :func:`compute_records` call — the whole corpus
+in a full build, only the new and changed passages in an incremental one. With an LLM, an incremental graph can
+therefore hold verified pairs that a full rebuild would have left unverified (or the reverse); without an LLM
+(or with a cap that is never reached) incremental and full builds are identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from hyperrag.causal.candidates import CandidatePair, extract_candidates
+from hyperrag.causal.labels import llm_verdicts, mark_candidate
+from hyperrag.data.types import Corpus, Passage
+from hyperrag.utils.atomic import atomic_write_jsonl
+
+if TYPE_CHECKING:
+    from hyperrag.causal.graph import CausalGraphSettings
+
+log = logging.getLogger(__name__)
+
+RECORDS_FILE = "causal_records.jsonl"
+RECORDS_FORMAT = (
+    1  # bump when what a record holds (or how it is computed) changes: old records are not reused
+)
+Triple = tuple[str, str, str]
+
+
+@dataclass
+class PassageRecord:
+    """One passage's contribution (see the module docstring).
+
+    Attributes:
+        id: passage id.
+        fingerprint: hash of the passage's content (id, title, text, OpenIE triples when used).
+        counts: candidate counts (``sentences``, ``non_causal``, ``adjacent`` and one per strength).
+        llm: ``verified`` / ``dropped`` / ``reoriented`` pairs of this passage.
+        pairs: accepted pairs in candidate order: ``cause``, ``effect`` (raw texts, oriented), ``sentence``,
+            ``connective``, ``source``, ``strength``, ``weight`` and ``scores`` (``score``, ``reverse``,
+            ``p_fwd``/``p_rev`` or ``rule``, and ``llm`` when verified).
+    """
+
+    id: str
+    fingerprint: str
+    counts: dict[str, int] = field(default_factory=dict)
+    llm: dict[str, int] = field(default_factory=lambda: {"verified": 0, "dropped": 0, "reoriented": 0})
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> PassageRecord:
+        return cls(
+            str(row["id"]), str(row["fingerprint"]), dict(row["counts"]), dict(row["llm"]), list(row["pairs"])
+        )
+
+
+def passage_fingerprint(passage: Passage, triples: Sequence[Sequence[str]] | None) -> str:
+    """Hash of what a record depends on in the passage: id, title, text and its OpenIE triples (None: unused)."""
+    body = [passage.id, passage.title, passage.text, None if triples is None else [list(t) for t in triples]]
+    return hashlib.sha256(
+        json.dumps(body, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
+def _triples_of(
+    triples: Sequence[Sequence[Triple]] | None, settings: CausalGraphSettings, pos: int
+) -> Sequence[Triple] | None:
+    if triples is None or not settings.use_openie:
+        return None
+    return triples[pos] if pos < len(triples) else []
+
+
+def score_candidates(
+    pairs: list[CandidatePair], classifier: Any, settings: CausalGraphSettings, batch_size: int = 64
+) -> list[dict[str, Any]]:
+    """Per candidate: ``{"score", "reverse", "p_fwd", "p_rev"}`` (classifier) or the rule prior."""
+    if classifier is None:
+        prior = {"strong": 1.0, "openie": settings.openie_prior, "weak": settings.weak_prior}
+        return [{"score": prior.get(p.strength, 0.0), "reverse": False, "rule": p.strength} for p in pairs]
+    if not pairs:
+        return []
+    hparams = getattr(classifier, "hparams", None) or {}
+    trained_masked = float(hparams.get("mask_rate", 0.5)) > 0
+    fwd_texts, rev_texts, ok = [], [], []
+    for i, p in enumerate(pairs):
+        # strong connectives are shown as they are; weak/OpenIE ones masked: their word decides nothing
+        mask = trained_masked and p.strength != "strong"
+        f, r = mark_candidate(p, mask_connective=mask), mark_candidate(p, reverse=True, mask_connective=mask)
+        if f is not None and r is not None:
+            fwd_texts.append(f)
+            rev_texts.append(r)
+            ok.append(i)
+    probs = classifier.predict_proba(fwd_texts + rev_texts, batch_size=batch_size) if ok else torch.empty(0)
+    out = [{"score": 0.0, "reverse": False, "p_fwd": None, "p_rev": None} for _ in pairs]
+    for j, i in enumerate(ok):
+        pf, pr = float(probs[j]), float(probs[len(ok) + j])
+        out[i] = {"score": max(pf, pr), "reverse": pr > pf, "p_fwd": round(pf, 4), "p_rev": round(pr, 4)}
+    return out
+
+
+def compute_records(
+    passages: Sequence[Passage],
+    triples: Sequence[Sequence[Triple]] | None,
+    settings: CausalGraphSettings,
+    classifier: Any = None,
+    llm: Any = None,
+) -> tuple[list[PassageRecord], dict[str, int]]:
+    """Candidates → scores → LLM verification for ``passages`` (``triples[j]`` belongs to ``passages[j]``).
+
+    Returns:
+        ``(records, info)``: one record per passage, in order, and ``info`` = ``{"candidates", "scored",
+        "llm_asked"}`` (pairs extracted, pairs scored, pairs sent to the LLM).
+    """
+    s = settings
+    passages = list(passages)
+    sub_triples = None
+    if triples is not None and s.use_openie:
+        sub_triples = [list(_triples_of(triples, s, j) or []) for j in range(len(passages))]
+    cands = extract_candidates(Corpus(passages), sub_triples, max_words=s.max_span_words)
+    scores = score_candidates(cands.pairs, classifier, s)
+    records = [
+        PassageRecord(p.id, passage_fingerprint(p, _triples_of(triples, s, j)))
+        for j, p in enumerate(passages)
+    ]
+    for j, sentences in enumerate(cands.sentences):
+        records[j].counts = {"sentences": len(sentences), "non_causal": 0, "adjacent": 0}
+    for c in cands.non_causal:
+        records[c.passage].counts["non_causal"] += 1
+    for c in cands.adjacent:
+        records[c.passage].counts["adjacent"] += 1
+    for c in cands.pairs:
+        counts = records[c.passage].counts
+        counts[c.strength] = counts.get(c.strength, 0) + 1
+
+    accepted: list[tuple[str, str, CandidatePair, dict[str, Any]]] = []
+    for p, sc in zip(cands.pairs, scores):
+        if sc["score"] >= s.accept_threshold and sc["score"] > 0:
+            cause, effect = (p.effect, p.cause) if sc["reverse"] else (p.cause, p.effect)
+            accepted.append((cause, effect, p, dict(sc, weight=sc["score"])))
+    asked = 0
+    drop: set[int] = set()
+    if s.verify and getattr(llm, "available", False) and accepted:
+        # the cap bounds the pairs of this call (the whole corpus, or only the new passages of an update)
+        order = sorted(range(len(accepted)), key=lambda i: -accepted[i][3]["score"])[: s.verify_max_pairs]
+        todo = [accepted[i] for i in order]
+        as_pairs = [
+            CandidatePair(c, e, p.sentence, p.passage, p.sentence_index, p.connective, p.source, p.strength)
+            for c, e, p, _ in todo
+        ]
+        asked = len(as_pairs)
+        for i, verdict in zip(order, llm_verdicts(llm, as_pairs)):
+            if verdict is None:
+                continue
+            cause, effect, p, sc = accepted[i]
+            counts = records[p.passage].llm
+            counts["verified"] += 1
+            sc["llm"] = verdict
+            if not verdict["causal"]:
+                if s.llm_drop_rejected:
+                    drop.add(i)
+                    counts["dropped"] += 1
+                continue
+            if verdict["direction"] == "b->a":
+                cause, effect = effect, cause
+                counts["reoriented"] += 1
+            sc["weight"] = 0.5 * (sc["score"] + verdict["confidence"])
+            accepted[i] = (cause, effect, p, sc)
+    for i, (cause, effect, p, sc) in enumerate(accepted):
+        if i in drop:
+            continue
+        records[p.passage].pairs.append(
+            {
+                "cause": cause,
+                "effect": effect,
+                "sentence": p.sentence,
+                "connective": p.connective,
+                "source": p.source,
+                "strength": p.strength,
+                "weight": float(sc["weight"]),
+                "scores": {k: v for k, v in sc.items() if k != "weight"},
+            }
+        )
+    return records, {"candidates": len(cands.pairs), "scored": len(cands.pairs), "llm_asked": asked}
+
+
+def split_reusable(
+    passages: Sequence[Passage],
+    triples: Sequence[Sequence[Triple]] | None,
+    settings: CausalGraphSettings,
+    base: Mapping[str, PassageRecord] | None,
+) -> tuple[dict[int, PassageRecord], list[int]]:
+    """Which passages keep a record of ``base`` (keyed by fingerprint) and which must be computed.
+
+    Returns:
+        ``(reused, todo)``: ``{position: record}`` for unchanged passages, and the positions to compute.
+    """
+    reused: dict[int, PassageRecord] = {}
+    todo: list[int] = []
+    for pos, p in enumerate(passages):
+        rec = base.get(passage_fingerprint(p, _triples_of(triples, settings, pos))) if base else None
+        if rec is not None and rec.id == p.id:
+            reused[pos] = rec
+        else:
+            todo.append(pos)
+    return reused, todo
+
+
+def save_records(directory: str | Path, records: Sequence[PassageRecord]) -> str:
+    """Write the records (one JSON object per line, atomically) into ``directory``; return the file name."""
+    atomic_write_jsonl(Path(directory) / RECORDS_FILE, (asdict(r) for r in records))
+    return RECORDS_FILE
+
+
+def load_records(directory: str | Path) -> dict[str, PassageRecord]:
+    """``{fingerprint: record}`` of a causal index directory.
+
+    Raises:
+        ValueError: the file is missing or unreadable.
+    """
+    path = Path(directory) / RECORDS_FILE
+    out: dict[str, PassageRecord] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    rec = PassageRecord.from_json(json.loads(line))
+                    out[rec.fingerprint] = rec
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{path}: unreadable causal records ({type(err).__name__})") from None
+    return out
+
+
+__all__ = [
+    "RECORDS_FILE",
+    "RECORDS_FORMAT",
+    "PassageRecord",
+    "compute_records",
+    "load_records",
+    "passage_fingerprint",
+    "save_records",
+    "score_candidates",
+    "split_reusable",
+]
