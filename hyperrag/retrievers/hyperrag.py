@@ -34,9 +34,15 @@ Query batch (:meth:`HyperRAGRetriever.retrieve`):
 Corpus updates (:meth:`HyperRAGRetriever.insert` / :meth:`~HyperRAGRetriever.delete` /
 :meth:`~HyperRAGRetriever.save_update`, :mod:`hyperrag.retrievers.hyperrag_update`): new passages join the
 trained ball and only new + touched nodes train; deleted passages leave it. An updated ball is saved as
-``<base folder>/gen-N/``; :meth:`~HyperRAGRetriever.index` first looks for a saved ball over exactly the
-dataset's corpus (loaded) or over a strict prefix of it (loaded, the rest inserted incrementally, saved as the
-next generation) with the same settings and questions — a corpus grown by a few passages is not retrained.
+``<base folder>/gen-N/``. :meth:`~HyperRAGRetriever.index` first looks for a saved ball (same settings and
+questions) whose corpus is the dataset's, or becomes it by deleting some of its passages and appending new
+ones: loaded, updated incrementally, saved as the next generation — unless less than ``update.min_reuse`` of the
+corpus would be reused (then: trained from scratch). ``info["loaded_from"]``: ``exact`` | ``prefix`` |
+``updated`` | ``trained``.
+
+Index directories (``retrieve.py method=hyperrag index_dir=DIR``): the dataset is the index's passages in index
+order (:func:`hyperrag.index.passages.dataset_for_index`); the ball follows the index through
+``python -m hyperrag.index build / insert / delete`` by the update path above.
 """
 
 from __future__ import annotations
@@ -83,13 +89,18 @@ class HyperRAGRetriever(Retriever):
         max_sub_questions: sub-questions used at most.
         streaming: ``enabled``, ``update_frequency``, ``epochs``, ``max_query_age``, ``max_query_nodes``.
         update_epochs: epochs of the new + touched nodes' training after :meth:`insert` / :meth:`delete`.
+        update: ``min_reuse`` — the least share of the dataset's corpus a saved ball must cover for
+            :meth:`index` to update it (delete + insert) rather than train from scratch.
         models_dir: root of trained models (``<models_dir>/hyperrag/...``).
         index_root: cache of keyword sets.
         retrain: train even when a checkpoint exists.
         device: ``auto`` / ``cpu`` / ``cuda`` for the ball and the top-k.
+        index_dir: retrieve over this knowledge-graph index directory's passages (the dataset must list them in
+            index order, as ``retrieve.py index_dir=DIR`` does); the ball follows the index's inserts/deletes.
     """
 
     name = "hyperrag"
+    supports_index_dir = True
 
     def __init__(self, *, encoder: Any, llm: Any = None, graph: str = "fused",
                  keywords: dict[str, Any] | None = None, explicit: dict[str, Any] | None = None,
@@ -99,7 +110,8 @@ class HyperRAGRetriever(Retriever):
                  query_position: str = "trained",
                  multi_step: bool = True, max_sub_questions: int = 4, streaming: dict[str, Any] | None = None,
                  models_dir: str | Path = "models", index_root: str | Path | None = None, retrain: bool = False,
-                 device: str = "auto", update_epochs: int = 10) -> None:
+                 device: str = "auto", update_epochs: int = 10, update: dict[str, Any] | None = None,
+                 index_dir: str | Path | None = None) -> None:
         from hyperrag.passage_graph import VARIANTS, ImplicitSettings, KeywordSettings
 
         super().__init__(encoder=encoder, llm=llm, device=device)
@@ -131,6 +143,11 @@ class HyperRAGRetriever(Retriever):
         self.index_root = Path(index_root) if index_root else None
         self.retrain = retrain
         self.update_epochs = int(update_epochs)
+        self.update_settings = {"min_reuse": 0.5, **(update or {})}
+        if not 0.0 <= float(self.update_settings["min_reuse"]) <= 1.0:
+            raise ValueError(f"update.min_reuse must be in [0, 1], got {self.update_settings['min_reuse']!r}")
+        self.index_dir = str(index_dir) if index_dir else None
+        self.updated_passage_ids: set[str] = set()
         self.model = None
         self.stream = None
         self.info: dict[str, Any] = {}
@@ -197,35 +214,47 @@ class HyperRAGRetriever(Retriever):
                               negative_group_size=ts["negative_group_size"], exclude="both", seed=ts["seed"])
 
     def index(self, dataset: Dataset) -> None:
-        from hyperrag.retrievers.hyperrag_update import (
-            dataset_questions,
-            find_checkpoint,
-            load_state,
-            save_generation,
-        )
+        from hyperrag.retrievers.hyperrag_update import dataset_questions, find_checkpoint, update_from
 
         t0 = time.perf_counter()
         self.dataset_name = dataset.name
+        self.stream = None
+        self.updated_passage_ids = set()
+        if self.index_dir:
+            self._check_index(dataset)
         self.base_questions = dataset_questions(self, dataset)
         found = None if self.retrain else find_checkpoint(self, dataset)
-        if found is not None and (found[0] == "prefix" or found[1].name.startswith("gen-")):
-            kind, folder, n = found
-            log.info("hyperrag: %s corpus match %s (%d of %d passages)", kind, folder, n, len(dataset.corpus))
-            load_state(self, folder, dataset.corpus.passages[:n])
-            base = folder.parent if folder.name.startswith("gen-") else folder
-            self.info = {"checkpoint": str(folder / "model.ckpt"), "base_checkpoint": str(base / "model.ckpt"),
-                         "loaded_from": kind}
-            self.stream = None
-            if kind == "prefix":
-                self.model.to(self.device)
-                self.insert(dataset.corpus.passages[n:])
-                save_generation(self)
+        refused = None
+        if found is not None and found.kind != "exact" and found.reuse < float(self.update_settings["min_reuse"]):
+            refused = {"checkpoint": str(found.folder / "model.ckpt"), "reused_passages": found.reused,
+                       "passages": found.total, "min_reuse": float(self.update_settings["min_reuse"])}
+            log.warning("hyperrag: the best saved ball %s covers only %d of %d passages (%.0f%% < min_reuse %.0f%%; "
+                        "%d to delete, %d to insert): training from scratch instead", found.folder, found.reused,
+                        found.total, 100 * found.reuse, 100 * refused["min_reuse"], len(found.deleted),
+                        found.inserted)
+            found = None
+        if found is not None and (found.kind != "exact" or found.folder.name.startswith("gen-")):
+            log.info("hyperrag: %s corpus match %s (%d of %d passages reused, %d deleted, %d inserted)", found.kind,
+                     found.folder, found.reused, found.total, len(found.deleted), found.inserted)
+            update_from(self, found, dataset)
             self._ready(False, t0)
             return
         prep = self.prepare(dataset)
         self.model, trained = self._load_or_train(prep["path"], prep["relations"], prep["init"])
-        self.info = {"checkpoint": str(prep["path"]), "base_checkpoint": str(prep["path"])}
+        self.info = {"checkpoint": str(prep["path"]), "base_checkpoint": str(prep["path"]),
+                     "loaded_from": "trained" if trained else "exact"}
+        if refused is not None:
+            self.info["update_refused"] = refused
         self._ready(trained, t0)
+
+    def _check_index(self, dataset: Dataset) -> None:
+        """The dataset must be the index directory's passages in index order (``dataset_for_index``)."""
+        from hyperrag.index.passages import index_passage_ids
+        from hyperrag.retrievers.base import check_index_passages
+
+        ids, _, key = index_passage_ids(self.index_dir)
+        check_index_passages(ids, dataset, self.index_dir)
+        self.index_key = key
 
     def _ready(self, trained: bool, t0: float) -> None:
         """Model on the device in eval mode, ``info`` filled in, the streaming ball set up when enabled."""
@@ -387,6 +416,8 @@ class HyperRAGRetriever(Retriever):
 
     def describe(self) -> dict[str, Any]:
         out = {"method": self.name, **self.info}
+        if self.index_dir:
+            out["index_dir"] = self.index_dir
         if self.stream is not None:
             out["streaming_updates"] = len(self.stream.updates)
         return out

@@ -19,11 +19,19 @@ are pruned.
 Persistence: every ball saved by the retriever carries ``corpus.json`` (per-passage content hashes, a digest of
 every setting, the query-node questions), ``graph.json`` (the passage graph, pinned forest included) and
 ``keywords.json``. :func:`save_generation` writes an updated ball to ``<base folder>/gen-N/``.
-:func:`find_checkpoint` is what ``HyperRAGRetriever.index`` runs first: a saved ball whose corpus equals the
-dataset's is loaded; one whose corpus is a strict prefix of it (same settings and questions) is loaded and
-the remaining passages are inserted incrementally — so ``retrieve.py method=hyperrag`` over a corpus that grew
-by a few passages updates the last ball instead of retraining from scratch (``retrain=true`` forces a full
-training).
+:func:`find_checkpoint` is what ``HyperRAGRetriever.index`` runs first. A saved ball (same settings and
+questions) is reusable when the dataset's corpus is the ball's corpus with some passages removed (order
+preserved) and others appended — matched by :func:`passage_hash`, which is how an index directory changes under
+``python -m hyperrag.index insert|delete``:
+
+  * ``exact`` — same corpus: loaded;
+  * ``prefix`` — the ball's corpus is a strict prefix: loaded, the rest inserted;
+  * ``updated`` — some of the ball's passages are gone: loaded, those deleted, the rest inserted.
+
+The candidate reusing the most passages wins (ties: fewer deletions, then the newest); an update is saved as
+the next generation (:func:`update_from`). Unless at least ``update.min_reuse`` of the final corpus keeps its
+trained row, the retriever trains from scratch instead (an update of a mostly new corpus would be a ball whose
+forest was chosen for passages that are gone). ``retrain=true`` always trains from scratch.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,44 +117,113 @@ def save_generation(r: Any) -> Path:
     return path
 
 
-def find_checkpoint(r: Any, dataset: Dataset) -> tuple[str, Path, int] | None:
-    """``("exact" | "prefix", folder, prefix length)`` of the best saved ball for ``dataset``, or ``None``.
+@dataclass(frozen=True)
+class CheckpointMatch:
+    """A saved ball that the dataset's corpus can be reached from by deleting, then appending, passages.
+
+    ``kind``: ``exact`` (same corpus), ``prefix`` (the ball's corpus is a strict prefix of the dataset's: only
+    inserts) or ``updated`` (some of the ball's passages are gone: deletes, then inserts). The dataset's first
+    ``reused`` passages are the ball's passages minus ``deleted`` (ids, in the ball's order); the rest of the
+    dataset's passages are appended.
+    """
+
+    kind: str
+    folder: Path
+    reused: int
+    total: int
+    saved_ids: tuple[str, ...]
+    deleted: tuple[str, ...]
+
+    @property
+    def inserted(self) -> int:
+        return self.total - self.reused
+
+    @property
+    def reuse(self) -> float:
+        """Share of the dataset's corpus that keeps its trained row."""
+        return self.reused / max(self.total, 1)
+
+
+def reuse_plan(saved: Sequence[str], hashes: Sequence[str]) -> tuple[int, list[int]]:
+    """How far ``hashes`` (the dataset's passage hashes, in order) can be built from ``saved`` (a ball's).
+
+    Returns ``(m, deleted)``: the longest ``m`` such that ``hashes[:m]`` is ``saved`` with the positions
+    ``deleted`` removed (order preserved), and those positions. Passage hashes are unique within a corpus
+    (they include the id), so the greedy left-to-right match is the longest one.
+    """
+    pos = {h: i for i, h in enumerate(saved)}
+    last, m = -1, 0
+    for h in hashes:
+        i = pos.get(h)
+        if i is None or i <= last:
+            break
+        last, m = i, m + 1
+    kept = {pos[h] for h in hashes[:m]}
+    return m, [i for i in range(len(saved)) if i not in kept]
+
+
+def find_checkpoint(r: Any, dataset: Dataset) -> CheckpointMatch | None:
+    """The best saved ball for ``dataset`` (see :class:`CheckpointMatch`), or ``None``.
 
     Candidates: every ``corpus.json`` under ``<models_dir>/hyperrag/<data>-<graph>-*/`` (bases and their
-    ``gen-N``) with this retriever's settings and the dataset's questions. Exact corpus first, else the
-    longest strict prefix.
+    ``gen-N``) with this retriever's settings key and the dataset's questions, from which at least one of the
+    dataset's passages is reused. Best: most reused passages; ties: fewer deletions, then the newest save.
+    An exact match is returned at once. The ``min_reuse`` guard is the caller's
+    (:meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.index`).
     """
     root = r.models_dir / "hyperrag"
     if not root.exists():
         return None
     hashes = [passage_hash(p) for p in dataset.corpus.passages]
     skey, qkey = settings_key(r), _questions_key(dataset_questions(r, dataset))
-    best: tuple[str, Path, int] | None = None
+    best: tuple[tuple[int, int, int], CheckpointMatch] | None = None
     for meta in sorted(root.glob(f"{dataset.name}-{r.variant}-*/**/corpus.json")):
         try:
             d = json.loads(meta.read_text())
-        except (OSError, json.JSONDecodeError):
+            saved, ids = list(d["passages"]), list(d.get("ids") or [])
+            mtime = meta.stat().st_mtime_ns
+        except (OSError, ValueError, KeyError, TypeError):
             continue
         if d.get("settings") != skey or d.get("questions") != qkey or not (meta.parent / "model.ckpt").exists():
             continue
-        saved = d["passages"]
         if saved == hashes:
-            return "exact", meta.parent, len(saved)
-        if 0 < len(saved) < len(hashes) and hashes[: len(saved)] == saved and (best is None or len(saved) > best[2]):
-            best = ("prefix", meta.parent, len(saved))
-    return best
+            return CheckpointMatch("exact", meta.parent, len(saved), len(hashes), tuple(ids), ())
+        m, gone = reuse_plan(saved, hashes)
+        if m == 0 or (gone and len(ids) != len(saved)):  # deleting needs the saved ids (every save has them)
+            continue
+        kind = "updated" if gone else "prefix"
+        match = CheckpointMatch(kind, meta.parent, m, len(hashes), tuple(ids), tuple(ids[i] for i in gone))
+        rank = (m, -len(gone), mtime)
+        if best is None or rank > best[0]:
+            best = (rank, match)
+    return None if best is None else best[1]
 
 
-def load_state(r: Any, folder: Path, passages: Sequence[Passage]) -> None:
-    """Restore the retriever's index state from a saved ball over ``passages`` (no training, no query graphs)."""
+def load_state(r: Any, folder: Path, passages: Sequence[Passage | None]) -> None:
+    """Restore the retriever's index state from a saved ball over ``passages`` (no training, no query graphs).
+
+    ``passages``: the ball's passages in its order; ``None`` for one that is about to be deleted and whose text
+    the dataset no longer holds — it gets its saved id and hash, an empty text and a zero embedding, and must be
+    removed (:func:`delete_passages`) before anything reads it.
+    """
     from hyperrag.hyperbolic import PoincareEmbedding
     from hyperrag.passage_graph import PassageGraph, QueryGraphBuilder
 
-    r.texts = [p.content for p in passages]
-    r.titles = [p.title or p.id for p in passages]
-    r.passage_ids = [p.id for p in passages]
-    r.passage_hashes = [passage_hash(p) for p in passages]
-    r.passage_emb = r.encoder.encode(r.texts, desc="passages")
+    saved = json.loads((folder / "corpus.json").read_text())
+    if len(passages) != len(saved["passages"]):
+        raise ValueError(f"{folder}: {len(passages)} passages given for a ball over {len(saved['passages'])}")
+    ids = list(saved.get("ids") or [""] * len(passages))
+    known = [p for p in passages if p is not None]
+    r.texts = [p.content if p is not None else "" for p in passages]
+    r.titles = [(p.title or p.id) if p is not None else ids[i] for i, p in enumerate(passages)]
+    r.passage_ids = [p.id if p is not None else ids[i] for i, p in enumerate(passages)]
+    r.passage_hashes = [passage_hash(p) if p is not None else saved["passages"][i] for i, p in enumerate(passages)]
+    emb = r.encoder.encode([p.content for p in known], desc="passages")
+    if len(known) < len(passages):
+        full = emb.new_zeros(len(passages), emb.shape[1])
+        full[torch.tensor([p is not None for p in passages])] = emb
+        emb = full
+    r.passage_emb = emb
     r.keyword_sets = [frozenset(k) for k in json.loads((folder / "keywords.json").read_text())]
     r.graph = PassageGraph.from_dict(json.loads((folder / "graph.json").read_text()))
     r.builder = QueryGraphBuilder(r.passage_emb, r.texts, encoder=r.encoder, llm=r.llm,
@@ -153,6 +231,30 @@ def load_state(r: Any, folder: Path, passages: Sequence[Passage]) -> None:
     r.model = PoincareEmbedding.load_from_checkpoint(str(folder / "model.ckpt"), map_location="cpu")
     if r.graph.num_nodes != r.model.points.shape[0] or len(r.keyword_sets) != len(r.texts):
         raise ValueError(f"{folder}: the saved graph / keywords do not match the ball or the corpus")
+
+
+def update_from(r: Any, match: CheckpointMatch, dataset: Dataset) -> None:
+    """Load the ball of ``match`` and bring it to ``dataset``'s corpus: delete the ball's passages that are gone,
+    append the new ones (only new + touched nodes train), save the result as the next generation (unless
+    ``exact``). Fills ``r.info`` with ``loaded_from`` and the counts."""
+    passages = dataset.corpus.passages
+    gone = set(match.deleted)
+    reused = iter(passages[: match.reused])
+    load_state(r, match.folder, [None if pid in gone else next(reused) for pid in match.saved_ids])
+    base = match.folder.parent if match.folder.name.startswith("gen-") else match.folder
+    r.info = {"checkpoint": str(match.folder / "model.ckpt"), "base_checkpoint": str(base / "model.ckpt"),
+              "loaded_from": match.kind, "reused_passages": match.reused,
+              "deleted_passages": len(match.deleted), "inserted_passages": match.inserted}
+    r.stream = None
+    r.model.to(r.device)
+    if match.deleted:
+        delete_passages(r, list(match.deleted))
+    if match.inserted:
+        insert_passages(r, passages[match.reused:])
+    if [passage_hash(p) for p in passages] != r.passage_hashes:  # the plan's invariant
+        raise RuntimeError(f"{match.folder}: the updated ball's corpus is not the dataset's")
+    if match.kind != "exact":
+        save_generation(r)
 
 
 # ---- updates ------------------------------------------------------------------------------------------------
@@ -169,6 +271,15 @@ def _ball(r: Any, epochs: int | None):  # type: ignore[no-untyped-def]
                              query_closure_depth=r.query_closure_depth)
     ball.epochs = r.update_epochs if epochs is None else int(epochs)
     return ball
+
+
+def _note_trained(r: Any, nodes: Any) -> None:
+    """Record the passages whose rows an update trains (``r.updated_passage_ids``; every other row is frozen)."""
+    p = r.graph.num_passages
+    trained = getattr(r, "updated_passage_ids", None)
+    if trained is None:
+        trained = r.updated_passage_ids = set()
+    trained.update(r.passage_ids[t] for t in nodes if t < p)
 
 
 def _sync_builder(r: Any) -> None:
@@ -248,6 +359,7 @@ def insert_passages(r: Any, passages: Sequence[Passage], epochs: int | None = No
     _sync_builder(r)
     refreshed, refresh_edges = _refresh_query_graphs(r, ball, first, len(passages)) if refresh_queries else (0, 0)
     t_graph = time.perf_counter()
+    _note_trained(r, ball.touched)
     stats = ball.update()
     r.model.eval()
     t1 = time.perf_counter()
@@ -310,6 +422,7 @@ def delete_passages(r: Any, passage_ids: Sequence[str], epochs: int | None = Non
     stats: dict[str, Any] = {}
     if moved:
         ball.touched.update(moved)
+        _note_trained(r, ball.touched)
         r.model.train()
         stats = ball.update()
         r.model.eval()

@@ -126,7 +126,7 @@ def test_generation_saved_and_prefix_corpus_updated_not_retrained(tmp_path, enco
     # retrain=true ignores saved balls
     r4 = _retriever(tmp_path, encoder, retrain=True)
     r4.index(grown)
-    assert r4.info["trained_now"] and "loaded_from" not in r4.info
+    assert r4.info["trained_now"] and r4.info["loaded_from"] == "trained"
 
 
 def test_incremental_edges_only_touch_new_passages_and_respect_caps():
