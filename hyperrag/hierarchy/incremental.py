@@ -29,17 +29,27 @@ unchanged modules.
 :func:`update_hierarchy_index` does it on index directories: it writes the updated hierarchy where
 :func:`~hyperrag.hierarchy.store.load_or_build_hierarchy` looks for the new graph's hierarchy (same key) and
 carries the old checkpoints over, so the next HugRAG ``index()`` loads it and only asks for the changed summaries
-and gates. Not wired to ``python -m hyperrag.index insert/delete``: HugRAG clusters its own (deduplicated) entity
-graph in its own cache, so the caller runs this after the knowledge-graph update, with the graph the hierarchy is
-built on (``tests/hierarchy/test_incremental.py`` and ``benchmarks/bench_hierarchy_update.py`` show the sequence).
+and gates (``tests/hierarchy/test_incremental.py`` and ``benchmarks/bench_hierarchy_update.py`` show the sequence).
+
+:func:`follow_index` runs that sequence by itself for a retriever over a knowledge-graph index directory that
+``python -m hyperrag.index insert/delete`` changes (``HugRAGRetriever(index_dir=DIR)``, ``python -m hyperrag.index
+refresh``). A small state record (``<root>/hugrag-<settings digest>.json``, written atomically) remembers the
+index key the last hierarchy was built on, its directory, and per entity of the (deduplicated) graph its name
+and a signature: a digest of its text, its set of (neighbour name, edge type, weight) and its supporting
+passage ids. When the index key changed, the entities whose signature is new or differs are the touched ones
+(new entities; entities whose edges, facts or support changed — which includes every neighbour of a deleted
+entity), and :func:`update_hierarchy_index` replaces the full build. A state whose hierarchy directory is gone or
+unreadable falls back to a full build with a warning.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +66,10 @@ from hyperrag.hierarchy.hierarchy import (
 )
 from hyperrag.hierarchy.leiden import _clean_edges, canonical_labels, leiden, resolve_backend
 from hyperrag.hierarchy.modules import ModuleTree
-from hyperrag.hierarchy.store import HierarchyIndex, hierarchy_target
+from hyperrag.hierarchy.store import HierarchyIndex, hierarchy_target, load_or_build_hierarchy
 from hyperrag.hierarchy.summaries import CHECKPOINT as SUMMARIES_CHECKPOINT
+from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint
+from hyperrag.utils.atomic import atomic_write_json
 
 log = logging.getLogger(__name__)
 
@@ -332,3 +344,170 @@ def update_hierarchy_index(old_directory: str | Path, old_names: list[str], grap
                              {**upd.hierarchy.summary(), "updated_from": str(old_directory)})
     log.info("updated hierarchy %s from %s in %.1fs", directory.path, old_directory, time.perf_counter() - t0)
     return HierarchyIndex(upd.hierarchy, directory.path, True, time.perf_counter() - t0, texts, tokens), upd
+
+
+# ---- following a changing index directory ------------------------------------------------------------------
+STATE_VERSION = 1
+
+
+def entity_signatures(graph: KnowledgeGraph, texts: list[str]) -> list[str]:
+    """Per entity, a digest of what its hierarchy inputs depend on: its text (``texts[e]``: name, descriptions,
+    facts), its set of (neighbour name, edge type, weight) over entity–entity edges, and its passage ids."""
+    num_e = graph.num_entities
+    names = graph.entity_names
+    ei = graph.edge_index
+    keep = (ei < num_e).all(dim=0)
+    nbrs: list[list[tuple[str, int, float]]] = [[] for _ in range(num_e)]
+    for u, v, t, w in zip(ei[0, keep].tolist(), ei[1, keep].tolist(), graph.edge_type[keep].tolist(),
+                          graph.edge_weight[keep].tolist()):
+        nbrs[u].append((names[v], t, round(w, 5)))
+        nbrs[v].append((names[u], t, round(w, 5)))
+    ptr = torch.cat([torch.zeros(1, dtype=torch.long), graph.entity_passage_count.cumsum(0)]).tolist()
+    pidx = graph.entity_passage_idx.tolist()
+    pids = graph.passage_ids
+    out = []
+    for e in range(num_e):
+        payload = json.dumps([texts[e], sorted(nbrs[e]), sorted(pids[j] for j in pidx[ptr[e]: ptr[e + 1]])],
+                             ensure_ascii=False)
+        out.append(hashlib.sha256(payload.encode()).hexdigest()[:16])
+    return out
+
+
+def touched_by_signature(old_names: list[str], old_signatures: list[str], new_names: list[str],
+                         new_signatures: list[str]) -> torch.Tensor:
+    """LongTensor of new entity ids that are new or whose signature changed (see :func:`entity_signatures`)."""
+    old = dict(zip(old_names, old_signatures))
+    return torch.tensor([e for e, (n, sig) in enumerate(zip(new_names, new_signatures)) if old.get(n) != sig],
+                        dtype=torch.long)
+
+
+def state_path(root: str | Path, settings: HierarchySettings, extra: dict[str, Any] | None = None) -> Path:
+    """Where :func:`follow_index` keeps its state for these hierarchy settings (and ``extra``: dedup settings)."""
+    resolved = replace(settings, backend=resolve_backend(settings.backend), edge_types=tuple(settings.edge_types))
+    digest = fingerprint({"hierarchy": settings_dict(resolved), "extra": extra or {}})
+    return Path(root) / f"hugrag-{digest[:12]}.json"
+
+
+def read_state(path: Path) -> dict[str, Any] | None:
+    """The state record at ``path`` (None when absent, unreadable or of another version: a full build follows)."""
+    if not path.is_file():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        log.warning("hierarchy state %s is unreadable: building the hierarchy from scratch", path)
+        return None
+    ok = (isinstance(state, dict) and state.get("version") == STATE_VERSION
+          and len(state.get("entity_names", [])) == len(state.get("signatures", [None])))
+    return state if ok else None
+
+
+def _old_hierarchy(state: dict[str, Any], kg_key: str) -> Path | None:
+    """The state's hierarchy directory when an update from it is possible, else None (with a warning if gone)."""
+    if state.get("kg_key") == kg_key:
+        return None
+    old_dir = Path(state.get("hierarchy_dir", ""))
+    manifest = IndexDirectory(old_dir).manifest() if old_dir.is_dir() else None
+    if manifest is None:
+        log.warning("the hierarchy the state records (%s) is gone or incomplete: building the hierarchy from scratch",
+                    old_dir)
+        return None
+    if len(state["entity_names"]) != manifest.get("inputs", {}).get("entities"):
+        log.warning("the hierarchy %s does not match its state record: building the hierarchy from scratch", old_dir)
+        return None
+    return old_dir
+
+
+def _unreferenced(root: Path, paths: list[str]) -> list[Path]:
+    """Of ``paths`` (folders under ``root``), those no state record in ``root`` refers to any more."""
+    used: set[str] = set()
+    for p in root.glob("hugrag-*.json"):
+        st = read_state(p) or {}
+        used |= {str(st.get("hierarchy_dir")), str(st.get("dedup_dir"))}
+    out = []
+    for p in dict.fromkeys(paths):
+        path = Path(p)
+        if p and p not in used and path.is_dir() and path.parent.resolve() == root.resolve():
+            out.append(path)
+    return out
+
+
+def follow_index(graph: KnowledgeGraph, kg_key: str, settings: HierarchySettings | None, root: str | Path,
+                 name: str = "hugrag", info: Any = None, dedup_dir: str | Path | None = None,
+                 state_extra: dict[str, Any] | None = None, cleanup: bool = True,
+                 ) -> tuple[HierarchyIndex, dict[str, Any]]:
+    """The hierarchy of ``graph`` (the deduplicated graph of the index with manifest key ``kg_key``): loaded when
+    built already, else updated locally from the hierarchy the state record points to, else built in full.
+
+    Args:
+        graph, kg_key: the graph to cluster and the key of the index it comes from.
+        settings, root, name, info: as for :func:`~hyperrag.hierarchy.store.load_or_build_hierarchy` (``root``
+            also holds the state record).
+        dedup_dir: the dedup directory ``graph`` comes from (recorded so it can be cleaned up later).
+        state_extra: further settings the state is keyed on (the dedup settings).
+        cleanup: delete the previous hierarchy / dedup directories under ``root`` once no state refers to them.
+
+    Returns ``(index, stats)``; ``stats["hierarchy"]`` is ``loaded``, ``updated`` or ``built``, with modules
+    kept / recomputed, touched entities and seconds.
+    """
+    t0 = time.perf_counter()
+    settings = settings or HierarchySettings()
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    spath = state_path(root, settings, state_extra)
+    state = read_state(spath)
+    resolved, _, _, texts, tokens, _, key, directory = hierarchy_target(graph, settings, root, name, info)
+    stats: dict[str, Any]
+    hier: HierarchyIndex | None = None
+    signatures: list[str] | None = None
+    if directory.matches(key):
+        hier = HierarchyIndex(Hierarchy.load(directory.path), directory.path, False, 0.0, texts, tokens)
+        stats = {"hierarchy": "loaded", "modules_kept": ModuleTree.from_hierarchy(hier.hierarchy).num_modules,
+                 "modules_recomputed": 0}
+    else:
+        old_dir = _old_hierarchy(state, kg_key) if state is not None else None
+        if old_dir is not None:
+            assert state is not None
+            signatures = entity_signatures(graph, texts)
+            touched = touched_by_signature(state["entity_names"], state["signatures"], graph.entity_names, signatures)
+            try:
+                old_h = Hierarchy.load(old_dir)
+                hier, upd = update_hierarchy_index(old_dir, state["entity_names"], graph, touched, settings, root,
+                                                   name, info)
+            except (IndexCorruptError, OSError, KeyError, ValueError, RuntimeError) as err:
+                log.warning("updating the hierarchy from %s failed (%s: %s): building it from scratch", old_dir,
+                            type(err).__name__, err)
+                hier = None
+            if hier is not None:
+                tree = ModuleTree.from_hierarchy(hier.hierarchy)
+                if upd is None:
+                    stats = {"hierarchy": "loaded", "modules_kept": tree.num_modules, "modules_recomputed": 0}
+                else:
+                    match = match_modules(ModuleTree.from_hierarchy(old_h), state["entity_names"], tree,
+                                          graph.entity_names)
+                    recomputed = recomputed_modules(tree, match, upd.touched)
+                    stats = {"hierarchy": "updated", "updated_from": str(old_dir),
+                             "modules_kept": tree.num_modules - len(recomputed),
+                             "modules_recomputed": len(recomputed), "touched_entities": int(upd.touched.sum()),
+                             "leiden_calls": upd.stats["leiden_calls"]}
+        if hier is None:
+            hier = load_or_build_hierarchy(graph, settings, root, name, info)
+            tree = ModuleTree.from_hierarchy(hier.hierarchy)
+            stats = ({"hierarchy": "built", "modules_kept": 0, "modules_recomputed": tree.num_modules} if hier.built
+                     else {"hierarchy": "loaded", "modules_kept": tree.num_modules, "modules_recomputed": 0})
+    stats.update({"modules": ModuleTree.from_hierarchy(hier.hierarchy).num_modules, "entities": graph.num_entities,
+                  "seconds": round(time.perf_counter() - t0, 3)})
+    fresh = (state is None or state.get("kg_key") != kg_key or state.get("hierarchy_dir") != str(hier.directory)
+             or state.get("dedup_dir") != (str(dedup_dir) if dedup_dir else None))
+    if fresh:
+        if signatures is None:
+            signatures = entity_signatures(graph, texts)
+        atomic_write_json(spath, {"version": STATE_VERSION, "kg_key": kg_key, "hierarchy_dir": str(hier.directory),
+                                  "dedup_dir": str(dedup_dir) if dedup_dir else None, "settings": settings_dict(resolved),
+                                  "stats": stats, "entity_names": list(graph.entity_names), "signatures": signatures},
+                          indent=None)
+        if cleanup and state is not None:
+            for stale in _unreferenced(root, [str(state.get("hierarchy_dir") or ""), str(state.get("dedup_dir") or "")]):
+                log.info("removing %s (superseded)", stale)
+                shutil.rmtree(stale, ignore_errors=True)
+    return hier, stats

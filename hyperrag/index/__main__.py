@@ -4,8 +4,13 @@
     python -m hyperrag.index insert --index DIR --corpus new.jsonl --openie new_openie.json
     python -m hyperrag.index delete --index DIR --ids p07 p11      # or --ids-file ids.txt
     python -m hyperrag.index verify --index DIR
+    python -m hyperrag.index refresh --index DIR --method hugrag [llm=none hardware=cpu ...]
 
-Retrieve over the result with ``python retrieve.py method=... index_dir=DIR``.
+Retrieve over the result with ``python retrieve.py method=... index_dir=DIR``. ``refresh`` brings a method's
+derived stages up to date right after an update, ahead of retrieval: it composes the ``retrieve`` config with
+``method=<method> index_dir=DIR`` plus the Hydra-style overrides given, and runs the method's ``index()`` over the
+index's passages (HugRAG: the hierarchy is updated locally, only changed modules' summaries and gates are
+recomputed; the JSON line says what was loaded / updated / built).
 ``--openie`` is a HippoRAG-format file whose ``docs[i]`` belongs to the i-th (new) passage (write one
 with :func:`hyperrag.llm.openie.run_openie`). Prints one JSON line (what changed, incl. the number of
 touched nodes); bad input prints one line and exits 2.
@@ -42,7 +47,57 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     dele.add_argument("--ids-file", default=None, help="one passage id per line")
     ver = sub.add_parser("verify", help="check the manifest and every checksum")
     ver.add_argument("--index", required=True)
+    ref = sub.add_parser("refresh", help="update a method's derived stages (HugRAG hierarchy, summaries, gates)")
+    ref.add_argument("--index", required=True)
+    ref.add_argument("--method", default="hugrag", help="method config name (default: %(default)s)")
+    ref.add_argument("overrides", nargs="*", help="Hydra-style overrides of the retrieve config, e.g. llm=none")
     return ap.parse_args(argv)
+
+
+def refresh(index: str, method: str, overrides: list[str]) -> dict:
+    """Compose ``retrieve`` with ``method=<method> index_dir=<index>`` (+ ``overrides``) and run its ``index()`` over
+    the index's passages; return what it loaded / updated / built."""
+    import time
+
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from hydra.utils import instantiate
+    from omegaconf.errors import OmegaConfBaseException
+
+    from hyperrag.data.types import Corpus, Dataset
+    from hyperrag.index.passages import dataset_for_index
+    from hyperrag.llm import build_llm
+    from hyperrag.runners.prepare import build_retriever
+
+    path = Path(index)
+    if not path.is_dir():
+        raise InputError("index directory not found (build one with `python -m hyperrag.index build`)", path=path,
+                         field="--index")
+    config_dir = Path(__file__).resolve().parents[2] / "hydra_configs"
+    if not (config_dir / "retrieve.yaml").is_file():
+        raise InputError("the Hydra configs were not found (run from a source checkout)", path=config_dir)
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+            cfg = compose("retrieve", overrides=[f"method={method}", f"index_dir={path.resolve()}", *overrides])
+    except (HydraException, OmegaConfBaseException) as err:
+        raise InputError(f"cannot compose the config: {str(err).splitlines()[0]}", field="overrides") from None
+    dataset = dataset_for_index(Dataset(f"index:{path.name}", Corpus([]), []), path)
+    encoder = instantiate(cfg.embedder)
+    with build_llm(cfg.llm) as llm:
+        retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, str(path.resolve()))
+        t0 = time.perf_counter()
+        retriever.index(dataset)
+        seconds = time.perf_counter() - t0
+    out = {"index": str(path), "method": cfg.method.name, "passages": len(dataset.corpus),
+           "seconds": round(seconds, 3)}
+    status = getattr(retriever, "hierarchy_status", None)
+    if status:
+        out.update(status)
+    for name in ("summary_stats", "gate_stats"):
+        stats = getattr(retriever, name, None)
+        if stats:
+            out[name] = stats
+    return out
 
 
 @exit_on_input_error
@@ -69,6 +124,8 @@ def main(argv: list[str] | None = None) -> dict:
 
         kg = load_kg_directory(args.index)
         out = {"ok": True, "nodes": kg.graph.num_nodes, "edges": kg.graph.num_edges}
+    elif args.command == "refresh":
+        out = refresh(args.index, args.method, list(args.overrides))
     elif args.command == "delete":
         from hyperrag.index.update import delete_documents
 

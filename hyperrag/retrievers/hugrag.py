@@ -26,6 +26,17 @@ Query batch:
   5. passages behind the kept entities (entity → passage CSR; a kept module stands for its reached members)
      ranked by accumulated gain, ties by the dense query–passage score (passages no kept entity mentions
      follow in dense order); when the filter keeps nothing, or without an LLM, the whole expansion counts.
+
+Index directories (``retrieve.py method=hugrag index_dir=DIR``, ``python -m hyperrag.index refresh --index DIR``):
+the knowledge graph is the one ``python -m hyperrag.index build|insert|delete`` maintains in DIR (no extraction
+step; the dataset must be its passages in index order). The derived stages live in ``DIR/derived/`` (dedup,
+hierarchy with its ``summaries.jsonl`` / ``gates.jsonl``, and a state record): the dedup is keyed on the index's
+manifest key, and after an insert or delete the hierarchy is updated locally
+(:func:`hyperrag.hierarchy.incremental.follow_index`: untouched Leiden modules kept, checkpoints carried over,
+so only changed modules' summaries and gates go to the LLM). An index directory holds no entity types or
+descriptions (its OpenIE is HippoRAG-style triples), so entity info is empty (``read_entity_info(graph, None)``):
+entity texts are names + facts, ``dedup: auto`` leaves the graph as it is, ``use_types`` has nothing to compare.
+``describe()["hierarchy_status"]`` says ``loaded`` / ``updated`` / ``built`` with modules kept / recomputed.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from hyperrag.data.types import Dataset
 from hyperrag.dedup.entities import EntityInfo, read_entity_info
 from hyperrag.dedup.store import DedupIndex, DedupSettings, load_or_build_dedup
 from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
+from hyperrag.errors import InputError
 from hyperrag.expansion.best_first import (
     EdgeKind,
     Expansion,
@@ -58,8 +70,8 @@ from hyperrag.hierarchy.modules import EntityListTexts, ModuleTextSource, Module
 from hyperrag.hierarchy.store import HierarchyIndex, entity_graph, load_or_build_hierarchy
 from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings
 from hyperrag.hierarchy.tokens import count_tokens
-from hyperrag.index.kg_index import GraphSettings, KGIndex, load_or_build_kg_index
-from hyperrag.retrievers.base import RetrievalOutput, Retriever
+from hyperrag.index.kg_index import GraphSettings, KGIndex, load_kg_directory, load_or_build_kg_index
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages
 from hyperrag.seeding.hybrid import HybridScorer
 from hyperrag.seeding.mmr import mmr_select
 
@@ -113,9 +125,14 @@ class HugRAGRetriever(Retriever):
             kept items added to the answer's evidence).
         llm: the framework's LLM; ``None`` / ``llm=none`` runs the LLM-free form (stand-in module texts, no
             gates, no filter, no answer).
+        index_dir: retrieve over this knowledge-graph index directory (built and updated with ``python -m
+            hyperrag.index``); the dataset must be its passages in index order (``retrieve.py index_dir=DIR``
+            does that); derived stages go to ``<index_dir>/derived`` and follow its inserts / deletes locally
+            (see the module docstring). ``index_root`` and ``graph`` are not used then.
     """
 
     name = "hugrag"
+    supports_index_dir = True
 
     def __init__(self, *, encoder: TextEncoder, alpha: float = 0.7, lexical: str = "bm25", k0: int = 3,
                  kl: int = 3, mmr_lambda: float = 0.7, mmr_pool: int = 32, gamma: float = 0.8,
@@ -128,7 +145,8 @@ class HugRAGRetriever(Retriever):
                  gate_source: GateSource | None = None, path_filter: PathFilter | None = None,
                  details_nodes: int = 20, extraction: str = "graphrag", dedup: dict[str, Any] | None = None,
                  summaries: dict[str, Any] | None = None, gates: dict[str, Any] | None = None,
-                 path_selection: dict[str, Any] | None = None, llm: Any = None) -> None:
+                 path_selection: dict[str, Any] | None = None, llm: Any = None,
+                 index_dir: str | Path | None = None) -> None:
         if passage_aggregate not in ("sum", "max"):
             raise ValueError(f"passage_aggregate must be 'sum' or 'max', got {passage_aggregate!r}")
         if entity_specificity not in ("log", "none"):
@@ -180,27 +198,68 @@ class HugRAGRetriever(Retriever):
         self.hier: HierarchyIndex | None = None
         self.gate_stats: dict[str, Any] = {}
         self.summary_stats: dict[str, Any] = {}
+        self.index_dir = str(index_dir) if index_dir else None
+        self.hierarchy_status: dict[str, Any] = {}
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
-        if self.extraction == "graphrag" and self.llm_available and dataset.openie_source == "llm":
-            from hyperrag.llm.openie import index_corpus
+        if self.index_dir:
+            self.index_from_directory(dataset)
+        else:
+            if self.extraction == "graphrag" and self.llm_available and dataset.openie_source == "llm":
+                from hyperrag.llm.openie import index_corpus
 
-            root = Path(self.index_root) if self.index_root else default_cache_dir() / "index"
-            path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie", style="graphrag")
-            log.info("hugrag: GraphRAG-style extraction %s (%s)", path, report)
-            dataset.openie_path = Path(path)
-        self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
-        info = read_entity_info(self.kg.graph, dataset.openie_path)
+                root = Path(self.index_root) if self.index_root else default_cache_dir() / "index"
+                path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie",
+                                            style="graphrag")
+                log.info("hugrag: GraphRAG-style extraction %s (%s)", path, report)
+                dataset.openie_path = Path(path)
+            self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
+            self.dedup = self.deduplicate(read_entity_info(self.kg.graph, dataset.openie_path), self.index_root,
+                                          dataset.name, self.kg.directory.name)
+            self.info: EntityInfo = self.dedup.info
+            self.hier = load_or_build_hierarchy(self.dedup.graph, self.hierarchy_settings, self.index_root,
+                                                name=dataset.name, info=self.info)
+            tree = ModuleTree.from_hierarchy(self.hier.hierarchy)
+            self.hierarchy_status = {"hierarchy": "built" if self.hier.built else "loaded",
+                                     "modules_kept": 0 if self.hier.built else tree.num_modules,
+                                     "modules_recomputed": tree.num_modules if self.hier.built else 0}
+        self.finish_index(dataset)
+
+    def deduplicate(self, info: EntityInfo, root: str | Path | None, name: str, graph_key: str) -> DedupIndex:
+        """H0: the KG index deduplicated (``dedup.enabled: auto`` → only LLM-extracted, described entity graphs)."""
+        assert self.kg is not None
         # auto: deduplicate LLM-extracted (GraphRAG) entity graphs; an imported OpenIE file is used as it is
         enabled = info.source == "graphrag" if self.dedup_enabled == "auto" else bool(self.dedup_enabled)
         self.dedup_settings = replace(self.dedup_settings, enabled=enabled)
-        self.dedup = load_or_build_dedup(self.kg.graph, self.kg.embeddings, info, self.dedup_settings,
-                                         self.index_root, name=dataset.name, graph_key=self.kg.directory.name)
+        return load_or_build_dedup(self.kg.graph, self.kg.embeddings, info, self.dedup_settings, root, name=name,
+                                   graph_key=graph_key)
+
+    def index_from_directory(self, dataset: Dataset) -> None:
+        """KG from ``index_dir``; dedup keyed on its manifest key; hierarchy loaded, updated locally or built."""
+        from hyperrag.hierarchy.incremental import follow_index
+
+        assert self.index_dir is not None
+        self.kg = load_kg_directory(self.index_dir)
+        check_index_passages(self.kg.graph.passage_ids, dataset, self.index_dir)
+        model_key = getattr(self.encoder, "model_key", self.kg.encoder_key)
+        if self.kg.encoder_key and self.kg.encoder_key != model_key:
+            raise InputError(f"the index was embedded with {self.kg.encoder_key!r}, the configured embedder is "
+                             f"{model_key!r}; use the same embedder", path=self.index_dir, field="embedder")
+        self.index_key = self.kg.key
+        derived = Path(self.index_dir) / "derived"
+        # no types / descriptions in an index directory (HippoRAG-style OpenIE triples): empty entity info
+        self.dedup = self.deduplicate(read_entity_info(self.kg.graph, None), derived, "hugrag", self.kg.key)
+        self.info = self.dedup.info
+        self.hier, self.hierarchy_status = follow_index(
+            self.dedup.graph, self.kg.key, self.hierarchy_settings, derived, name="hugrag", info=self.info,
+            dedup_dir=self.dedup.directory, state_extra={"dedup": asdict(self.dedup_settings)})
+        log.info("hugrag over %s: %s", self.index_dir, self.hierarchy_status)
+
+    def finish_index(self, dataset: Dataset) -> None:
+        """Module texts, gates, scorers and the expansion graph over the deduplicated graph and its hierarchy."""
+        assert self.kg is not None and self.dedup is not None and self.hier is not None
         graph = self.dedup.graph
-        self.info: EntityInfo = self.dedup.info
-        self.hier = load_or_build_hierarchy(graph, self.hierarchy_settings, self.index_root, name=dataset.name,
-                                            info=self.info)
         self.tree = ModuleTree.from_hierarchy(self.hier.hierarchy)
         stand_in = EntityListTexts(**{**self.module_text_settings, "info": self.info})
         if self.module_texts_source is not None:
@@ -455,4 +514,5 @@ class HugRAGRetriever(Retriever):
             info["entity_source"] = self.info.source
             info["index_dir"] = str(self.kg.directory)
             info["hierarchy_dir"] = str(self.hier.directory)
+            info["hierarchy_status"] = self.hierarchy_status
         return info
