@@ -8,7 +8,8 @@
 The checkpoint goes to ``<models_dir>/<task>/<data>-<key>/model.ckpt`` with ``metrics.json`` and
 ``config.yaml`` beside it; ``key`` hashes the data and every setting, so a rerun finds the model and only
 evaluates it (``retrain=true`` forces training). An interrupted fit (SIGKILL included) resumes on the rerun from the
-``last.ckpt`` written after each epoch to ``<data>-<key>/.partial/`` (``resume.enabled=false``: start over);
+``last.ckpt`` written after each epoch and inside long epochs (``resume.every_seconds``, ``resume.every_n_steps``) to
+``<data>-<key>/.partial/`` (``resume.enabled=false``: start over);
 see :mod:`hyperrag.training.resume`. The run directory ``<out>`` holds the task's plot (the
 Poincaré disk for ``poincare``), ``metrics.json`` and the logger's files (W&B offline unless
 ``WANDB_API_KEY`` is set).
@@ -65,7 +66,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     logger = instantiate(cfg.logger) if cfg.get("logger") else False
-    fit_seconds, start_epoch = 0.0, 0
+    fit_seconds, start_epoch, start_step = 0.0, 0, 0
     if ckpt.is_file() and not cfg.retrain:
         log.info("model found at %s (retrain=true to train again)", ckpt)
         model = task.load(ckpt)
@@ -73,23 +74,25 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         from hyperrag.training import ResumableFit
 
         model, datamodule = task.build_model(), task.build_datamodule()
-        # kill-and-resume: last.ckpt after each epoch in <model_dir>/.partial/, the rerun continues from it
+        # kill-and-resume: last.ckpt after each epoch (and mid-epoch) in <model_dir>/.partial/, the rerun continues
         resume = cfg.get("resume") or {}
         fit = ResumableFit(model_dir / ".partial", every_n_epochs=resume.get("every_n_epochs", 1),
-                           min_interval_s=resume.get("min_interval_s", 0.0), enabled=resume.get("enabled", True))
+                           min_interval_s=resume.get("min_interval_s", 0.0), enabled=resume.get("enabled", True),
+                           every_n_steps=resume.get("every_n_steps"), every_seconds=resume.get("every_seconds"))
         # a task may fix trainer settings its key depends on (task=poincare: the hyperrag method's epochs)
         trainer = instantiate(cfg.trainer, logger=logger, **getattr(task, "trainer_overrides", dict)(),
                               **fit.trainer_kwargs())
         t0 = time.perf_counter()
         start_epoch = fit.fit(trainer, model, datamodule)
+        start_step = fit.start_step
         fit_seconds = time.perf_counter() - t0
         model_dir.mkdir(parents=True, exist_ok=True)
         trainer.save_checkpoint(ckpt)
         OmegaConf.save(cfg, model_dir / "config.yaml", resolve=True)
         fit.finish()
     metrics: dict[str, Any] = {**task.evaluate(model), "fit_seconds": fit_seconds}
-    if start_epoch:
-        metrics["resumed_at_epoch"] = start_epoch
+    if start_step:  # resumed: the epoch and the training step (global) the interrupted fit had reached
+        metrics["resumed_at_epoch"], metrics["resumed_at_step"] = start_epoch, start_step
     plot = task.plot(model, out / getattr(task, "plot_filename", f"{task.name}.png"))
     for folder in (out, model_dir):
         (folder / "metrics.json").write_text(json.dumps(

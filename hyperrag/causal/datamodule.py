@@ -1,4 +1,8 @@
-"""Lightning data for the causal pair classifier: silver examples split by passage into train / held-out."""
+"""Lightning data for the causal pair classifier: silver examples split by passage into train / held-out.
+
+The train loader is a :class:`~hyperrag.training.stateful.ResumableDataLoader` (same batches as a plain shuffled
+``DataLoader`` with the same generator), so a fit killed in the middle of an epoch resumes at the next batch.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from hyperrag.causal.labels import SilverExample, split_by_group
+from hyperrag.training.stateful import ResumableDataLoader
 
 
 class _Examples(Dataset):
@@ -52,9 +57,10 @@ class PairDataModule(L.LightningDataModule):
         return [self.examples[i] for i in self.val_idx]
 
     def train_dataloader(self) -> DataLoader:
+        # resumable inside an epoch: a Lightning checkpoint holds the shuffle's state and the batches drawn
         gen = torch.Generator().manual_seed(self.seed)
-        return DataLoader(_Examples(self.train_examples), batch_size=self.batch_size, shuffle=True,
-                          collate_fn=collate, generator=gen)
+        return ResumableDataLoader(_Examples(self.train_examples), batch_size=self.batch_size, shuffle=True,
+                                   collate_fn=collate, generator=gen)
 
     def val_dataloader(self) -> DataLoader:
         return DataLoader(_Examples(self.val_examples), batch_size=64, shuffle=False, collate_fn=collate)

@@ -3,18 +3,27 @@
 A "sample" of the Nickel & Kiela objective is a relation ``(u, v)`` plus ``k`` negatives for ``u``.
 :class:`EdgeBatches` yields whole batches — a permutation slice and one vectorised draw of negatives — so
 the ``DataLoader`` runs with ``batch_size=None`` and no per-edge Python or collation.
+
+The stream is resumable inside an epoch (issue 9 item 1): :meth:`EdgeBatches.state_dict` is the generator's state at
+the start of the epoch (it draws the permutation), the batches yielded so far and the generator's state now (it
+draws the next batch's negatives); after :meth:`EdgeBatches.load_state_dict` the next pass draws the same
+permutation and yields the remaining batches with the very negatives of an uninterrupted epoch.
+:class:`EdgeDataModule` serves it through a :class:`~hyperrag.training.stateful.ResumableDataLoader`, so a
+Lightning checkpoint holds that state.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import lightning as L
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from hyperrag.hyperbolic.sampling import NegativeSampler
+from hyperrag.training.stateful import ResumableDataLoader
 
 # EdgeBatches knows its length exactly (it is single-process: num_workers=0); Lightning warns regardless.
 warnings.filterwarnings("ignore", message="Your `IterableDataset` has `__len__` defined")
@@ -65,6 +74,9 @@ class EdgeBatches(IterableDataset):
         self.seed = seed
         self.sampler = NegativeSampler(self.edges, self.num_nodes, exclude)
         self.device: torch.device | None = None
+        self._position = 0  # batches of the current pass yielded
+        self._epoch_state: torch.Tensor | None = None  # generator state at the start of the current pass
+        self._resume: dict[str, Any] | None = None
         self.to(device)
 
     def to(self, device: torch.device | str) -> EdgeBatches:
@@ -86,14 +98,37 @@ class EdgeBatches(IterableDataset):
         full, rest = divmod(self.num_edges, self.batch_size)
         return full + int(rest > 0 and not self.drop_last)
 
+    def state_dict(self) -> dict[str, Any]:
+        """Position in the current pass: ``batches`` yielded, generator ``epoch_state`` (start) and ``state`` (now)."""
+        return {"batches": self._position, "epoch_state": self._epoch_state, "state": self.generator.get_state()}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """The next pass continues the one ``state_dict`` was taken in (at its start or end: a new pass)."""
+        batches = int(state_dict.get("batches", 0))
+        if 0 < batches < len(self) and state_dict.get("epoch_state") is not None:
+            self._resume = dict(state_dict)
+        else:
+            self._resume = None
+            if state_dict.get("state") is not None:
+                self.generator.set_state(state_dict["state"])
+
     def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
         e = self.num_edges
+        resume, self._resume = self._resume, None  # runs at the first batch drawn: an unused pass keeps it pending
+        start = 0
+        if resume is not None:
+            self.generator.set_state(resume["epoch_state"])
+        self._epoch_state, self._position = self.generator.get_state(), 0
         order = (torch.randperm(e, device=self.device, generator=self.generator) if self.shuffle
                  else torch.arange(e, device=self.device))
-        for i in range(len(self)):
+        if resume is not None:
+            self.generator.set_state(resume["state"])
+            start = self._position = int(resume["batches"])
+        for i in range(start, len(self)):
             idx = order[i * self.batch_size:(i + 1) * self.batch_size]
             u, v = self.edges.index_select(1, idx)
             neg, valid = self.sampler.sample(u, self.num_negatives, self.generator, self.negative_group_size)
+            self._position = i + 1
             yield {"u": u, "v": v, "neg": neg, "neg_valid": valid}
 
 
@@ -122,7 +157,8 @@ class EdgeDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> DataLoader:
         self.dataset.to("cpu")  # Lightning moves each batch to the model's device
-        return DataLoader(self.dataset, batch_size=None, num_workers=0)
+        # resumable inside an epoch: a Lightning checkpoint holds the dataset's position (see the module docstring)
+        return ResumableDataLoader(self.dataset, batch_size=None, num_workers=0)
 
     def batches(self, device: torch.device | str) -> EdgeBatches:
         """The batch stream built directly on ``device`` (no ``DataLoader``, no host→device copies)."""

@@ -1,24 +1,37 @@
 """Kill-and-resume for a Lightning fit (issue 9 item 1): a fit killed with SIGKILL at any point is rerun and
-finishes only the epochs that were not done.
+finishes only the training steps that were not done.
 
 :class:`ResumableFit` is used by ``train.py`` for every task (``poincare*``, ``causal_pair``, ``ppo``):
 
-* after every ``every_n_epochs`` epochs :class:`ResumeCheckpoint` writes ``<work_dir>/last.ckpt`` — weights,
-  optimiser and LR-scheduler state, loop progress (epoch, global step), the module's own checkpoint extras
-  (``PPOPolicy.history``) and every random state the next epoch will draw from: the global torch / numpy /
-  python generators and each ``torch.Generator`` held by the module, the datamodule, its dataset or the train
-  dataloader and its sampler (the edge sampler's negatives, the PPO rollout and minibatch generator, the shuffling
-  of the rollout batches). A resumed fit therefore continues exactly as the uninterrupted one would have
-  (same weights at the end, up to floating-point nondeterminism of the kernels);
+* :class:`ResumeCheckpoint` writes ``<work_dir>/last.ckpt`` after every ``every_n_epochs`` epochs and, inside an
+  epoch, every ``every_n_steps`` training steps and/or once ``every_seconds`` passed since the last save — weights,
+  optimiser and LR-scheduler state, loop progress (epoch, batch in the epoch, global step), the module's own
+  checkpoint extras (``PPOPolicy.history``), the position of the train dataloader inside the epoch and every random
+  state the rest of the fit draws from: the global torch / numpy / python generators and each ``torch.Generator``
+  held by the module, the datamodule, its dataset or the train dataloader and its sampler (the edge sampler's
+  permutation and negatives, the PPO rollout and minibatch generator, the shuffling of the batches). A resumed fit
+  therefore continues exactly as the uninterrupted one would have (same weights at the end, up to floating-point
+  nondeterminism of the kernels);
+* mid-epoch: Lightning (≥ 2.3) keeps ``state_dict()`` of a train dataloader that has one in the checkpoint's loop
+  state and gives it back before the restarted epoch's iterator is made; the tasks' loaders are
+  :class:`~hyperrag.training.stateful.ResumableDataLoader` (the Poincaré edge stream, the causal pair batches) and
+  :meth:`ResumableFit.fit` turns any other plain ``DataLoader`` of a datamodule into one (the PPO rollout batches),
+  so the restarted epoch yields only its remaining batches, the very ones of the uninterrupted fit. A mid-epoch
+  save is skipped when a loader is not resumable (then a kill loses the epoch in progress, as before) or has drawn
+  batches ahead of the training, and at an epoch's last batch (the epoch-end save follows);
+* an early stop (``trainer.should_stop``: the classifier's ``max_steps``, PPO's ``max_iterations``) is part of the
+  state, so a fit killed after its last save but before the final model was written does not train on;
 * the write is atomic (:class:`AtomicCheckpointIO`: temp file, fsync, ``os.replace``), so a kill during the save
   leaves the previous ``last.ckpt``;
 * the rerun (same key, so same data and settings) passes ``ckpt_path=last.ckpt`` to ``trainer.fit``;
 * :meth:`ResumableFit.finish` removes ``work_dir`` once the caller has saved the final model.
 
-It saves at the end of an epoch only: Lightning cannot resume a non-stateful dataloader mid-epoch faithfully,
-so a kill loses at most the epoch in progress. The PPO task is an ordinary ``Trainer.fit`` (manual optimisation,
-one epoch = one PPO iteration), so the same mechanism covers it: the rollout generator ``PPOPolicy._gen`` and the
-Adam state are in the checkpoint, the rewards come from the deterministic, cached reward table.
+Limits: metrics aggregated over an epoch (``on_epoch=True``) cover only the resumed part of a restarted epoch, and
+Lightning does not step a ``ReduceLROnPlateau`` at the end of such an epoch (no task here uses one; step- and
+epoch-interval schedulers step as uninterrupted). The PPO task is an ordinary ``Trainer.fit`` (manual optimisation,
+one step = one PPO iteration on a batch of questions; with ``rollout_batch: null`` an epoch is that one step, so
+only epoch ends are saved there); the rollout generator ``PPOPolicy._gen`` and the Adam state are in the
+checkpoint, the rewards come from the deterministic, cached reward table.
 """
 
 from __future__ import annotations
@@ -32,9 +45,11 @@ from typing import Any
 
 import torch
 from lightning.fabric.utilities.seed import _collect_rng_states, _set_rng_states
+from lightning.fabric.utilities.types import _Stateful
 from lightning.pytorch.callbacks import Checkpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
+from hyperrag.training.stateful import resumable
 from hyperrag.utils.atomic import atomic_torch_save
 
 log = logging.getLogger(__name__)
@@ -111,22 +126,35 @@ def _numpy_rng_states(states: dict[str, Any]) -> dict[str, Any]:
 
 
 class ResumeCheckpoint(Checkpoint):
-    """Writes ``<dirpath>/last.ckpt`` after every ``every_n_epochs`` training epochs, with the RNG states.
+    """Writes ``<dirpath>/last.ckpt`` after every ``every_n_epochs`` training epochs and inside epochs, with the
+    RNG states.
 
     A :class:`~lightning.pytorch.callbacks.Checkpoint` subclass, so Lightning runs its ``on_train_epoch_end``
     after the module's (``PPOPolicy`` appends the epoch's history row there). ``min_interval_s`` > 0 skips
-    saves closer together than that (short epochs; the last epoch is always saved).
+    epoch-end saves closer together than that (short epochs; the last epoch is always saved). Inside an epoch it
+    saves after a training step once ``every_n_steps`` steps or ``every_seconds`` seconds passed since the last
+    save (either may be ``None``: off). ``start_epoch`` / ``start_step``: where the fit started (resumed when > 0);
+    ``batches_run``: training steps this process ran; ``saves``: counts of epoch-end and mid-epoch saves.
     """
 
-    def __init__(self, dirpath: str | Path, every_n_epochs: int = 1, min_interval_s: float = 0.0) -> None:
+    def __init__(self, dirpath: str | Path, every_n_epochs: int = 1, min_interval_s: float = 0.0,
+                 every_n_steps: int | None = None, every_seconds: float | None = None) -> None:
         self.dirpath = Path(dirpath)
         self.every_n_epochs = max(1, int(every_n_epochs))
         self.min_interval_s = float(min_interval_s)
+        self.every_n_steps = int(every_n_steps) if every_n_steps else None
+        self.every_seconds = float(every_seconds) if every_seconds else None
         self.start_epoch = 0
+        self.start_step = 0
+        self.batches_run = 0  # training batches run by this process's fit
+        self.saves = {"epoch": 0, "mid_epoch": 0}
         self.resumed = False
+        self.resumed_mid_epoch = False
         self._trainer: Any = None
         self._pending: dict[str, Any] | None = None
         self._last_save = 0.0
+        self._steps_since_save = 0
+        self._warned_unresumable = False
 
     @property
     def last_path(self) -> Path:
@@ -140,6 +168,9 @@ class ResumeCheckpoint(Checkpoint):
         if self._trainer is None:
             return {}
         return {"rng": _plain_rng_states(),
+                # an early stop (the module's max_steps, PPO's max_iterations) set before this save: the resumed fit
+                # must stop too instead of running one more epoch
+                "should_stop": bool(self._trainer.should_stop),
                 "generators": {name: g.get_state() for name, g in _generators(self._trainer).items()},
                 # optimisers that count steps in a python int (geoopt's RiemannianAdam) come back with a float32
                 # tensor, and betas ** step in float32 would drift from the uninterrupted run's
@@ -151,7 +182,10 @@ class ResumeCheckpoint(Checkpoint):
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         self.start_epoch = int(trainer.current_epoch)
+        self.start_step = int(trainer.global_step)
+        self.batches_run = 0
         self._last_save = time.monotonic()
+        self._steps_since_save = 0
         if self._pending is None:
             return
         state, self._pending = self._pending, None
@@ -166,26 +200,68 @@ class ResumeCheckpoint(Checkpoint):
             for st in opt.state.values() if int_steps else ():
                 if isinstance(st.get("step"), torch.Tensor):
                     st["step"] = int(st["step"].item())
+        if state.get("should_stop"):
+            trainer.should_stop = True
         # FitLoop.setup_data already made this epoch's dataloader iterator, drawing its shuffle and worker seeds
-        # from the fresh generators; make it again from the restored ones, as the uninterrupted fit did
+        # from the fresh generators; make it again from the restored ones, as the uninterrupted fit did (a resumable
+        # loader restarted mid-epoch still holds its position: the new iterator continues there too)
         fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
         if fetcher is not None:
             iter(fetcher)
         else:
             log.warning("resume: no train data fetcher to rewind; the first resumed epoch may shuffle differently")
         self.resumed = True
-        log.info("resumed at epoch %d (global step %d) from %s%s", self.start_epoch, trainer.global_step,
-                 self.last_path, f"; generators not found: {missing}" if missing else "")
+        self.resumed_mid_epoch = bool(trainer.fit_loop.restarted_mid_epoch)
+        log.info("resumed at epoch %d, batch %d (global step %d) from %s%s", self.start_epoch,
+                 trainer.fit_loop.epoch_loop.batch_progress.current.ready if self.resumed_mid_epoch else 0,
+                 trainer.global_step, self.last_path, f"; generators not found: {missing}" if missing else "")
 
     # ---- saving -----------------------------------------------------------------------------------
-    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
-        if trainer.sanity_checking or (trainer.current_epoch + 1) % self.every_n_epochs:
-            return
-        last_epoch = trainer.max_epochs is not None and trainer.current_epoch + 1 >= trainer.max_epochs
-        if not last_epoch and not trainer.should_stop and time.monotonic() - self._last_save < self.min_interval_s:
-            return
+    def _save(self, trainer: Any, kind: str) -> None:
         trainer.save_checkpoint(self.last_path, weights_only=False)
         self._last_save = time.monotonic()
+        self._steps_since_save = 0
+        self.saves[kind] += 1
+
+    def _loaders_at(self, trainer: Any, batches: int) -> bool:
+        """Whether every train dataloader can resume mid-epoch and has drawn exactly the ``batches`` trained."""
+        loader = getattr(trainer.fit_loop, "_combined_loader", None)
+        flat = list(loader.flattened) if loader is not None else []
+        if flat and all(isinstance(dl, _Stateful) for dl in flat):
+            if all(getattr(dl, "position", batches) == batches for dl in flat):
+                return True
+            why = "a train dataloader has drawn batches ahead of the training (prefetching)"
+        else:
+            why = "the train dataloader has no state_dict/load_state_dict (see hyperrag.training.stateful)"
+        if not self._warned_unresumable:
+            log.warning("no mid-epoch checkpoints: %s; a kill loses the epoch in progress", why)
+            self._warned_unresumable = True
+        return False
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
+        self.batches_run += 1
+        self._steps_since_save += 1
+        if trainer.sanity_checking or not (self.every_n_steps or self.every_seconds):
+            return
+        due = ((self.every_n_steps is not None and self._steps_since_save >= self.every_n_steps)
+               or (self.every_seconds is not None and time.monotonic() - self._last_save >= self.every_seconds))
+        if not due or batch_idx + 1 >= trainer.num_training_batches:  # the epoch-end save comes next
+            return
+        if (batch_idx + 1) % max(1, int(trainer.accumulate_grad_batches)):  # gradients half accumulated
+            return
+        if self._loaders_at(trainer, batch_idx + 1):
+            self._save(trainer, "mid_epoch")
+
+    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+        if trainer.sanity_checking:
+            return
+        last_epoch = trainer.max_epochs is not None and trainer.current_epoch + 1 >= trainer.max_epochs
+        if not (last_epoch or trainer.should_stop):
+            if (trainer.current_epoch + 1) % self.every_n_epochs:
+                return
+            if time.monotonic() - self._last_save < self.min_interval_s:
+                return
+        self._save(trainer, "epoch")
 
 
 class ResumableFit:
@@ -201,10 +277,16 @@ class ResumableFit:
     """
 
     def __init__(self, work_dir: str | Path, every_n_epochs: int = 1, min_interval_s: float = 0.0,
-                 enabled: bool = True) -> None:
+                 enabled: bool = True, every_n_steps: int | None = None, every_seconds: float | None = None) -> None:
         self.work_dir = Path(work_dir)
         self.enabled = enabled
-        self.callback = ResumeCheckpoint(self.work_dir, every_n_epochs, min_interval_s) if enabled else None
+        self.callback = (ResumeCheckpoint(self.work_dir, every_n_epochs, min_interval_s, every_n_steps=every_n_steps,
+                                          every_seconds=every_seconds) if enabled else None)
+
+    @property
+    def start_step(self) -> int:
+        """Global step the last :meth:`fit` started at (> 0: resumed)."""
+        return self.callback.start_step if self.callback is not None else 0
 
     @property
     def last_path(self) -> Path:
@@ -224,7 +306,19 @@ class ResumableFit:
             log.info("interrupted fit found: resuming from %s", ckpt_path)
         elif not self.enabled and self.work_dir.exists():
             shutil.rmtree(self.work_dir, ignore_errors=True)
-        trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path)
+        # a task's plain DataLoader becomes resumable mid-epoch (same batches; hyperrag.training.stateful)
+        hook = getattr(datamodule, "train_dataloader", None) if self.enabled else None
+        own = vars(datamodule).get("train_dataloader") if datamodule is not None else None
+        if callable(hook):
+            datamodule.train_dataloader = lambda: resumable(hook())
+        try:
+            trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path)
+        finally:
+            if callable(hook):
+                if own is None:
+                    del datamodule.train_dataloader
+                else:
+                    datamodule.train_dataloader = own
         return self.callback.start_epoch if self.callback is not None else 0
 
     def finish(self) -> None:

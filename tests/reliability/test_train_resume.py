@@ -134,3 +134,328 @@ def test_causal_pair_fit_resumes_with_dropout_and_shuffling_as_uninterrupted(tmp
     want = _weights(next((tmp_path / "reference").glob("causal_pair/*/model.ckpt")))
     for name in want:
         torch.testing.assert_close(got[name], want[name], rtol=1e-6, atol=1e-7, msg=name)
+
+
+# ---- mid-epoch resume ------------------------------------------------------------------------------------------
+def _position(ckpt: dict) -> tuple[int, int]:
+    """(global step, batches of the current epoch trained) of a checkpoint written after a training step."""
+    progress = ckpt["loops"]["fit_loop"]["epoch_loop.batch_progress"]["current"]
+    return int(ckpt["global_step"]), int(progress["ready"])
+
+
+def _count_steps(monkeypatch, cls) -> list[int]:
+    """Every ``training_step`` of ``cls`` run from now on appends its global step."""
+    calls: list[int] = []
+    step = cls.training_step
+
+    def counted(self, *args, **kwargs):
+        calls.append(int(self.global_step))
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "training_step", counted)
+    return calls
+
+
+def _interrupt_after_mid_epoch_save(monkeypatch, nth: int) -> None:
+    """The first fit dies right after its ``nth`` mid-epoch checkpoint (what a kill then leaves behind)."""
+    from hyperrag.training.resume import ResumeCheckpoint
+
+    save = ResumeCheckpoint._save
+
+    def hook(self, trainer, kind):
+        save(self, trainer, kind)
+        if not self.resumed and kind == "mid_epoch" and self.saves["mid_epoch"] == nth:
+            raise _Interrupted
+
+    monkeypatch.setattr(ResumeCheckpoint, "_save", hook)
+
+
+MID = ["resume.every_n_steps=2", "resume.every_n_epochs=1000", "resume.every_seconds=null"]  # mid-epoch saves only
+
+
+@pytest.mark.slow
+def test_sigkill_mid_epoch_reruns_only_the_remaining_steps_and_matches_an_uninterrupted_run(tmp_path, monkeypatch):
+    """SIGKILL ``train.py task=poincare_tree`` whose only checkpoints are taken inside epochs (every 2 of the 7 steps
+    of an epoch): the rerun restarts at the very batch after the last checkpoint, runs only the remaining steps and
+    ends at the weights of an uninterrupted run."""
+    from hyperrag.hyperbolic import PoincareEmbedding
+
+    models = tmp_path / "models"
+    common = [f"models_dir={models}", f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", "torch_threads=1",
+              "trainer.enable_progress_bar=false", *TREE, *MID]
+    proc = subprocess.Popen([sys.executable, str(REPO_ROOT / "train.py"), f"out={tmp_path / 'killed'}", *common],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(models.glob("poincare_tree/*/.partial/last.ckpt")):
+            assert proc.poll() is None, "train.py ended before its first checkpoint"
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        time.sleep(0.1)  # a few more steps: the kill lands anywhere, mid-save included
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    (partial,) = models.glob("poincare_tree/*/.partial/last.ckpt")
+    model_dir = partial.parent.parent
+    assert not (model_dir / "model.ckpt").exists(), "the fit finished before the kill: make the run longer"
+    saved = torch.load(partial, map_location="cpu", weights_only=False)
+    step, in_epoch = _position(saved)
+    assert 0 < in_epoch < 7 and step == 7 * saved["epoch"] + in_epoch  # taken inside an epoch
+    (loader_state,) = saved["loops"]["fit_loop"]["state_dict"]["combined_loader"]
+    assert loader_state["batches"] == loader_state["dataset"]["batches"] == in_epoch
+
+    steps = _count_steps(monkeypatch, PoincareEmbedding)
+    resumed = train.run(compose_train(tmp_path, *TREE, *MID, f"models_dir={models}"))
+    assert resumed["resumed_at_step"] == step and resumed["resumed_at_epoch"] == saved["epoch"]
+    assert steps == list(range(step, 40 * 7))  # only the remaining steps, each once
+    assert (model_dir / "model.ckpt").is_file() and not (model_dir / ".partial").exists()
+
+    monkeypatch.undo()
+    reference = train.run(compose_train(tmp_path, *TREE, f"models_dir={tmp_path / 'reference'}"))
+    (ref_ckpt,) = (tmp_path / "reference").glob("poincare_tree/*/model.ckpt")
+    assert ref_ckpt.parent.name == model_dir.name  # same key: resume settings are not part of it
+    got, want = _weights(model_dir / "model.ckpt"), _weights(ref_ckpt)
+    for name in want:
+        torch.testing.assert_close(got[name], want[name], rtol=1e-6, atol=1e-7, msg=name)
+    assert resumed["map"] == pytest.approx(reference["map"])
+
+
+@pytest.mark.slow
+def test_causal_pair_fit_resumes_mid_epoch_with_the_same_batches_dropout_and_weights(tmp_path, monkeypatch):
+    """task=causal_pair killed right after a checkpoint inside its second epoch: the shuffled batches continue at the
+    next one (ResumableDataLoader), dropout from the restored global RNG; bit-identical weights on CPU."""
+    from hyperrag.causal.classifier import CausalPairClassifier
+    from tests.causal.test_causal_pair_task import compose_train as compose_causal
+
+    over = ["logger=none", "trainer.max_epochs=3", "torch_threads=1", "task.model.max_steps=40",
+            "task.datamodule.batch_size=4", *MID]
+    reference = train.run(compose_causal(tmp_path, *over))
+    (tmp_path / "models").rename(tmp_path / "reference")
+    want_ckpt = torch.load(next((tmp_path / "reference").glob("causal_pair/*/model.ckpt")), weights_only=False)
+    total = int(want_ckpt["global_step"])
+    with monkeypatch.context() as patch:
+        _interrupt_after_mid_epoch_save(patch, 3)  # 21 examples: 6 steps an epoch, saves after steps 2, 4, 7
+        with pytest.raises(_Interrupted):
+            train.run(compose_causal(tmp_path, *over))
+    (partial,) = (tmp_path / "models").glob("causal_pair/*/.partial/last.ckpt")
+    saved = torch.load(partial, map_location="cpu", weights_only=False)
+    step, in_epoch = _position(saved)
+    per_epoch = total // 3
+    assert total == 3 * per_epoch and saved["epoch"] >= 1 and 0 < in_epoch < per_epoch  # inside the second epoch
+    assert step == saved["epoch"] * per_epoch + in_epoch
+
+    with monkeypatch.context() as patch:
+        steps = _count_steps(patch, CausalPairClassifier)
+        resumed = train.run(compose_causal(tmp_path, *over))
+    assert resumed["resumed_at_step"] == step and steps == list(range(step, total))
+    got = _weights(next((tmp_path / "models").glob("causal_pair/*/model.ckpt")))
+    for name, value in want_ckpt["state_dict"].items():
+        assert torch.equal(got[name], value), name
+    assert resumed["heldout_accuracy"] == reference["heldout_accuracy"]
+
+
+@pytest.mark.slow
+def test_ppo_fit_resumes_mid_epoch_through_its_plain_dataloader(tmp_path, monkeypatch):
+    """task=ppo with ``rollout_batch=1``: an epoch is 4 PPO iterations over a plain shuffled ``DataLoader`` of
+    question ids, made resumable by ``ResumableFit``; a fit stopped inside an epoch reruns only the remaining
+    iterations and ends with the weights and history of an uninterrupted fit."""
+    from hyperrag.refinement.ppo import PPOPolicy
+    from tests.refinement.test_ppo_task import compose_train as compose_ppo
+
+    over = ["logger=none", "task.rollout_batch=1", *MID]
+    reference = train.run(compose_ppo(tmp_path, *over))
+    (tmp_path / "models").rename(tmp_path / "reference")
+    want = torch.load(next((tmp_path / "reference").glob("ppo/*/model.ckpt")), weights_only=False)
+    with monkeypatch.context() as patch:
+        _interrupt_after_mid_epoch_save(patch, 3)  # saves after iterations 2, 5, 7 (4 ends an epoch)
+        with pytest.raises(_Interrupted):
+            train.run(compose_ppo(tmp_path, *over))
+    (partial,) = (tmp_path / "models").glob("ppo/*/.partial/last.ckpt")
+    saved = torch.load(partial, map_location="cpu", weights_only=False)
+    step, in_epoch = _position(saved)  # global step = optimiser steps: 4 minibatch updates an iteration
+    assert 0 < in_epoch < 4 and len(saved["history"]) == saved["epoch"] >= 1
+    done = 4 * saved["epoch"] + in_epoch  # PPO iterations (training steps) done
+    assert step == 4 * done and want["global_step"] == 4 * 20
+
+    with monkeypatch.context() as patch:
+        steps = _count_steps(patch, PPOPolicy)
+        resumed = train.run(compose_ppo(tmp_path, *over))
+    assert resumed["resumed_at_step"] == step and steps == [4 * i for i in range(done, 20)]  # only the remaining
+    got = torch.load(next((tmp_path / "models").glob("ppo/*/model.ckpt")), weights_only=False)
+    for name, value in want["state_dict"].items():
+        assert torch.equal(got["state_dict"][name], value), name
+    assert got["history"] == want["history"]
+    assert resumed["heldout_ppo_reward"] == reference["heldout_ppo_reward"]
+
+
+# ---- resumable dataloaders and the mid-epoch callback, on toy data (fast) -----------------------------------------
+def _batches(loader, epochs: int = 1) -> list[list]:
+    out = []
+    for _ in range(epochs):
+        out.extend(loader)
+    return out
+
+
+def _same(a: list, b: list) -> bool:
+    def eq(x, y):
+        if isinstance(x, dict):
+            return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
+        return len(x) == len(y) and all(torch.equal(p, q) for p, q in zip(x, y))
+
+    return len(a) == len(b) and all(eq(x, y) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("own_generator", [True, False])
+def test_resumable_dataloader_continues_any_position_as_uninterrupted(own_generator):
+    """A shuffled map-style loader restored at batch k yields the rest of that epoch's permutation, then the next
+    epochs exactly as an uninterrupted loader; without its own generator it replays from the global torch RNG and
+    leaves that RNG where it found it."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from hyperrag.training.stateful import ResumableDataLoader, resumable
+
+    data = TensorDataset(torch.arange(23.0), torch.arange(23) % 3)
+
+    def make():
+        return ResumableDataLoader(data, batch_size=4, shuffle=True,
+                                   generator=torch.Generator().manual_seed(3) if own_generator else None)
+
+    torch.manual_seed(0)
+    reference = _batches(make(), epochs=3)
+    for k in range(1, 6):
+        torch.manual_seed(0)
+        first = make()
+        it = iter(first)
+        head = [next(it) for _ in range(k)]
+        state, rng = first.state_dict(), torch.get_rng_state()
+        assert state["batches"] == first.position == k
+        torch.manual_seed(1234)  # a fresh process: other random states until the checkpoint's are restored
+        again = make()
+        again.load_state_dict(state)
+        torch.set_rng_state(rng)
+        if own_generator:
+            again.generator.set_state(state["rng"])
+        iter(again)  # an iterator made and dropped before the first batch (Lightning's, before the RNG restore)
+        rest = _batches(again)
+        assert len(rest) == 6 - k and _same(head + rest, reference[:6])
+        if not own_generator:
+            assert torch.equal(torch.get_rng_state(), rng)  # the replay drew nothing from the global RNG
+        assert _same(_batches(again, epochs=2), reference[6:])
+
+    plain = DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(3))
+    converted = resumable(DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(3)))
+    assert isinstance(converted, ResumableDataLoader) and len(converted) == 6
+    assert _same(_batches(converted, epochs=2), _batches(plain, epochs=2))
+
+
+def test_edge_stream_resumes_mid_epoch_with_the_same_permutation_and_negatives():
+    """EdgeDataModule's loader (what Lightning iterates) equals the bare EdgeBatches stream (what fit_fast and the
+    HyperRAG retriever iterate) and, restored at any batch, continues with the very negatives of an uninterrupted
+    epoch."""
+    from hyperrag.hyperbolic.datamodule import EdgeBatches, EdgeDataModule
+
+    edges = torch.randint(0, 40, (2, 150), generator=torch.Generator().manual_seed(0))
+    settings = {"batch_size": 32, "num_negatives": 4, "negative_group_size": 2, "seed": 5}
+    reference = _batches(EdgeDataModule(edges, 40, **settings).train_dataloader(), epochs=2)
+    assert _same(reference, _batches(EdgeBatches(edges, 40, **settings), epochs=2))
+    for k in range(1, 5):
+        first = EdgeDataModule(edges, 40, **settings).train_dataloader()
+        it = iter(first)
+        head = [next(it) for _ in range(k)]
+        state = first.state_dict()
+        assert state["dataset"]["batches"] == k
+        again = EdgeDataModule(edges, 40, **settings).train_dataloader()
+        again.load_state_dict(state)
+        iter(again)
+        assert _same(head + _batches(again), reference[:5]) and _same(_batches(again), reference[5:])
+
+
+class _Tiny:
+    """A regression net with dropout (global RNG) on 10 samples shuffled from the global RNG: 5 steps an epoch."""
+
+    @staticmethod
+    def build():
+        import lightning as L
+        from torch import nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        class Net(L.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Sequential(nn.Linear(3, 16), nn.Dropout(0.3), nn.Linear(16, 1))
+                self.calls = 0
+
+            def training_step(self, batch, batch_idx):
+                self.calls += 1
+                x, y = batch
+                return nn.functional.mse_loss(self.net(x).squeeze(-1), y)
+
+            def configure_optimizers(self):
+                opt = torch.optim.Adam(self.parameters(), lr=0.05)
+                return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.7)}
+
+        class Data(L.LightningDataModule):
+            def __init__(self, iterable: bool = False):
+                super().__init__()
+                g = torch.Generator().manual_seed(1)
+                self.x, self.y, self.iterable = torch.randn(10, 3, generator=g), torch.randn(10, generator=g), iterable
+
+            def train_dataloader(self):
+                if self.iterable:
+                    return DataLoader(_Stream(self.x, self.y), batch_size=2)
+                return DataLoader(TensorDataset(self.x, self.y), batch_size=2, shuffle=True)
+
+        L.seed_everything(0, verbose=False)
+        return Net(), Data
+
+    @staticmethod
+    def fit(work_dir: Path, iterable: bool = False, **resume):
+        import lightning as L
+
+        from hyperrag.training import ResumableFit
+
+        model, data = _Tiny.build()
+        fit = ResumableFit(work_dir, **resume)
+        trainer = L.Trainer(max_epochs=3, logger=False, enable_progress_bar=False, enable_model_summary=False,
+                            accelerator="cpu", **fit.trainer_kwargs())
+        fit.fit(trainer, model, data(iterable))
+        return model, fit
+
+
+class _Stream(torch.utils.data.IterableDataset):
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __iter__(self):
+        yield from zip(self.x, self.y)
+
+
+def test_mid_epoch_resume_at_every_checkpoint_matches_uninterrupted_fit_bit_for_bit(tmp_path, monkeypatch):
+    """Every step's checkpoint (``every_n_steps=1``) of a fit whose plain shuffled DataLoader draws from the global
+    RNG (as dropout does): stopped after any of them, the rerun trains only the remaining steps and ends at the same
+    weights and LR-scheduler state, bit for bit."""
+    reference, _ = _Tiny.fit(tmp_path / "reference", every_n_steps=1)
+    want = {k: v.clone() for k, v in reference.state_dict().items()}
+    for nth in (1, 3, 4, 6, 9):  # steps 1, 3, 4 (epoch 0) and 7, 11 (epochs 1, 2): saves skip each epoch's last step
+        work = tmp_path / f"stop{nth}"
+        with monkeypatch.context() as patch:
+            _interrupt_after_mid_epoch_save(patch, nth)
+            with pytest.raises(_Interrupted):
+                _Tiny.fit(work, every_n_steps=1)
+        step, _ = _position(torch.load(work / "last.ckpt", weights_only=False))
+        model, fit = _Tiny.fit(work, every_n_steps=1)
+        assert fit.start_step == step and model.calls == fit.callback.batches_run == 15 - step
+        assert fit.callback.resumed and model.trainer.lr_scheduler_configs[0].scheduler.last_epoch == 3
+        for name, value in want.items():
+            assert torch.equal(model.state_dict()[name], value), (nth, name)
+
+
+def test_mid_epoch_saves_by_time_and_none_for_an_unresumable_loader(tmp_path, caplog):
+    """``every_seconds``: a save after every step but each epoch's last (the epoch-end save follows); a loader that
+    cannot resume (an IterableDataset without state) gets epoch-end saves only, with a warning."""
+    _, fit = _Tiny.fit(tmp_path / "timed", every_seconds=1e-9)
+    assert fit.callback.saves == {"epoch": 3, "mid_epoch": 3 * 4}
+    with caplog.at_level("WARNING", logger="hyperrag.training.resume"):
+        _, fit = _Tiny.fit(tmp_path / "stream", iterable=True, every_seconds=1e-9)
+    assert fit.callback.saves == {"epoch": 3, "mid_epoch": 0}
+    assert "no mid-epoch checkpoints" in caplog.text
