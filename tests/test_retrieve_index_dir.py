@@ -140,11 +140,14 @@ def test_missing_index_dir_and_unsupported_method(tmp_path):
     proc = run_cli(tmp_path, "method=bm25", f"index_dir={tmp_path / 'nope'}")
     assert proc.returncode == 2 and "index directory not found" in proc.stderr, proc.stderr
     from hyperrag.errors import InputError
-    from hyperrag.retrievers.hugrag import HugRAGRetriever
+    from hyperrag.retrievers.base import Retriever
     from hyperrag.runners.prepare import build_retriever
 
-    with pytest.raises(InputError, match="method 'hugrag' cannot retrieve over an index directory"):
-        build_retriever(HugRAGRetriever, None, None, tmp_path)
+    class CorpusOnly(Retriever):  # a user's retriever that does not declare supports_index_dir
+        name = "corpus_only"
+
+    with pytest.raises(InputError, match="method 'corpus_only' cannot retrieve over an index directory"):
+        build_retriever(CorpusOnly, None, None, tmp_path)
 
 
 def test_resume_through_retrieve(tmp_path):

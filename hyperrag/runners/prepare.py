@@ -60,5 +60,6 @@ def build_retriever(factory: Any, encoder: Any, llm: Any, index_dir: str | Path 
     cls = getattr(factory, "func", factory)
     if not getattr(cls, "supports_index_dir", False):
         raise InputError(f"method {getattr(cls, 'name', cls.__name__)!r} cannot retrieve over an index directory "
-                         "(dense, bm25, hipporag2, catrag and cdfrag can)", field="index_dir")
+                         "(every built-in method can; a retriever declares it with supports_index_dir = True)",
+                         field="index_dir")
     return factory(encoder=encoder, llm=llm, index_dir=str(index_dir))
