@@ -21,6 +21,7 @@ from tests.test_retrieve_index_dir import (
     compose_retrieve,
     predictions,
     write_jsonl,
+    write_new,
 )
 
 sys.path.insert(0, str(REPO_ROOT))
@@ -49,13 +50,9 @@ def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
     assert first["hierarchy"] == "built" and first["passages"] == 12 and first["method"] == "hugrag"
     assert first["modules_recomputed"] == first["modules"] > 1 and first["modules_kept"] == 0
 
-    new = write_jsonl(tmp_path / "new.jsonl", NEW_PASSAGES)
-    docs = [{"idx": i, "title": p["title"], "passage": f"{p['title']}\n{p['text']}",
-             "extracted_entities": o["entities"], "extracted_triples": o["triples"]}
-            for i, (p, o) in enumerate(zip(NEW_PASSAGES, NEW_OPENIE))]
-    (tmp_path / "new_openie.json").write_text(json.dumps({"docs": docs}), encoding="utf-8")
+    new, new_openie = write_new(tmp_path)
     corpus = read_jsonl_corpus(new)
-    insert_documents(index, corpus, read_openie(tmp_path / "new_openie.json", corpus), encoder)
+    insert_documents(index, corpus, read_openie(new_openie, corpus), encoder)
 
     proc = refresh(tmp_path, "--index", str(index), *overrides(tmp_path))  # --method defaults to hugrag
     assert proc.returncode == 0, proc.stderr

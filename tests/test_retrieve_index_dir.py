@@ -41,6 +41,17 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def write_new(folder: Path, passages: list[dict] = NEW_PASSAGES, openie: list[dict] = NEW_OPENIE) -> tuple[Path, Path]:
+    """``folder/new.jsonl`` and its HippoRAG-format ``folder/new_openie.json`` (``docs[i]`` ↔ ``passages[i]``)."""
+    corpus = write_jsonl(folder / "new.jsonl", passages)
+    docs = [{"idx": i, "title": p["title"], "passage": f"{p['title']}\n{p['text']}",
+             "extracted_entities": o["entities"], "extracted_triples": o["triples"]}
+            for i, (p, o) in enumerate(zip(passages, openie))]
+    path = folder / "new_openie.json"
+    path.write_text(json.dumps({"docs": docs}), encoding="utf-8")
+    return corpus, path
+
+
 def index_cli(tmp_path: Path, *args: str) -> dict:
     env = {**os.environ, "HYPERRAG_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, "-m", "hyperrag.index", *args], cwd=REPO_ROOT, env=env,
@@ -68,12 +79,7 @@ def updated_index(tmp_path_factory):
     built = index_cli(tmp, "build", "--index", str(index), "--corpus", str(SAMPLE / "corpus.jsonl"),
                       "--openie", str(SAMPLE / "openie_handwritten.json"))
     assert built["built"] and built["passages"] == 12
-    new = write_jsonl(tmp / "new.jsonl", NEW_PASSAGES)
-    docs = [{"idx": i, "title": p["title"], "passage": f"{p['title']}\n{p['text']}",
-             "extracted_entities": o["entities"], "extracted_triples": o["triples"]}
-            for i, (p, o) in enumerate(zip(NEW_PASSAGES, NEW_OPENIE))]
-    new_openie = tmp / "new_openie.json"
-    new_openie.write_text(json.dumps({"docs": docs}), encoding="utf-8")
+    new, new_openie = write_new(tmp)
     inserted = index_cli(tmp, "insert", "--index", str(index), "--corpus", str(new), "--openie", str(new_openie))
     assert inserted["added_passages"] == 2
     index_cli(tmp, "delete", "--index", str(index), "--ids", "p07")

@@ -25,12 +25,12 @@ from tests.conftest import REPO_ROOT
 from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
 from tests.reliability.doubles import HashEncoder
 from tests.test_retrieve_index_dir import (
-    NEW_OPENIE,
     NEW_PASSAGES,
     QUESTION,
     compose_retrieve,
     predictions,
     write_jsonl,
+    write_new,
 )
 
 sys.path.insert(0, str(REPO_ROOT))
@@ -38,16 +38,6 @@ import retrieve
 
 SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
 HIER = {"backend": "cpu", "token_budget": 40, "min_module_size": 3}
-
-
-def write_new(tmp_path, passages=NEW_PASSAGES, openie=NEW_OPENIE):
-    corpus = write_jsonl(tmp_path / "new.jsonl", passages)
-    docs = [{"idx": i, "title": p["title"], "passage": f"{p['title']}\n{p['text']}",
-             "extracted_entities": o["entities"], "extracted_triples": o["triples"]}
-            for i, (p, o) in enumerate(zip(passages, openie))]
-    path = tmp_path / "new_openie.json"
-    path.write_text(json.dumps({"docs": docs}), encoding="utf-8")
-    return corpus, path
 
 
 def build_index(tmp_path, encoder):

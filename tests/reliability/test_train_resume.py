@@ -22,24 +22,31 @@ def _weights(ckpt: Path) -> dict[str, torch.Tensor]:
     return torch.load(ckpt, map_location="cpu", weights_only=False)["state_dict"]
 
 
-@pytest.mark.slow
-def test_sigkilled_fit_resumes_from_the_last_epoch_and_matches_an_uninterrupted_run(tmp_path):
-    models = tmp_path / "models"
-    common = [f"models_dir={models}", f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", "torch_threads=1",
-              "trainer.enable_progress_bar=false", *TREE]
+def _sigkill_after_first_checkpoint(tmp_path: Path, models: Path, common: list[str]) -> Path:
+    """Run ``train.py task=poincare_tree`` in a child process, SIGKILL it 0.1 s after its first ``last.ckpt`` (a few
+    more steps or epochs: the kill lands anywhere, mid-save included); return that checkpoint's path."""
     proc = subprocess.Popen([sys.executable, str(REPO_ROOT / "train.py"), f"out={tmp_path / 'killed'}", *common],
                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while not list(models.glob("poincare_tree/*/.partial/last.ckpt")):
-            assert proc.poll() is None, "train.py ended before its first epoch checkpoint"
+            assert proc.poll() is None, "train.py ended before its first checkpoint"
             assert time.monotonic() < deadline
             time.sleep(0.005)
-        time.sleep(0.1)  # a few more epochs: the kill lands anywhere, mid-save included
+        time.sleep(0.1)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     (partial,) = models.glob("poincare_tree/*/.partial/last.ckpt")
+    return partial
+
+
+@pytest.mark.slow
+def test_sigkilled_fit_resumes_from_the_last_epoch_and_matches_an_uninterrupted_run(tmp_path):
+    models = tmp_path / "models"
+    common = [f"models_dir={models}", f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", "torch_threads=1",
+              "trainer.enable_progress_bar=false", *TREE]
+    partial = _sigkill_after_first_checkpoint(tmp_path, models, common)
     model_dir = partial.parent.parent
     assert not (model_dir / "model.ckpt").exists(), "the fit finished before the kill: make the run longer"
     done = torch.load(partial, map_location="cpu", weights_only=False)["epoch"] + 1
@@ -183,19 +190,7 @@ def test_sigkill_mid_epoch_reruns_only_the_remaining_steps_and_matches_an_uninte
     models = tmp_path / "models"
     common = [f"models_dir={models}", f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", "torch_threads=1",
               "trainer.enable_progress_bar=false", *TREE, *MID]
-    proc = subprocess.Popen([sys.executable, str(REPO_ROOT / "train.py"), f"out={tmp_path / 'killed'}", *common],
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not list(models.glob("poincare_tree/*/.partial/last.ckpt")):
-            assert proc.poll() is None, "train.py ended before its first checkpoint"
-            assert time.monotonic() < deadline
-            time.sleep(0.005)
-        time.sleep(0.1)  # a few more steps: the kill lands anywhere, mid-save included
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    (partial,) = models.glob("poincare_tree/*/.partial/last.ckpt")
+    partial = _sigkill_after_first_checkpoint(tmp_path, models, common)
     model_dir = partial.parent.parent
     assert not (model_dir / "model.ckpt").exists(), "the fit finished before the kill: make the run longer"
     saved = torch.load(partial, map_location="cpu", weights_only=False)
