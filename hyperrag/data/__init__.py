@@ -3,9 +3,9 @@
 from hyperrag.data.datasets import jsonl_dataset, musique_dataset, sample_dataset
 from hyperrag.data.jsonl import read_jsonl_corpus, read_jsonl_queries
 from hyperrag.data.openie import OpenIERecords, read_openie
-from hyperrag.data.types import Corpus, Dataset, Passage, Query
+from hyperrag.data.types import Corpus, Dataset, Passage, Query, SubQuestion
 
 __all__ = [
-    "Corpus", "Dataset", "OpenIERecords", "Passage", "Query", "jsonl_dataset", "musique_dataset",
+    "Corpus", "Dataset", "OpenIERecords", "Passage", "Query", "SubQuestion", "jsonl_dataset", "musique_dataset",
     "read_jsonl_corpus", "read_jsonl_queries", "read_openie", "sample_dataset",
 ]

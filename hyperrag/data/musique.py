@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.data.jsonl import encodable, parse_json_text
-from hyperrag.data.types import Corpus, Dataset, Passage, Query
+from hyperrag.data.types import Corpus, Dataset, Passage, Query, SubQuestion
 from hyperrag.errors import InputError
 
 
@@ -81,6 +81,7 @@ def read_musique_queries(path: Path, corpus: Corpus) -> list[Query]:
         aliases = rec.get("answer_aliases") or []
         answers = tuple(str(a) for a in ([answer] if answer is not None else []) + list(aliases))
         gold: list[str] = []
+        paragraph_ids: dict[int, str] = {}  # paragraph position -> corpus id (supporting paragraphs)
         for j, para in enumerate(_field(rec, "paragraphs", list, path=path, record=i)):
             if not isinstance(para, dict):
                 raise InputError("expected a JSON object", path=path, record=i, field=f"paragraphs[{j}]")
@@ -91,8 +92,27 @@ def read_musique_queries(path: Path, corpus: Corpus) -> list[Query]:
                 raise InputError(f"supporting paragraph {para.get('title')!r} not found in corpus {corpus.source}",
                                  path=path, record=i, field=f"paragraphs[{j}]")
             gold.append(by_content[key])
-        queries.append(Query(qid, question, answers, tuple(dict.fromkeys(gold))))
+            paragraph_ids[j] = by_content[key]
+        hops = _decomposition(rec.get("question_decomposition"), paragraph_ids, path=path, record=i)
+        queries.append(Query(qid, question, answers, tuple(dict.fromkeys(gold)), hops))
     return queries
+
+
+def _decomposition(raw: Any, paragraph_ids: dict[int, str], *, path: Path, record: int) -> tuple[SubQuestion, ...]:
+    """MuSiQue's ``question_decomposition`` as sub-questions; a hop's passage is its supporting paragraph."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise InputError("expected a JSON list", path=path, record=record, field="question_decomposition")
+    hops = []
+    for j, hop in enumerate(raw):
+        where = f"question_decomposition[{j}]"
+        if not isinstance(hop, dict) or not isinstance(hop.get("question"), str):
+            raise InputError("expected an object with a 'question' string", path=path, record=record, field=where)
+        support = hop.get("paragraph_support_idx")
+        gold_id = paragraph_ids.get(support) if isinstance(support, int) and not isinstance(support, bool) else None
+        hops.append(SubQuestion(hop["question"], str(hop.get("answer") or ""), gold_id))
+    return tuple(hops)
 
 
 def read_musique_dir(directory: str | Path, name: str = "musique") -> Dataset:

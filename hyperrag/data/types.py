@@ -19,11 +19,34 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class SubQuestion:
+    """One hop of a gold decomposition (MuSiQue ``question_decomposition``): the hop's question (``#1``... name
+    earlier hops' answers), its answer and the passage that supports it (``None`` when unknown)."""
+
+    question: str
+    answer: str = ""
+    gold_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Query:
+    """A question with its gold annotations (all optional).
+
+    Attributes:
+        answers: accepted answer strings (aliases included).
+        gold_ids: supporting passage ids.
+        decomposition: the gold hops, in order (MuSiQue); what the oracle backend decomposes into.
+        options: answer options of a multiple-choice question (shown to the reader).
+        answer_index: position of the correct option in ``options``.
+    """
+
     id: str
     question: str
     answers: tuple[str, ...] = ()
     gold_ids: tuple[str, ...] = ()
+    decomposition: tuple[SubQuestion, ...] = ()
+    options: tuple[str, ...] = ()
+    answer_index: int | None = None
 
 
 @dataclass
