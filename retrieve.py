@@ -37,16 +37,18 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     from hyperrag.llm import build_llm
     from hyperrag.reporting.tracking import build_tracker
-    from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval
+    from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval, run_title
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
 
     L.seed_everything(cfg.seed, verbose=False)
+    check_llm_required(cfg)
     tracker = build_tracker(cfg)  # run_info.json now (seeds, versions, git commit); W&B + CSV when done
     dataset = instantiate(cfg.data)
     if cfg.limit_queries:  # a slice of the query file (quick runs with a slow LLM)
         dataset.queries = dataset.queries[: cfg.limit_queries]
     encoder = instantiate(cfg.embedder)
-    with build_llm(cfg.llm) as llm:  # starts and stops a managed server; prints LLM usage at exit
+    # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...)
+    with build_llm(cfg.llm, dataset) as llm, reader_for(cfg, llm, dataset) as reader:
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
                                   extraction=cfg.method.retriever.get("extraction"))
         retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, cfg.index_dir)
@@ -56,12 +58,37 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         metrics = run_batch_retrieval(dataset, retriever, cfg.out, top_k=cfg.top_k, batch_size=cfg.batch_size,
                                       ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
                                       devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
-                                      answer_top_n=cfg.answer_top_n, resume=cfg.resume)
+                                      answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader)
     if metrics:
-        print_metrics_table(f"{cfg.method.name} on {dataset.name} ({len(dataset.queries)} queries)", metrics)
+        print_metrics_table(run_title(cfg.method.name, dataset.name, len(dataset.queries), metrics), metrics)
         tracker.finish(metrics)
         log.info("predictions and metrics in %s", cfg.out)
     return metrics
+
+
+def check_llm_required(cfg: DictConfig) -> None:
+    """A paper-table experiment (``requires_llm``) with ``llm=none`` stops unless ``allow_llm_free=true``."""
+    from hyperrag.errors import InputError
+
+    no_llm = str(cfg.llm.get("_target_", "")).endswith(".NoLLM")
+    if cfg.get("requires_llm") and no_llm and not cfg.get("allow_llm_free"):
+        raise InputError("this experiment reproduces a paper table and needs an LLM backend (llm=local, vllm, "
+                         "openai_compatible or oracle); allow_llm_free=true runs its LLM-free form, labelled as such",
+                         field="llm")
+
+
+def reader_for(cfg: DictConfig, llm: Any, dataset: Any) -> Any:
+    """The QA reader: the retrieval LLM itself (``reader_llm=same``) or its own backend."""
+    from contextlib import nullcontext
+
+    from hyperrag.llm import build_llm
+
+    node = cfg.get("reader_llm")
+    if node is None or node.get("same_as_llm", False):
+        return nullcontext(llm)
+    reader = build_llm(node, dataset)
+    reader.role = "reader"
+    return reader
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ _LAZY = {
     "LocalLlamaCppServer": "hyperrag.llm.backends",
     "VLLMServer": "hyperrag.llm.backends",
     "OpenAICompatible": "hyperrag.llm.backends",
+    "OracleLLM": "hyperrag.llm.oracle",
     "ChatClient": "hyperrag.llm.client",
     "ClientConfig": "hyperrag.llm.client",
     "run_batch": "hyperrag.llm.client",
@@ -62,22 +63,37 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'hyperrag.llm' has no attribute {name!r}")
 
 
-def build_llm(cfg: Any = None) -> Any:
+def build_llm(cfg: Any = None, dataset: Any = None) -> Any:
     """An :class:`LLM` from a Hydra/OmegaConf node (``_target_`` + arguments), a plain dict, an
     existing LLM (returned as is) or ``None``/``"none"`` (→ :class:`NoLLM`). The server is not
-    started: use the result as a context manager, or it starts on first use."""
+    started: use the result as a context manager, or it starts on first use.
+
+    ``dataset``: the query file in use; a backend that answers from gold annotations (``llm=oracle``) is bound
+    to it, and refuses to start without one.
+    """
     from hyperrag.llm.base import LLM, NoLLM
 
     if cfg is None or cfg == "none":
         return NoLLM()
     if isinstance(cfg, LLM):
-        return cfg
-    from hydra.utils import instantiate
+        llm = cfg
+    else:
+        from hydra.utils import instantiate
 
-    return instantiate(cfg, _convert_="all")
+        llm = instantiate(cfg, _convert_="all")
+    if getattr(llm, "requires_gold", False) and dataset is not None:
+        llm.bind_gold(dataset)
+    return llm
+
+
+def llm_label(llm: Any) -> str:
+    """How figures made with ``llm`` are labelled: ``LLM-free``, ``upper bound (oracle)`` or the model."""
+    if llm is None or not getattr(llm, "available", False):
+        return "LLM-free"
+    return getattr(llm, "label", None) or f"{getattr(llm, 'kind', 'llm')}:{getattr(llm, 'model', '?')}"
 
 
 __all__ = [  # noqa: PLE0604 - the lazy names are strings too
     "ChatRequest", "ChatResult", "ErrorKind", "LLMError", "LLMUnavailableError", "OutputInvalid",
-    "ServerStartError", "TaskFailedError", "TaskResult", "build_llm", *_LAZY,
+    "ServerStartError", "TaskFailedError", "TaskResult", "build_llm", "llm_label", *_LAZY,
 ]

@@ -71,6 +71,8 @@ class LLM:
 
     available = True
     kind = "openai_compatible"
+    #: what the backend does in a run (``llm``: the method's decisions; ``reader``: the QA reader)
+    role = "llm"
 
     def __init__(
         self,
@@ -137,7 +139,8 @@ class LLM:
         try:
             if self.show_usage and self.accounting.tasks:
                 self.accounting.log_summary()
-                self.accounting.print()
+                label = getattr(self, "label", None) or self.kind
+                self.accounting.print(title=f"LLM usage ({self.role}: {label})")
         finally:
             self.stop()
 

@@ -145,6 +145,13 @@ class Session:
                     return TaskResult(task.label, True, parsed.output, parsed.value, cached=True,
                                       parse_attempts=1, dropped_ids=parsed.dropped_ids, repaired=parsed.repaired,
                                       latency_s=time.perf_counter() - start, raw=hit.raw)
+        res = await self._ask(p)
+        res.latency_s = time.perf_counter() - start
+        return res
+
+    async def _ask(self, p: Prepared) -> TaskResult:
+        """Send, parse and validate (asking again after an invalid reply); cache what validates."""
+        task = p.task
         res = TaskResult(task.label, False)
         conversation = list(p.messages)
         for _ in range(1 + self.max_invalid_retries):
@@ -174,5 +181,4 @@ class Session:
                 self.cache.put(p.key, task=task.key, model=self.client.model, raw=reply.text or "",
                                prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens)
             break
-        res.latency_s = time.perf_counter() - start
         return res

@@ -24,6 +24,7 @@ class ErrorKind:
     PROTOCOL = "protocol"  # the HTTP body is not an OpenAI chat-completions response
     INVALID_OUTPUT = "invalid_output"  # the model's text never parsed/validated against the schema
     UNAVAILABLE = "unavailable"  # no model configured (llm=none)
+    NO_GOLD = "no_gold"  # llm=oracle: no gold annotation answers this task or question
 
     TRANSPORT = (TIMEOUT, HTTP_5XX, RATE_LIMIT, HTTP_4XX, CONNECTION, PROTOCOL)
 

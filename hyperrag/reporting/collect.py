@@ -33,6 +33,8 @@ class RunRecord:
     started: str = ""
     group: str | None = None
     variant: dict[str, str] = field(default_factory=dict)  # filled by label_runs
+    #: what the figures are, from metrics.json: "LLM-free", "upper bound (oracle)", "transductive", ...
+    tags: list[str] = field(default_factory=list)
 
     @property
     def variant_text(self) -> str:
@@ -40,7 +42,21 @@ class RunRecord:
 
     @property
     def label(self) -> str:
-        return f"{self.method} {self.variant_text}".strip()
+        tags = f" ({', '.join(self.tags)})" if self.tags else ""
+        return f"{self.method} {self.variant_text}".strip() + tags
+
+
+def run_tags(metrics: dict[str, Any]) -> list[str]:
+    """The labels a run's figures carry: which LLM decided (LLM-free / upper bound (oracle) / model), whether the
+    reader was another backend, and whether the method saw its evaluation questions at index time."""
+    tags = []
+    if isinstance(metrics.get("llm_label"), str):
+        tags.append(metrics["llm_label"])
+    if isinstance(metrics.get("reader_llm_label"), str):
+        tags.append(f"reader: {metrics['reader_llm_label']}")
+    if metrics.get("transductive") is True:
+        tags.append("transductive")
+    return tags
 
 
 def _overrides(run_dir: Path, info: dict[str, Any]) -> list[str]:
@@ -89,7 +105,7 @@ def load_run(metrics_path: Path) -> RunRecord | None:
     method = record.get("method") or config.get("method.name") or "?"
     started = info.get("started_at") or str(int(metrics_path.stat().st_mtime))
     return RunRecord(run_dir, str(method), str(record["dataset"]), metrics, overrides, config, started,
-                     (info.get("tracking") or {}).get("group"))
+                     (info.get("tracking") or {}).get("group"), tags=run_tags(record["metrics"]))
 
 
 def find_runs(specs: str | list[str] | tuple[str, ...]) -> list[RunRecord]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,10 +55,22 @@ class Retriever(ABC):
         self.encoder = encoder
         self.llm = llm
         self.device = resolve_device(device)
+        #: LLM steps the method is configured to run but could not (no LLM, failed call, budget cap), by step
+        self.skipped: Counter[str] = Counter()
 
     @property
     def llm_available(self) -> bool:
         return bool(getattr(self.llm, "available", False))
+
+    def skip(self, step: str, count: int = 1) -> None:
+        """Record that a configured LLM step did not run ``count`` times (reported as ``llm_steps_skipped``)."""
+        if count > 0:
+            self.skipped[step] += int(count)
+
+    @property
+    def transductive(self) -> bool:
+        """Whether the method builds its index from the very questions it is scored on (reported as such)."""
+        return False
 
     @abstractmethod
     def index(self, dataset: Dataset) -> None:

@@ -146,7 +146,11 @@ class CatRAGRetriever(HippoRAG2Retriever):
         if self.passage_boost:
             parts.append(self.passage_boost_delta(seeds))
         if self.edge_weighting and self.llm_available:
+            failed_before = getattr(self.edge_scorer, "failed_calls", 0)  # a custom scorer may not count
             parts.append(self.edge_scorer(seeds, self))
+            self.skip("edge_scoring", getattr(self.edge_scorer, "failed_calls", 0) - failed_before)
+        elif self.edge_weighting:
+            self.skip("edge_scoring", len(seeds.questions))
         assert self.ppr_graph is not None
         return merge_edge_deltas(self.ppr_graph, parts, combine="multiply")
 

@@ -97,6 +97,7 @@ class LLMEdgeScorer:
         self.max_facts_shown = max_facts_shown
         self.adjacency: RelationAdjacency | None = None
         self.calls = 0  # LLM scoring calls (not counting summaries), for per-query accounting
+        self.failed_calls = 0  # seeds whose scoring call failed (their arcs keep their static weights)
 
     def fact_text(self, retriever: CatRAGRetriever, f: int) -> str:
         s, r, o = retriever.graph.facts[f]
@@ -156,6 +157,7 @@ class LLMEdgeScorer:
                 inputs.append({"query": seeds.questions[b], "node": context[e], "neighbors": shown})
             results = retriever.llm.complete_structured_batch("neighbor_scoring", inputs)
             self.calls += len(calls)
+            self.failed_calls += sum(not r.ok for r in results)
             for (b, e, _), res in zip(calls, results):
                 if not res.ok:  # no verdict: the seed's arcs keep their weights
                     continue

@@ -131,6 +131,8 @@ class HippoRAG2Retriever(Retriever):
         keep = torch.ones_like(scores, dtype=torch.bool)
         if self.fact_filter and self.llm_available:
             keep = self.recognition_memory(questions, ids)
+        elif self.fact_filter:
+            self.skip("fact_filter", len(questions))
         return ids, scores, keep
 
     def recognition_memory(self, questions: list[str], fact_ids: torch.Tensor) -> torch.Tensor:
@@ -143,6 +145,7 @@ class HippoRAG2Retriever(Retriever):
         for b, (row, kept) in enumerate(zip(fact_ids.tolist(), verdicts)):
             if kept is not None:
                 keep[b] = torch.tensor([f in kept for f in row], dtype=torch.bool)
+        self.skip("fact_filter", sum(v is None for v in verdicts))
         return keep
 
     def entity_reset(self, fact_ids: torch.Tensor, fact_scores: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:

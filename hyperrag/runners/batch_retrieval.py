@@ -139,24 +139,32 @@ def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True)
 def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | Path, *, top_k: int = 10,
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None, llm: Any = None,
-                        answer_top_n: int = 5, resume: bool = True) -> dict[str, Any]:
+                        answer_top_n: int = 5, resume: bool = True, reader_llm: Any = None) -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
+
+    Args:
+        llm: the retrieval LLM (the retriever's); its label marks the figures (LLM-free, oracle, model).
+        reader_llm: the QA reader (default: ``llm``) — another model or endpoint than the one that scores edges
+            or filters facts, as CatRAG and HippoRAG 2 run it.
 
     Returns the metrics dict (empty on ranks other than 0).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    answering = bool(answer_top_n and getattr(llm, "available", False))
+    reader = reader_llm if reader_llm is not None else llm
+    answering = bool(answer_top_n and getattr(reader, "available", False))
     key = resume_key(dataset, retriever, max(top_k, max(ks)), answering)
     done = finished_rows(out, key, {q.id for q in dataset.queries}, resume)
     todo = [q for q in dataset.queries if q.id not in done]
     if done:
         log.info("batch retrieval: %d/%d queries already in %s; %d to go", len(done), len(dataset.queries),
                  out / PREDICTIONS, len(todo))
-    module = RetrievalModule(retriever, dataset, max(top_k, max(ks)), llm, answer_top_n if answering else 0)
+    module = RetrievalModule(retriever, dataset, max(top_k, max(ks)), reader, answer_top_n if answering else 0)
     accounting = getattr(llm, "accounting", None)
     calls_before = accounting.total().calls if accounting is not None else 0
+    reader_accounting = getattr(reader, "accounting", None) if reader is not llm else None
+    reader_calls_before = reader_accounting.total().calls if reader_accounting is not None else 0
     t0 = time.perf_counter()
     rank = 0
     if todo:
@@ -187,6 +195,15 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
         metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(todo), 1), 2)
+    if reader_accounting is not None and reader_accounting.tasks:
+        metrics["reader_calls_per_query"] = round(
+            (reader_accounting.total().calls - reader_calls_before) / max(len(todo), 1), 2)
+    skipped = llm_steps_skipped(retriever, rows, answer_top_n, answering)
+    metrics["llm_steps_skipped"] = skipped
+    if skipped:
+        log.warning("%s: configured LLM steps that did not run (no LLM, failed call or budget cap): %s",
+                    getattr(retriever, "name", "retriever"), ", ".join(f"{k} {v}" for k, v in skipped.items()))
+    metrics.update(run_labels(llm, reader, retriever))
     atomic_write_jsonl(out / PREDICTIONS, rows)
     for shard in out.glob("predictions.rank*.jsonl"):
         shard.unlink()
@@ -195,8 +212,48 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     record = {"dataset": dataset.name, **retriever.describe(), "metrics": metrics}
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
+    if reader_accounting is not None and reader_accounting.tasks:
+        record["reader_llm_usage"] = reader_accounting.to_dict()
     atomic_write_json(out / "metrics.json", record)
     return metrics
+
+
+def llm_steps_skipped(retriever: Retriever, rows: list[dict[str, Any]], answer_top_n: int,
+                      answering: bool) -> dict[str, int]:
+    """Configured LLM steps that did not run, by step: the retriever's own count, plus the reader's answers
+    (no reader LLM, or a failed call) when answers were asked for (``answer_top_n > 0``)."""
+    skipped = dict(sorted(getattr(retriever, "skipped", {}).items()))
+    if answer_top_n:
+        missing = sum(1 for r in rows if not r.get("answer_ok", False)) if answering else \
+            sum(1 for r in rows if "answer" not in r)
+        if missing:
+            skipped["answer"] = skipped.get("answer", 0) + missing
+    return skipped
+
+
+def run_labels(llm: Any, reader: Any, retriever: Retriever) -> dict[str, Any]:
+    """What the figures are: which LLM made the decisions (``llm_kind``, ``llm_label``: LLM-free / upper bound
+    (oracle) / the model), which one read, and whether the method saw its evaluation questions at index time."""
+    from hyperrag.llm import llm_label
+
+    kind = getattr(llm, "kind", "none") if getattr(llm, "available", False) else "none"
+    out: dict[str, Any] = {"llm_kind": kind, "llm_label": llm_label(llm)}
+    if reader is not llm:
+        out["reader_llm_kind"] = getattr(reader, "kind", "none") if getattr(reader, "available", False) else "none"
+        out["reader_llm_label"] = llm_label(reader)
+    if getattr(retriever, "transductive", False):
+        out["transductive"] = True
+    return out
+
+
+def run_title(method: str, dataset: str, queries: int, metrics: dict[str, Any]) -> str:
+    """The console title of a run's metrics table, labelled (LLM-free, upper bound (oracle), transductive)."""
+    labels = [metrics.get("llm_label", "")]
+    if metrics.get("reader_llm_label"):
+        labels.append(f"reader: {metrics['reader_llm_label']}")
+    if metrics.get("transductive"):
+        labels.append("transductive")
+    return f"{method} on {dataset} ({queries} queries) — {', '.join(x for x in labels if x)}"
 
 
 def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:

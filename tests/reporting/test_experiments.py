@@ -99,7 +99,7 @@ def test_sweep_is_one_wandb_group_and_reports(tmp_path, shared_cache, monkeypatc
     report = build_report([str(tmp_path / "multirun")], tmp_path / "reports")
     assert report == tmp_path / "reports" / "hipporag2_damping" / "report.md"
     text = report.read_text()
-    assert "| hipporag2 damping=0.3 |" in text and "| hipporag2 damping=0.7 |" in text
+    assert "| hipporag2 damping=0.3 (LLM-free) |" in text and "| hipporag2 damping=0.7 (LLM-free) |" in text
     assert "hipporag2_damping_stamp" in text  # W&B group listed with the runs
     assert (report.parent / "sweep_damping.png").stat().st_size > 5000
     assert Path(report.parent / "recall_at_k.png").is_file()

@@ -1,0 +1,278 @@
+"""How a perfect model answers each LLM task, from what the task shows plus the gold of its query.
+
+One function per task name, ``(task, inputs, gold) -> reply``: the reply is the JSON object the task's output
+schema asks for, written with the *display IDs the prompt showed* (``F1``, ``P2``, ``N3``...), so it goes through
+the task's own parser, validation and ID checks like a real model's reply. A function never adds a passage,
+fact or ID that the task did not show.
+
+Tasks without gold (OpenIE, summaries, gates, causal pair verification, relevancy judging, ...) and calls whose
+question is not in the query file raise :class:`NoGold`; the oracle backend turns that into a failed call
+(``error_kind = "no_gold"``), so the method takes its documented fallback and the usage table counts it.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, mentions, normalize
+from hyperrag.llm.prompting import Item
+from hyperrag.llm.tasks.base import Task
+
+UNKNOWN = "unknown"
+
+
+class NoGold(Exception):
+    """The oracle cannot answer this call (no gold for the task, or the question is not in the query file)."""
+
+
+Reply = dict[str, Any]
+OracleFn = Callable[[Task, Mapping[str, Any], GoldIndex], Reply]
+ORACLES: dict[str, OracleFn] = {}
+
+
+def oracle_for(*names: str) -> Callable[[OracleFn], OracleFn]:
+    def register(fn: OracleFn) -> OracleFn:
+        for name in names:
+            ORACLES[name] = fn
+        return fn
+
+    return register
+
+
+def oracle_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """The perfect reply to one call; raises :class:`NoGold` when there is none."""
+    fn = ORACLES.get(task.name)
+    if fn is None:
+        raise NoGold(f"the oracle has no gold for task {task.name!r}")
+    return fn(task, inputs, gold)
+
+
+# ---- finding the query ------------------------------------------------------------------------------------
+def question_of(inputs: Mapping[str, Any]) -> str:
+    for key in ("query", "question"):
+        if isinstance(inputs.get(key), str):
+            return inputs[key]
+    raise NoGold("the task shows no question")
+
+
+def query_gold(inputs: Mapping[str, Any], gold: GoldIndex) -> QueryGold:
+    question = question_of(inputs)
+    found = gold.find(question)
+    if found is None:
+        raise NoGold(f"question not in the query file: {question[:80]!r}")
+    return found
+
+
+def query_or_hop(inputs: Mapping[str, Any], gold: GoldIndex) -> tuple[QueryGold, Hop | None]:
+    question = question_of(inputs)
+    found = gold.find(question)
+    if found is not None:
+        return found, None
+    hop = gold.find_hop(question)
+    if hop is None:
+        raise NoGold(f"question not in the query file: {question[:80]!r}")
+    return hop
+
+
+# ---- is a shown item gold? --------------------------------------------------------------------------------
+def shown(task: Task, inputs: Mapping[str, Any], key: str) -> list[tuple[Item, Any]]:
+    """The task's display items with the raw values they were made from."""
+    return list(zip(task.items(inputs), list(inputs[key])))  # type: ignore[attr-defined]
+
+
+def gold_passage_item(qg: QueryGold, item: Item, raw: Any) -> bool:
+    sources = item_sources(raw)
+    if sources is not None:
+        return qg.is_gold_source(sources)
+    return qg.passage_of_text(item.text) is not None
+
+
+def gold_candidate_item(qg: QueryGold, item: Item, raw: Any) -> bool:
+    """A candidate row (fact, path, node): from a gold passage by its provenance, else by its text."""
+    sources = item_sources(raw)
+    if sources is not None:
+        return qg.is_gold_source(sources)
+    text = normalize(item.text)
+    return qg.passage_of_text(item.text) is not None or any(
+        len(p.title) >= 4 and mentions(text, normalize(p.title)) for p in qg.passages)
+
+
+def covers(qg: QueryGold, hop: Hop | None, items: Sequence[tuple[Item, Any]]) -> bool:
+    """Whether the shown evidence holds every gold passage the (sub-)question needs."""
+    needed = [hop.passage] if hop is not None and hop.passage is not None else qg.passages
+    return all(any(shows(qg, p, item, raw) for item, raw in items) for p in needed)
+
+
+def shows(qg: QueryGold, passage: GoldPassage, item: Item, raw: Any) -> bool:
+    """Whether a shown item is ``passage`` (by its provenance, else by its text)."""
+    sources = item_sources(raw)
+    if sources is not None:
+        return passage.id in {str(s) for s in sources}
+    return qg.passage_of_text(item.text) is passage
+
+
+# ---- tasks --------------------------------------------------------------------------------------------------
+@oracle_for("fact_filter")
+def fact_filter(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """Keep the shown facts whose triple comes from a gold passage."""
+    from hyperrag.llm.tasks.fact_filter import fact_items
+
+    qg = query_gold(inputs, gold)
+    keep = []
+    for item, raw in zip(fact_items(inputs["facts"]), inputs["facts"]):
+        fact = raw[1] if isinstance(raw, tuple) and len(raw) == 2 and not isinstance(raw[1], str) else raw
+        if isinstance(fact, (list, tuple)) and len(fact) == 3:
+            ok = qg.is_gold_fact(fact)
+        else:
+            ok = qg.passage_of_text(fact) is not None
+        if ok:
+            keep.append(item.id)
+    return {"relevant_ids": keep}
+
+
+@oracle_for("neighbor_scoring")
+def neighbor_scoring(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """10 for neighbours that occur in a gold passage, 0 for the others."""
+    qg = query_gold(inputs, gold)
+    scores = []
+    for item, raw in shown(task, inputs, "neighbors"):
+        sources = item_sources(raw)
+        if sources is not None:
+            ok = qg.is_gold_source(sources)
+        else:
+            ok = qg.is_gold_name(neighbor_name(raw, item))
+        scores.append({"id": item.id, "score": 10 if ok else 0})
+    return {"scores": scores}
+
+
+def neighbor_name(raw: Any, item: Item) -> str:
+    """A neighbour's entity name: the ``name`` of a mapping, else the text before its context."""
+    if isinstance(raw, Mapping) and isinstance(raw.get("name"), str):
+        return raw["name"]
+    text = item.text
+    for cut in (" (via", "\n", ":"):
+        text = text.split(cut)[0]
+    return text
+
+
+@oracle_for("passage_selection")
+def passage_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """The shown gold passages (in the order shown)."""
+    qg = query_gold(inputs, gold)
+    return {"selected_ids": [item.id for item, raw in shown(task, inputs, "passages")
+                             if gold_passage_item(qg, item, raw)]}
+
+
+@oracle_for("passage_relations")
+def passage_relations(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """Every pair of shown gold passages is related (earlier hop → later hop); no other pair is."""
+    qg = query_gold(inputs, gold)
+    order = {p.id: i for i, p in enumerate(qg.passages)}
+    gold_items = []
+    for item, raw in shown(task, inputs, "passages"):
+        sources = item_sources(raw)
+        p = (next((g for g in qg.passages if g.id in {str(s) for s in sources}), None) if sources is not None
+             else qg.passage_of_text(item.text))
+        if p is not None:
+            gold_items.append((order[p.id], item.id))
+    gold_items.sort()
+    kind = relation_type(task)
+    return {"relations": [{"source_id": a, "target_id": b, "type": kind, "description": "both needed"}
+                          for i, (_, a) in enumerate(gold_items) for _, b in gold_items[i + 1:]]}
+
+
+def relation_type(task: Task) -> str:
+    """The link type a perfect model gives two passages of one reasoning chain (from the task's schema)."""
+    model = task.output_model()
+    link = typing.get_args(model.model_fields["relations"].annotation)[0]
+    allowed = typing.get_args(link.model_fields["type"].annotation)
+    for preferred in ("complement", "related", "support", "elaborates"):
+        if preferred in allowed:
+            return preferred
+    return allowed[0]
+
+
+@oracle_for("missing_concepts")
+def missing_concepts(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """Sufficient iff every gold passage is shown; otherwise the missing hops' entities and sub-questions."""
+    from hyperrag.llm.prompting import make_items
+
+    qg = query_gold(inputs, gold)
+    items = list(zip(make_items(list(inputs.get("passages") or []), "P"), list(inputs.get("passages") or [])))
+    if covers(qg, None, items):
+        return {"sufficient": True, "missing_concepts": [], "follow_up_questions": []}
+    missing = [h for h in qg.hops if h.passage is not None
+               and not any(shows(qg, h.passage, item, raw) for item, raw in items)]
+    return {"sufficient": False,
+            "missing_concepts": list(dict.fromkeys(h.subject or h.resolved for h in missing))[:8],
+            "follow_up_questions": [h.resolved for h in missing][:4]}
+
+
+@oracle_for("query_refinement")
+def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """decompose → the gold sub-questions; expand → the question plus the bridge entities it implies."""
+    qg = query_gold(inputs, gold)
+    mode = getattr(task, "mode", "")
+    if not qg.hops:
+        raise NoGold("the query file has no decomposition for this question")
+    if mode == "decompose":
+        return {"queries": [h.question for h in qg.hops]}
+    if mode == "expand":
+        bridges = [h.answer for h in qg.hops[:-1] if h.answer]
+        if not bridges:
+            raise NoGold("a one-hop question implies no bridge entity")
+        return {"queries": [f"{qg.query.question} {' '.join(bridges)}"]}
+    raise NoGold(f"the oracle has no gold for query_refinement/{mode}")
+
+
+def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """The gold answer when the evidence holds every gold passage the question needs, else "unknown"."""
+    qg, hop = query_or_hop(inputs, gold)
+    items = shown(task, inputs, "passages")
+    supporting = [item.id for item, raw in items if gold_passage_item(qg, item, raw)]
+    if not covers(qg, hop, items):
+        return {"answer": UNKNOWN, "supporting_ids": []}
+    if hop is not None:
+        answer = hop.answer
+    elif qg.query.options and qg.query.answer_index is not None:
+        answer = qg.query.options[qg.query.answer_index]
+    else:
+        answer = qg.answer
+    return {"answer": answer or UNKNOWN, "supporting_ids": supporting}
+
+
+ORACLES["grounded_answer"] = answer_reply
+ORACLES["strict_rewrite"] = answer_reply
+
+
+@oracle_for("claim_extraction")
+def claim_extraction(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """The answer is the one claim (an abstention makes none)."""
+    text = str(inputs["text"]).strip()
+    return {"claims": [] if normalize(text) in ("", UNKNOWN) else [text]}
+
+
+@oracle_for("claim_support")
+def claim_support(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """Supported iff the claim's text occurs in a shown passage."""
+    claim = normalize(inputs["claim"])
+    hits = [item.id for item, _ in shown(task, inputs, "passages") if mentions(normalize(item.text), claim)]
+    return {"verdict": "supported" if hits else "not_enough_info", "evidence_ids": hits,
+            "reason": "stated in the evidence" if hits else "not in the evidence"}
+
+
+@oracle_for("causal_path_selection")
+def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """Keep the candidates that come from gold passages; the rest are not kept."""
+    qg = query_gold(inputs, gold)
+    kept = [item.id for item, raw in shown(task, inputs, "candidates") if gold_candidate_item(qg, item, raw)]
+    if getattr(task, "variant", "") == "standard":
+        return {"selected_ids": kept}
+    return {"kept_ids": kept, "spurious_ids": []}
+
+
+def as_raw(reply: Reply) -> str:
+    return json.dumps(reply, ensure_ascii=False)

@@ -1,0 +1,153 @@
+"""The gold-informed oracle backend: replies through the real task interface, from shown items only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hyperrag.data import Corpus, Dataset, Passage, Query, SubQuestion
+from hyperrag.llm import build_llm
+from hyperrag.llm.errors import LLMUnavailableError
+from hyperrag.llm.oracle import ORACLE_LABEL, OracleLLM
+from hyperrag.llm.tasks import get_task
+
+P = [
+    Passage("a", "Black Hawk Township", "Black Hawk Township is located in Jefferson County, Iowa."),
+    Passage("b", "Jefferson County", "Jefferson County shares a border with Dodge County."),
+    Passage("c", "Lake Ohrid", "Lake Ohrid lies on the border of Albania and North Macedonia."),
+    Passage("d", "Dodge County", "Dodge County is named after Henry Dodge, a governor."),
+]
+QUESTION = "What county borders the county where Black Hawk Township is?"
+HOPS = (SubQuestion("Black Hawk Township >> located in", "Jefferson County", "a"),
+        SubQuestion("#1 >> shares border with", "Dodge County", "b"))
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    openie = {"docs": [{"idx": i, "passage": p.content, "extracted_entities": [],
+                        "extracted_triples": t} for i, (p, t) in enumerate(zip(P, [
+                            [["Black Hawk Township", "located in", "Jefferson County"]],
+                            [["Jefferson County", "shares border with", "Dodge County"]],
+                            [["Lake Ohrid", "borders", "Albania"]],
+                            [["Dodge County", "named after", "Henry Dodge"]]]))]}
+    path = tmp_path / "openie.json"
+    path.write_text(json.dumps(openie))
+    queries = [Query("q1", QUESTION, ("Dodge County",), ("a", "b"), HOPS),
+               Query("q2", "Which lake lies on the Albanian border?", ("Lake Ohrid",), ("c",))]
+    return Dataset("toy", Corpus(P), queries, path)
+
+
+@pytest.fixture
+def oracle(dataset):
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, dataset)
+    with llm:
+        yield llm
+
+
+def passages(*ids):
+    by_id = {p.id: p for p in P}
+    return [(i, by_id[i].content) for i in ids]
+
+
+def test_needs_gold_and_is_labelled(dataset):
+    llm = OracleLLM(cache_path=None)
+    with pytest.raises(LLMUnavailableError):
+        llm.start()
+    llm.bind_gold(dataset)
+    assert llm.available and llm.kind == "oracle" and llm.label == ORACLE_LABEL
+    assert llm.gold.digest in llm.model  # cached under its own key, one per gold
+
+
+def test_fact_filter_keeps_gold_triples_only(oracle):
+    facts = [(10, ("lake ohrid", "borders", "albania")), (11, ("black hawk township", "located in",
+                                                               "jefferson county")),
+             (12, ("jefferson county", "shares border with", "dodge county"))]
+    res = oracle.complete_structured("fact_filter", {"query": QUESTION, "facts": facts})
+    assert res.ok and res.value == [11, 12] and res.dropped_ids == 0
+
+
+def test_neighbour_scoring_scores_gold_neighbours_10(oracle):
+    neighbors = [{"id": 1, "name": "Dodge County", "text": "Dodge County"},
+                 {"id": 2, "name": "Albania", "text": "Albania"}, (3, "Jefferson County (via: ...)")]
+    res = oracle.complete_structured("neighbor_scoring", {"query": QUESTION, "node": "Jefferson County",
+                                                          "neighbors": neighbors})
+    assert res.value == {1: 1.0, 2: 0.0, 3: 1.0}
+
+
+def test_passage_selection_and_relations(oracle):
+    shown = passages("c", "b", "a")
+    sel = oracle.complete_structured("passage_selection", {"query": QUESTION, "passages": shown})
+    assert sel.value == ["b", "a"]  # the shown gold passages, in the order shown; never an unshown one
+    rel = oracle.complete_structured("passage_relations", {"query": QUESTION, "passages": shown})
+    assert [(s, t) for s, t, *_ in rel.value] == [("a", "b")]  # hop 1 -> hop 2; the distractor links nothing
+    no_question = oracle.complete_structured("passage_relations", {"passages": shown})
+    assert not no_question.ok and no_question.error_kind == "no_gold"
+
+
+def test_missing_concepts_names_the_next_hop(oracle):
+    res = oracle.complete_structured("missing_concepts", {"query": QUESTION, "passages": passages("a")})
+    assert res.ok and not res.output.sufficient
+    assert res.output.missing_concepts == ["Jefferson County"]
+    assert res.output.follow_up_questions == ["Jefferson County shares border with"]
+    done = oracle.complete_structured("missing_concepts", {"query": QUESTION, "passages": passages("a", "b")})
+    assert done.output.sufficient
+
+
+def test_decomposition_and_expansion(oracle):
+    dec = oracle.complete_structured(get_task("query_refinement", mode="decompose"), {"query": QUESTION})
+    assert dec.value == ["Black Hawk Township located in", "#1 shares border with"]
+    exp = oracle.complete_structured(get_task("query_refinement", mode="expand"), {"query": QUESTION})
+    assert exp.value == [f"{QUESTION} Jefferson County"]
+    simp = oracle.complete_structured(get_task("query_refinement", mode="simplify"), {"query": QUESTION})
+    assert not simp.ok and simp.error_kind == "no_gold"
+
+
+def test_answer_only_when_every_gold_passage_is_shown(oracle):
+    full = oracle.complete_structured("grounded_answer", {"question": QUESTION, "passages": passages("a", "b", "c")})
+    assert full.value == {"answer": "Dodge County", "supporting": ["a", "b"]}
+    part = oracle.complete_structured("grounded_answer", {"question": QUESTION, "passages": passages("a", "c")})
+    assert part.value["answer"] == "unknown"
+    hop = oracle.complete_structured("grounded_answer", {"question": "Jefferson County shares border with",
+                                                         "passages": passages("b")})
+    assert hop.value["answer"] == "Dodge County"  # a resolved gold sub-question is answered from its passage
+
+
+def test_claims_and_path_selection(oracle):
+    claims = oracle.complete_structured("claim_extraction", {"text": "Dodge County", "question": QUESTION})
+    assert claims.value == ["Dodge County"]
+    sup = oracle.complete_structured("claim_support", {"claim": "Dodge County", "passages": passages("b", "c")})
+    assert sup.value == {"verdict": "supported", "evidence": ["b"]}
+    cands = [{"id": 7, "text": "entity | seed | Lake Ohrid", "passage_ids": ["c"]},
+             {"id": 8, "text": "entity | hop 1 | Jefferson County", "passage_ids": ["b", "d"]}]
+    sel = oracle.complete_structured("causal_path_selection", {"query": QUESTION, "candidates": cands})
+    assert sel.value == {"kept": [8], "spurious": []}
+
+
+@pytest.mark.parametrize("task, inputs", [
+    ("causal_gate", {"source": "x", "target": "y"}),
+    ("entity_summary", {"entity": "x", "descriptions": ["d"]}),
+    ("module_summary", {"entities": ["x"]}),
+    ("causal_pair_verification", {"a": "x", "b": "y"}),
+    ("openie_hipporag_ner", {"passage": "x"}),
+])
+def test_tasks_without_gold_fail_like_a_failed_call(oracle, task, inputs):
+    res = oracle.complete_structured(task, inputs)
+    assert not res.ok and res.error_kind == "no_gold"
+    assert oracle.accounting.tasks[get_task(task).label].failures["no_gold"] == 1
+
+
+def test_unknown_question_fails(oracle):
+    res = oracle.complete_structured("fact_filter", {"query": "Who painted the Mona Lisa?", "facts": [("a", "b", "c")]})
+    assert not res.ok and res.error_kind == "no_gold"
+
+
+def test_replies_are_cached_under_the_oracle_key(dataset, tmp_path):
+    cache = tmp_path / "responses.sqlite"
+    inputs = {"query": QUESTION, "passages": passages("a", "b")}
+    for expected_cached in (False, True):
+        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": str(cache),
+                         "show_usage": False}, dataset)
+        with llm:
+            res = llm.complete_structured("passage_selection", inputs)
+        assert res.ok and res.cached is expected_cached and res.requests == 0

@@ -1,0 +1,71 @@
+"""retrieve.py with the oracle backend, a separate reader, skipped LLM steps and LLM-requiring experiments."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from hyperrag.errors import InputError
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT))
+import retrieve
+
+
+def compose_retrieve(tmp_path: Path, *overrides: str):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+        return compose("retrieve", overrides=[f"out={tmp_path / 'run'}", f"cache_dir={tmp_path / 'cache'}",
+                                              "hardware=cpu", "tracking=none", *overrides])
+
+
+def saved(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "run" / "metrics.json").read_text())
+
+
+def test_oracle_run_is_labelled_upper_bound(tmp_path, capsys):
+    metrics = retrieve.run(compose_retrieve(tmp_path, "method=hipporag2", "llm=oracle", "data.openie_source=file"))
+    assert metrics["llm_kind"] == "oracle" and metrics["llm_label"] == "upper bound (oracle)"
+    record = saved(tmp_path)
+    assert record["metrics"]["llm_kind"] == "oracle"
+    assert record["llm_usage"]["fact_filter/max4"]["ok"] == 6  # the fact filter really ran, on gold
+    assert record["metrics"]["llm_steps_skipped"] == {}
+    assert "upper bound (oracle)" in capsys.readouterr().out
+    # every answer equals the gold answer exactly when the full chain is in the reader's top-5
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    for row in rows:
+        chain = set(row["gold_ids"]) <= set(row["ranked_ids"][:5])
+        assert (row["answer"] == row["answers"][0]) == chain and (row["answer"] == "unknown") != chain
+
+
+def test_llm_free_run_counts_every_skipped_step(tmp_path):
+    metrics = retrieve.run(compose_retrieve(tmp_path, "method=catrag", "llm=none"))
+    assert metrics["llm_label"] == "LLM-free"
+    assert metrics["llm_steps_skipped"] == {"answer": 6, "edge_scoring": 6, "fact_filter": 6}
+
+
+def test_reader_is_its_own_backend(tmp_path):
+    metrics = retrieve.run(compose_retrieve(tmp_path, "method=dense", "llm=none", "reader_llm=oracle"))
+    assert metrics["llm_kind"] == "none" and metrics["reader_llm_label"] == "upper bound (oracle)"
+    assert "em" in metrics and "answer" not in metrics["llm_steps_skipped"]
+    record = saved(tmp_path)
+    assert record["reader_llm_usage"]["grounded_answer"]["calls"] == 6 and "llm_usage" not in record
+
+
+def test_paper_table_needs_an_llm(tmp_path):
+    cfg = compose_retrieve(tmp_path, "experiment=hipporag2_table", "data=sample", "method=dense", "llm=none")
+    with pytest.raises(InputError, match="needs an LLM backend"):
+        retrieve.run(cfg)
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "retrieve.py"), "experiment=hipporag2_table",
+                           "data=sample", "method=dense", "llm=none", f"out={tmp_path / 'cli'}",
+                           f"cache_dir={tmp_path / 'cache'}", "tracking=none", "hardware=cpu"],
+                          check=False, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2
+    expected = ("error: field 'llm': this experiment reproduces a paper table and needs an LLM backend (llm=local, "
+                "vllm, openai_compatible or oracle); allow_llm_free=true runs its LLM-free form, labelled as such")
+    assert proc.stderr.strip().splitlines() == [expected]
+    allowed = retrieve.run(compose_retrieve(tmp_path, "experiment=hipporag2_table", "data=sample", "method=dense",
+                                            "llm=none", "allow_llm_free=true"))
+    assert allowed["llm_label"] == "LLM-free"
