@@ -6,7 +6,8 @@
     python evaluate.py predictions=<run> llm=local metrics=[groundedness,answer_relevancy]   # LLM judges
     python evaluate.py predictions=<holisqa run> queries=<holisqa>/queries.jsonl          # gold sentences
 
-Metrics (hyperrag/eval/suite.py): retrieval (recall@k, fcr@k), context_recall, qa (EM/F1/JSR),
+Metrics (hyperrag/eval/suite.py): retrieval (recall@k, fcr@k), context_recall, qa (EM/F1/JSR), accuracy
+(multiple choice: the answer names the correct option),
 answer_relevancy (LLM, Ragas-style) and answer_relevancy_emb, groundedness (LLM claims) and
 groundedness_lexical (each with a hallucination rate), causal_coverage. ``metrics=auto`` runs every metric
 whose inputs exist. Results go to ``evaluation.json`` (+ per-query ``evaluation.jsonl``) beside each

@@ -5,7 +5,11 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from hyperrag.data.hipporag2_release import read_hipporag2_release
+from hyperrag.data.hotpotqa import read_hotpotqa
+from hyperrag.data.hover import read_hover
 from hyperrag.data.jsonl import read_jsonl_corpus, read_jsonl_queries
+from hyperrag.data.multiple_choice import read_multiple_choice
 from hyperrag.data.musique import read_musique_dir
 from hyperrag.data.types import Dataset
 from hyperrag.errors import InputError
@@ -40,3 +44,24 @@ def sample_dataset(name: str = "sample", openie_source: str = "file") -> Dataset
 
 def musique_dataset(dir: str | Path, name: str = "musique") -> Dataset:
     return read_musique_dir(dir, name=name)
+
+
+def hipporag2_release_dataset(dir: str | Path, name: str, openie: str | Path | None = None) -> Dataset:
+    """``<dir>/<name>.json`` + ``<dir>/<name>_corpus.json`` of the HippoRAG 2 release."""
+    return read_hipporag2_release(dir, name, openie)
+
+
+def hotpotqa_dataset(path: str | Path, name: str = "hotpotqa") -> Dataset:
+    """One HotpotQA file; the corpus is its questions' context paragraphs."""
+    return read_hotpotqa(path, name)
+
+
+def hover_dataset(claims: str | Path, corpus: str | Path, label_options: bool, name: str = "hover") -> Dataset:
+    """HoVer claims with a separate title/text corpus."""
+    return read_hover(claims, corpus, name, label_options=label_options)
+
+
+def multiple_choice_dataset(queries: str | Path, cop_base: int, corpus: str | Path | None = None,
+                            name: str = "multiple_choice") -> Dataset:
+    """Multiple-choice questions (CosmosQA, MedQA, MedMCQA, generic); passages from ``corpus`` and/or contexts."""
+    return read_multiple_choice(queries, corpus, name, cop_base=cop_base)

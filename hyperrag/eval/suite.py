@@ -6,6 +6,7 @@ name                     reports (percent, mean over the queries it applies to) 
 ``retrieval``            ``recall@k``, ``fcr@k`` for each k                                  gold_ids
 ``context_recall``       ``context_recall`` — gold sentences (if given) or passages covered  gold
 ``qa``                   ``em``, ``f1``, ``jsr`` (EM and full chain in the context)          answers
+``accuracy``             ``accuracy`` — the answer names the correct option                  answers, options
 ``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
 ``answer_relevancy_emb`` cosine(question, answer) with the embedder                          answers
 ``groundedness``         LLM claim support; also ``hallucination_rate``                      answers, LLM
@@ -26,7 +27,7 @@ from typing import Any
 
 from hyperrag.eval.context import causal_coverage, context_recall
 from hyperrag.eval.groundedness import hallucination_rate, lexical_groundedness, llm_groundedness
-from hyperrag.eval.qa import exact_match, token_f1
+from hyperrag.eval.qa import exact_match, option_correct, token_f1
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
@@ -122,6 +123,13 @@ def m_qa(e: EvalInputs) -> Result:
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "jsr")}, per
 
 
+def m_accuracy(e: EvalInputs) -> Result:
+    """Multiple choice: rows with ``options`` and a known ``answer_index`` (rows without an answer count wrong)."""
+    per = [{"accuracy": option_correct(r.get("answer") or "", r.get("options") or [], r.get("answer_index"))}
+           for r in e.rows]
+    return {"accuracy": _mean([p["accuracy"] for p in per])}, per
+
+
 def _answers(e: EvalInputs) -> list[str | None]:
     return [r.get("answer") if r.get("answer_ok", True) else None for r in e.rows]
 
@@ -176,6 +184,7 @@ METRICS: dict[str, Metric] = {
     "retrieval": Metric(m_retrieval),
     "context_recall": Metric(m_context_recall),
     "qa": Metric(m_qa, frozenset({"answers"})),
+    "accuracy": Metric(m_accuracy, frozenset({"answers", "options"})),
     "answer_relevancy": Metric(m_answer_relevancy, frozenset({"answers", "llm", "encoder"})),
     "answer_relevancy_emb": Metric(m_answer_relevancy_emb, frozenset({"answers", "encoder"})),
     "groundedness": Metric(m_groundedness, frozenset({"answers", "llm", "corpus"})),
@@ -186,7 +195,8 @@ METRICS: dict[str, Metric] = {
 
 def missing_needs(name: str, e: EvalInputs) -> list[str]:
     have = {"answers": e.has_answers, "llm": e.llm_available, "encoder": e.encoder is not None,
-            "corpus": e.corpus is not None, "causal": any(_field(r, CAUSAL_FIELDS) for r in e.rows)}
+            "corpus": e.corpus is not None, "causal": any(_field(r, CAUSAL_FIELDS) for r in e.rows),
+            "options": any(r.get("options") for r in e.rows)}
     return [n for n in sorted(METRICS[name].needs) if not have[n]]
 
 

@@ -14,23 +14,31 @@ from hyperrag.data.types import Corpus
 
 
 def answer_queries(llm: Any, questions: Sequence[str], ranked_ids: Sequence[Sequence[str]], corpus: Corpus,
-                   top_n: int = 5, progress: bool | str = "answers") -> list[dict[str, Any]]:
-    """Per query ``{"answer": str, "supporting_ids": [passage id], "answer_ok": bool, "answer_error": str?}``.
+                   top_n: int = 5, progress: bool | str = "answers",
+                   options: Sequence[Sequence[str]] | None = None) -> list[dict[str, Any]]:
+    """Per query ``{"answer": str, "supporting_ids": [passage id], "answer_ok": bool, "answer_error": str?}``,
+    plus ``"answer_option": int`` for a multiple-choice query.
 
     Args:
         llm: an available :class:`hyperrag.llm.LLM`.
         questions: B questions.
         ranked_ids: per query, passage ids best first; the first ``top_n`` are shown to the model.
         corpus: where the passage texts come from.
+        options: per query, its answer options (empty for a free-form question); the answer is one of them.
     """
     inputs = [{"question": q, "passages": [(pid, corpus[corpus.position(pid)].content) for pid in ids[:top_n]]}
               for q, ids in zip(questions, ranked_ids)]
+    for x, opts in zip(inputs, options or ()):
+        if opts:  # only multiple-choice inputs carry the key: free-form prompts (and their cache) are unchanged
+            x["options"] = list(opts)
     results = llm.complete_structured_batch("grounded_answer", inputs, progress=progress)
     out = []
     for res in results:
         if res.ok:
             out.append({"answer": res.value["answer"], "supporting_ids": list(res.value["supporting"]),
                         "answer_ok": True})
+            if "option" in res.value:
+                out[-1]["answer_option"] = res.value["option"]
         else:  # recorded, not raised: the retrieval result stays usable
             out.append({"answer": "", "supporting_ids": [], "answer_ok": False,
                         "answer_error": str(getattr(res, "error_kind", "failed"))})
@@ -59,7 +67,7 @@ def answer_rows(llm: Any, rows: list[dict[str, Any]], corpus: Corpus, top_n: int
     """Add ``answer``/``supporting_ids``/``answer_ok`` to prediction rows in place; return LLM-answered rows.
 
     Rows whose retriever already answered keep that answer; the rest go to the reader when ``llm`` is
-    available and ``top_n > 0``. An exception from the LLM layer marks the batch failed, never raises.
+    available and ``top_n > 0``, with the row's ``options`` (multiple choice) when it has them. An exception from the LLM layer marks the batch failed, never raises.
     """
     todo = []
     for row in rows:
@@ -72,7 +80,7 @@ def answer_rows(llm: Any, rows: list[dict[str, Any]], corpus: Corpus, top_n: int
         return 0
     try:
         answers = answer_queries(llm, [r["question"] for r in todo], [r["ranked_ids"] for r in todo], corpus,
-                                 top_n=top_n, progress=progress)
+                                 top_n=top_n, progress=progress, options=[r.get("options") or [] for r in todo])
     except Exception as err:  # noqa: BLE001 - an LLM outage costs answers, not the run
         answers = [{"answer": "", "supporting_ids": [], "answer_ok": False,
                     "answer_error": f"{type(err).__name__}: {err}"[:200]} for _ in todo]

@@ -24,7 +24,7 @@ import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 
 from hyperrag.data.types import Corpus, Dataset, Query
-from hyperrag.eval.qa import qa_metrics
+from hyperrag.eval.qa import option_accuracy, qa_metrics
 from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.retrievers.base import Retriever
@@ -73,6 +73,8 @@ class RetrievalModule(L.LightningModule):
                    "gold_ids": list(q.gold_ids), "answers": list(q.answers)}
             if out.details:
                 row["details"] = out.details[i]
+            if q.options:  # multiple choice: the reader picks one, `accuracy` scores it
+                row.update(options=list(q.options), answer_index=q.answer_index)
             rows.append(row)
         t0 = time.perf_counter()
         answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n)
@@ -190,6 +192,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         n = answer_top_n or 5
         chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
         metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain))
+        metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
+                                       [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
         metrics["answer_seconds"] = round(module.answer_seconds, 3)
     if accounting is not None and accounting.tasks:
@@ -261,7 +265,7 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=title)
-    keys = [k for k in metrics if "@" in k or k in ("em", "f1", "jsr")]
+    keys = [k for k in metrics if "@" in k or k in ("em", "f1", "jsr", "accuracy")]
     for k in keys:
         table.add_column(k, justify="right")
     table.add_row(*[f"{metrics[k]:.1f}" for k in keys])

@@ -3,6 +3,11 @@
 The reader step of every method: passages are shown with short IDs (``P1``...), the model writes a
 short answer (an entity, date or phrase, as multi-hop QA benchmarks expect) and the IDs of the
 passages that support it; cited IDs are checked against those shown.
+
+Multiple choice: with ``options`` in the inputs the options are shown lettered (``A.``, ``B.``...) and the
+model answers with one letter; a reply naming no option (by letter or text) is invalid and re-asked, and
+``value["answer"]`` is the chosen option's text (``value["option"]`` its position). Without options the
+messages are exactly those of the free-form task, so cached answers stay valid.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from hyperrag.llm.prompting import block, key_map, make_items, render_items, require
+from hyperrag.eval.qa import OPTION_LETTERS, option_letter, parse_option
+from hyperrag.llm.errors import OutputInvalid
+from hyperrag.llm.prompting import block, key_map, make_items, render_items, require, system_prompt
 from hyperrag.llm.tasks.base import IdList, Task, Text, filter_ids
 
 SCHEMA_VERSION = "1"
@@ -23,10 +30,15 @@ class Answer(BaseModel):
     supporting_ids: IdList = []
 
 
-class GroundedAnswer(Task):
-    """Inputs: ``question``, ``passages`` (strings, (key, text) pairs, mappings or Passages).
+def options_of(inputs: Mapping[str, Any]) -> list[str]:
+    return [str(o) for o in inputs.get("options") or ()]
 
-    ``value``: ``{"answer": str, "supporting": [caller keys]}``.
+
+class GroundedAnswer(Task):
+    """Inputs: ``question``, ``passages`` (strings, (key, text) pairs, mappings or Passages), optionally
+    ``options`` (answer options of a multiple-choice question).
+
+    ``value``: ``{"answer": str, "supporting": [caller keys]}``, plus ``"option": int`` with options.
     """
 
     name = "grounded_answer"
@@ -39,20 +51,48 @@ class GroundedAnswer(Task):
         "List the IDs of the passages that support the answer. If the passages do not contain the answer, "
         "give your best short guess and an empty supporting_ids list."
     )
+    OPTIONS_ROLE = (
+        "When answer options are listed, the answer must be exactly one of them: reply with its letter only, "
+        "even if the passages do not settle the question (then pick the most plausible option)."
+    )
+
+    def system(self, inputs: Mapping[str, Any]) -> str:
+        return system_prompt(f"{self.ROLE} {self.OPTIONS_ROLE}" if options_of(inputs) else self.ROLE)
 
     def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]
         return make_items(list(inputs["passages"]), "P")
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "question", "passages", task=self.name)
+        options = options_of(inputs)
+        if not options:
+            return (f"Passages:\n{render_items(self.items(inputs), 'passage')}\n"
+                    f"Question:\n{block('data', inputs['question'])}\n"
+                    'Reply with {"answer": "...", "supporting_ids": ["P..", ...]}.')
+        lettered = "\n".join(f"{option_letter(i)}. {o}" for i, o in enumerate(options))
         return (f"Passages:\n{render_items(self.items(inputs), 'passage')}\n"
                 f"Question:\n{block('data', inputs['question'])}\n"
-                'Reply with {"answer": "...", "supporting_ids": ["P..", ...]}.')
+                f"Options:\n{block('data', lettered)}\n"
+                f'Reply with {{"answer": "<one letter, A to {option_letter(len(options) - 1)}>", '
+                '"supporting_ids": ["P..", ...]}.')
 
     def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
         kept, dropped = filter_ids(output.supporting_ids, [it.id for it in self.items(inputs)])  # type: ignore[attr-defined]
-        return Answer(answer=output.answer, supporting_ids=kept), dropped  # type: ignore[attr-defined]
+        answer = output.answer  # type: ignore[attr-defined]
+        options = options_of(inputs)
+        if options:  # the answer must name an option; stored as its letter
+            choice = parse_option(answer, options)
+            if choice is None:
+                letters = ", ".join(option_letter(i) for i in range(len(options)))
+                raise OutputInvalid(f"answer {answer[:80]!r} names none of the options; reply with one of {letters}")
+            answer = option_letter(choice)
+        return Answer(answer=answer, supporting_ids=kept), dropped
 
     def interpret(self, output: BaseModel, inputs: Mapping[str, Any]) -> dict[str, Any]:
         keys = key_map(self.items(inputs))
-        return {"answer": output.answer, "supporting": [keys[i] for i in output.supporting_ids]}  # type: ignore[attr-defined]
+        supporting = [keys[i] for i in output.supporting_ids]  # type: ignore[attr-defined]
+        options = options_of(inputs)
+        if not options:
+            return {"answer": output.answer, "supporting": supporting}  # type: ignore[attr-defined]
+        choice = OPTION_LETTERS.index(output.answer)  # type: ignore[attr-defined]  # check() stored a letter
+        return {"answer": options[choice], "option": choice, "supporting": supporting}

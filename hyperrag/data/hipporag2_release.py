@@ -1,0 +1,165 @@
+"""Reader for the HippoRAG 2 release: ``<dir>/<name>.json`` (questions) and ``<dir>/<name>_corpus.json``
+(a JSON list of ``{"title", "text"}`` passages; ids are their positions, ``"0"``, ``"1"``, ...), for
+``musique``, ``2wikimultihopqa``, ``hotpotqa``, ``nq``, ``popqa`` and the release's ``sample``.
+
+The question files differ by dataset; fields are read the way HippoRAG 2's own evaluation reads them:
+
+* id: ``id`` or ``_id`` (else the record's position).
+* answers (all accepted): ``answer`` — a string or a list — (``gold_ans`` or ``reference`` in some files),
+  else PopQA's ``obj`` and ``o_wiki_title``; plus ``possible_answers``, ``o_aliases`` and ``answer_aliases``
+  (PopQA stores some of these as JSON-encoded lists, which are decoded).
+* gold passages, matched to the corpus by title and text (whitespace-insensitive):
+  - ``supporting_facts`` + ``context`` (2Wiki, HotpotQA): the context paragraph of each supporting title; by
+    the title alone when the text differs but the title is unique in the corpus (or there is no context);
+  - ``paragraphs`` (MuSiQue, NQ, PopQA): entries with ``is_supporting`` true, every entry when the flag is
+    absent; text in ``text`` or MuSiQue's ``paragraph_text``;
+  - ``contexts``: entries with ``is_supporting`` true.
+  A gold paragraph missing from the corpus is an error.
+* ``question_decomposition`` (MuSiQue): the gold hops, read as :mod:`hyperrag.data.musique` reads them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hyperrag.data.hotpotqa import context_paragraphs, supporting_titles
+from hyperrag.data.musique import _decomposition, read_musique_corpus
+from hyperrag.data.records import (
+    Where,
+    answer_strings,
+    check_text,
+    get_id,
+    get_list,
+    get_text,
+    iter_records,
+    text_key,
+    title_key,
+)
+from hyperrag.data.types import Corpus, Dataset, Query
+from hyperrag.errors import InputError
+
+ID_FIELDS = ("id", "_id")
+PRIMARY_ANSWER_FIELDS = ("answer", "gold_ans", "reference")
+ALIAS_FIELDS = ("possible_answers", "o_aliases", "answer_aliases")
+
+
+class CorpusLookup:
+    """Corpus passages by (title, text) and by title, for matching a question's gold paragraphs."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.source = corpus.source
+        self.by_content: dict[tuple[str, str], str] = {}
+        self.by_title: dict[str, list[str]] = {}
+        for p in corpus.passages:
+            self.by_content.setdefault((title_key(p.title), text_key(p.text)), p.id)
+            self.by_title.setdefault(title_key(p.title), []).append(p.id)
+
+    def find(self, title: str, text: str) -> str | None:
+        return self.by_content.get((title_key(title), text_key(text)))
+
+    def unique_title(self, title: str) -> str | None:
+        ids = self.by_title.get(title_key(title), [])
+        return ids[0] if len(ids) == 1 else None
+
+
+def release_answers(rec: dict[str, Any], where: Where) -> tuple[str, ...]:
+    """Every accepted answer string of a record (see the module docstring for the fields)."""
+    primary = next((k for k in PRIMARY_ANSWER_FIELDS if k in rec), None)
+    fields = [primary] if primary else [k for k in ("obj", "o_wiki_title") if k in rec]
+    answers: list[str] = []
+    for key in [*fields, *(k for k in ALIAS_FIELDS if k in rec)]:
+        value = rec[key]
+        if isinstance(value, str) and value.lstrip().startswith("["):  # PopQA: a list stored as JSON text
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise where.error("looks like a JSON-encoded list but does not parse", key) from None
+        answers += answer_strings(value, where, key)
+    return tuple(dict.fromkeys(answers))
+
+
+def paragraph_gold(rec: dict[str, Any], key: str, where: Where, lookup: CorpusLookup,
+                   supporting_by_default: bool) -> tuple[list[str], dict[int, str]]:
+    """Gold ids from a list of paragraph objects, and each supporting paragraph's position → its id."""
+    gold: list[str] = []
+    positions: dict[int, str] = {}
+    for j, para in enumerate(get_list(rec, key, where)):
+        field = f"{key}[{j}]"
+        if not isinstance(para, dict):
+            raise where.error("expected a JSON object", field)
+        if not para.get("is_supporting", supporting_by_default):
+            continue
+        title = check_text(para.get("title", ""), where, f"{field}.title", allow_empty=True)
+        text_field = "text" if "text" in para else "paragraph_text"
+        if text_field not in para:
+            raise where.error("missing required field", f"{field}.text")
+        pid = lookup.find(title, check_text(para[text_field], where, f"{field}.{text_field}"))
+        if pid is None:
+            raise where.error(f"supporting paragraph {title!r} not found in corpus {lookup.source}", field)
+        gold.append(pid)
+        positions[j] = pid
+    return gold, positions
+
+
+def fact_gold(rec: dict[str, Any], where: Where, lookup: CorpusLookup) -> list[str]:
+    """Gold ids from ``supporting_facts``: each title's context paragraph, else the title if unique."""
+    texts: dict[str, list[str]] = {}
+    for title, text in context_paragraphs(rec, where, required=False):
+        texts.setdefault(title_key(title), []).append(text)
+    gold: list[str] = []
+    for field, title in supporting_titles(rec, where):
+        found = [pid for text in texts.get(title_key(title), []) if (pid := lookup.find(title, text))]
+        if not found:
+            pid = lookup.unique_title(title)
+            if pid is None:
+                shared = len(lookup.by_title.get(title_key(title), [])) > 1
+                why = " (several passages have this title; none has the context's text)" if shared else ""
+                raise where.error(f"supporting fact title {title!r} not found in corpus {lookup.source}{why}",
+                                  field)
+            found = [pid]
+        gold += found
+    return gold
+
+
+def read_release_queries(path: Path, corpus: Corpus) -> list[Query]:
+    lookup = CorpusLookup(corpus)
+    queries: list[Query] = []
+    seen: set[str] = set()
+    for where, rec in iter_records(path):
+        position = where.record if where.record is not None else where.line
+        qid = get_id(rec, ID_FIELDS, where, default=str(position))
+        if qid in seen:
+            raise where.error(f"duplicate id {qid!r}", next((k for k in ID_FIELDS if k in rec), None))
+        seen.add(qid)
+        question = get_text(rec, "question", where)
+        positions: dict[int, str] = {}
+        if "supporting_facts" in rec:
+            gold = fact_gold(rec, where, lookup)
+        elif "paragraphs" in rec:
+            gold, positions = paragraph_gold(rec, "paragraphs", where, lookup, supporting_by_default=True)
+        else:
+            gold, _ = paragraph_gold(rec, "contexts", where, lookup, supporting_by_default=False)
+        hops = _decomposition(rec.get("question_decomposition"), positions, path=path, record=where.record)
+        queries.append(Query(qid, question, release_answers(rec, where), tuple(dict.fromkeys(gold)), hops))
+    if not queries:
+        raise InputError("no questions in file", path=path)
+    return queries
+
+
+def read_hipporag2_release(directory: str | Path, name: str, openie: str | Path | None = None) -> Dataset:
+    """Args:
+        directory: the folder holding the release's files.
+        name: the dataset's file stem (``musique``, ``2wikimultihopqa``, ``hotpotqa``, ``nq``, ``popqa``...).
+        openie: an optional OpenIE file (HippoRAG format, ``docs[i]`` ↔ ``corpus[i]``).
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError("dataset directory not found", path=directory)
+    corpus = read_musique_corpus(directory / f"{name}_corpus.json")
+    queries = read_release_queries(directory / f"{name}.json", corpus)
+    openie_path = Path(openie) if openie else None
+    if openie_path is not None and not openie_path.is_file():
+        raise InputError("OpenIE file not found", path=openie_path)
+    return Dataset(name, corpus, queries, openie_path)
