@@ -151,3 +151,15 @@ def test_replies_are_cached_under_the_oracle_key(dataset, tmp_path):
         with llm:
             res = llm.complete_structured("passage_selection", inputs)
         assert res.ok and res.cached is expected_cached and res.requests == 0
+
+
+def test_multiple_choice_answer_is_the_correct_option(tmp_path):
+    corpus = Corpus([Passage("ctx0", "", "Tom missed the bus, so he walked to school in the rain.")])
+    query = Query("m1", "Why did Tom walk?", ("He missed the bus",), ("ctx0",),
+                  options=("He likes rain", "He missed the bus", "The school moved"), answer_index=1)
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False},
+                    Dataset("mc", corpus, [query]))
+    with llm:
+        res = llm.complete_structured("grounded_answer", {"question": query.question, "options": list(query.options),
+                                                          "passages": [("ctx0", corpus[0].content)]})
+    assert res.ok and res.value["answer"] == "He missed the bus"
