@@ -39,7 +39,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
+    from hyperrag.runners.run_settings import check_retrieve_config
 
+    check_retrieve_config(cfg)  # a bad setting stops here, with one line naming it
+    settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
     L.seed_everything(cfg.seed, verbose=False)
     tracker = build_tracker(cfg)  # run_info.json now (seeds, versions, git commit); W&B + CSV when done
     dataset = instantiate(cfg.data)
@@ -48,8 +51,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     encoder = instantiate(cfg.embedder)
     with build_llm(cfg.llm) as llm:  # starts and stops a managed server; prints LLM usage at exit
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
-                                  extraction=cfg.method.retriever.get("extraction"))
-        retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, cfg.index_dir)
+                                  extraction=getattr(settings, "extraction", None))
+        retriever = build_retriever(settings, encoder, llm, cfg.index_dir, device=cfg.hardware.device)
         t0 = time.perf_counter()
         retriever.index(dataset)
         index_seconds = time.perf_counter() - t0

@@ -152,8 +152,11 @@ def test_missing_index_dir_and_unsupported_method(tmp_path):
     class CorpusOnly(Retriever):  # a user's retriever that does not declare supports_index_dir
         name = "corpus_only"
 
+    class CorpusOnlySettings:  # its settings name it, as hyperrag.retrievers.settings classes do
+        retriever = CorpusOnly
+
     with pytest.raises(InputError, match="method 'corpus_only' cannot retrieve over an index directory"):
-        build_retriever(CorpusOnly, None, None, tmp_path)
+        build_retriever(CorpusOnlySettings(), None, None, tmp_path)
 
 
 def test_resume_through_retrieve(tmp_path):
@@ -175,6 +178,7 @@ def test_resume_through_retrieve(tmp_path):
 
 
 def test_index_dir_needs_its_own_embedder(updated_index):
+    from hyperrag.config import method_settings
     from hyperrag.data import jsonl_dataset
     from hyperrag.errors import InputError
     from hyperrag.index.passages import dataset_for_index
@@ -184,7 +188,9 @@ def test_index_dir_needs_its_own_embedder(updated_index):
     u = updated_index
     ds = dataset_for_index(jsonl_dataset(u["full_corpus"], u["queries"]), u["index"])
     with pytest.raises(InputError, match="the index was embedded with"):
-        HippoRAG2Retriever(encoder=HashEncoder(), index_dir=str(u["index"]), device="cpu").index(ds)
+        HippoRAG2Retriever(method_settings("hipporag2"), encoder=HashEncoder(), index_dir=str(u["index"]),
+                           device="cpu").index(ds)
     raw = jsonl_dataset(u["full_corpus"], u["queries"])  # not aligned: corpus order and passages differ
     with pytest.raises(InputError, match="not this index's passages in index order"):
-        HippoRAG2Retriever(encoder=HashEncoder(), index_dir=str(u["index"]), device="cpu").index(raw)
+        HippoRAG2Retriever(method_settings("hipporag2"), encoder=HashEncoder(), index_dir=str(u["index"]),
+                           device="cpu").index(raw)

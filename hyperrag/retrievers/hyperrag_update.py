@@ -47,6 +47,7 @@ from typing import Any
 
 import torch
 
+from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset, Passage
 
 log = logging.getLogger(__name__)
@@ -58,13 +59,12 @@ def passage_hash(p: Passage) -> str:
 
 def settings_key(r: Any) -> str:
     """Digest of everything but the corpus that shapes the ball (ckpts are only reused under the same key)."""
-    from dataclasses import asdict
-
     from hyperrag.retrievers.hyperrag import _digest
 
-    return _digest(getattr(r.encoder, "model_key", ""), r.variant, asdict(r.keyword_settings), r.explicit_settings,
-                   asdict(r.implicit_settings), r.implicit_queries, r.fusion, r.query_closure_depth,
-                   r.query_edge_repeat, r.model_settings, r.train_settings)[:16]
+    s = r.settings
+    return _digest(getattr(r.encoder, "model_key", ""), r.variant, as_dict(s.keywords), as_dict(s.explicit),
+                   as_dict(s.implicit), s.implicit_queries, s.fusion, s.query_closure_depth, s.query_edge_repeat,
+                   as_dict(s.model), as_dict(s.train))[:16]
 
 
 def _questions_key(questions: Sequence[str]) -> str:
@@ -73,7 +73,7 @@ def _questions_key(questions: Sequence[str]) -> str:
 
 def dataset_questions(r: Any, dataset: Dataset) -> list[str]:
     """The query-file questions that become query nodes at index time (as in ``prepare``)."""
-    if r.implicit_queries == "query_file" and r.variant != "explicit":
+    if r.settings.implicit_queries == "query_file" and r.variant != "explicit":
         return list(dict.fromkeys(q.question for q in dataset.queries))
     return []
 
@@ -226,8 +226,8 @@ def load_state(r: Any, folder: Path, passages: Sequence[Passage | None]) -> None
     r.passage_emb = emb
     r.keyword_sets = [frozenset(k) for k in json.loads((folder / "keywords.json").read_text())]
     r.graph = PassageGraph.from_dict(json.loads((folder / "graph.json").read_text()))
-    r.builder = QueryGraphBuilder(r.passage_emb, r.texts, encoder=r.encoder, llm=r.llm,
-                                  settings=r.implicit_settings, keyword_sets=r.keyword_sets)
+    r.builder = QueryGraphBuilder(r.passage_emb, r.texts, r.settings.implicit, encoder=r.encoder, llm=r.llm,
+                                  keyword_sets=r.keyword_sets)
     r.model = PoincareEmbedding.load_from_checkpoint(str(folder / "model.ckpt"), map_location="cpu")
     if r.graph.num_nodes != r.model.points.shape[0] or len(r.keyword_sets) != len(r.texts):
         raise ValueError(f"{folder}: the saved graph / keywords do not match the ball or the corpus")
@@ -261,15 +261,15 @@ def update_from(r: Any, match: CheckpointMatch, dataset: Dataset) -> None:
 def _ball(r: Any, epochs: int | None):  # type: ignore[no-untyped-def]
     from hyperrag.hyperbolic.streaming import StreamingBall
 
-    ts = r.train_settings
+    s = r.settings
     if r.stream is not None:
         ball = r.stream
     else:  # the streaming machinery, without streaming: never due by itself, never prunes
         ball = StreamingBall(r.model, r.graph, r.variant, r.builder, update_frequency=2 ** 62,
-                             epochs=r.update_epochs, max_query_age=None, batch_size=ts["batch_size"],
-                             num_negatives=ts["num_negatives"], seed=ts["seed"],
-                             query_closure_depth=r.query_closure_depth)
-    ball.epochs = r.update_epochs if epochs is None else int(epochs)
+                             epochs=s.update_epochs, max_query_age=None, batch_size=s.train.batch_size,
+                             num_negatives=s.train.num_negatives, seed=s.train.seed,
+                             query_closure_depth=s.query_closure_depth)
+    ball.epochs = s.update_epochs if epochs is None else int(epochs)
     return ball
 
 
@@ -297,7 +297,7 @@ def _refresh_query_graphs(r: Any, ball: Any, first: int, count: int) -> tuple[in
         return 0, 0
     q_emb = r.encoder.encode(graph.questions, desc="queries").float()
     sims = q_emb @ r.passage_emb.float().T  # [Q, P + count]; the builder's dense candidates are this top-k
-    kth = sims[:, :first].topk(min(r.implicit_settings.top_k, first), dim=1).values[:, -1]
+    kth = sims[:, :first].topk(min(r.settings.implicit.top_k, first), dim=1).values[:, -1]
     affected = torch.nonzero(sims[:, first:first + count].max(1).values >= kth).flatten().tolist()
     if not affected:
         return 0, 0
@@ -339,13 +339,12 @@ def insert_passages(r: Any, passages: Sequence[Passage], epochs: int | None = No
         return {"inserted": 0, "new_edges": 0, "trained_nodes": 0, "relations": 0, "seconds": 0.0}
     texts = [p.content for p in passages]
     emb = r.encoder.encode(texts, desc="passages")
-    cache = r.index_root / "hyperrag" if r.index_root else None
-    kw = extract_keywords(texts, r.keyword_settings, cache_dir=cache, show_progress=False)
+    kw = extract_keywords(texts, r.settings.keywords, cache_dir=r.keyword_cache, show_progress=False)
     t_features = time.perf_counter()
     graph = r.graph
     first = graph.num_passages
     keyword_sets = list(r.keyword_sets) + list(kw)
-    edges = keyword_edges_incremental(keyword_sets, first, graph.explicit, **r.explicit_settings)
+    edges = keyword_edges_incremental(keyword_sets, first, graph.explicit, r.settings.explicit)
     graph.pin(r.variant)
     ball = _ball(r, epochs)
     r.model.train()
