@@ -32,6 +32,10 @@ def main(cfg: DictConfig) -> dict[str, Any]:
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
+    from hyperrag.runners.run_settings import check_retrieve_config
+
+    check_retrieve_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
+
     import lightning as L
     from hydra.utils import instantiate
 
@@ -39,9 +43,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
-    from hyperrag.runners.run_settings import check_retrieve_config
 
-    check_retrieve_config(cfg)  # a bad setting stops here, with one line naming it
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
     L.seed_everything(cfg.seed, verbose=False)
     tracker = build_tracker(cfg)  # run_info.json now (seeds, versions, git commit); W&B + CSV when done

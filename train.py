@@ -52,13 +52,14 @@ def main(cfg: DictConfig) -> dict[str, Any]:
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
+    from hyperrag.runners.run_settings import check_train_config
+
+    check_train_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
+
     import lightning as L
     import torch
     from hydra.utils import instantiate
 
-    from hyperrag.runners.run_settings import check_train_config
-
-    check_train_config(cfg)  # a bad setting stops here, with one line naming it
     if cfg.get("torch_threads"):
         torch.set_num_threads(int(cfg.torch_threads))
     L.seed_everything(cfg.seed, verbose=False)

@@ -149,13 +149,12 @@ def _hints(target: Callable[..., Any]) -> dict[str, Any]:
         return typing.get_type_hints(fn, include_extras=True)
     except (NameError, AttributeError, TypeError):  # an unresolvable annotation (a TYPE_CHECKING import)
         pass
-    out = {}  # resolve the others one by one
+    out = {}  # resolve the others one by one, each in the function's module
+    module = getattr(fn, "__module__", None)
     for name, ann in getattr(fn, "__annotations__", {}).items():
-        if not isinstance(ann, str):
-            out[name] = ann
-            continue
+        holder = type("_Annotation", (), {"__annotations__": {name: ann}, "__module__": module})
         with contextlib.suppress(NameError, AttributeError, TypeError, SyntaxError):
-            out[name] = eval(ann, getattr(fn, "__globals__", {}))
+            out[name] = typing.get_type_hints(holder, include_extras=True)[name]
     return out
 
 
