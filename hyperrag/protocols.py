@@ -27,6 +27,8 @@ class Encoder(Protocol):
 
     #: names the model and its settings; embeddings from different keys are never mixed
     model_key: str
+    #: the model as the user named it (recorded in index manifests)
+    model_name: str
 
     def encode(self, texts: Sequence[str], desc: str = "encode") -> torch.Tensor:
         """N texts → FloatTensor [N, D] on the CPU (unit-norm rows for cosine scoring)."""

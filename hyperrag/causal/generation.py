@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.causal.tasks import CausalContextRewrite
 from hyperrag.config.validation import NonNegativeInt, PositiveInt, Probability, settings
 from hyperrag.eval.causal import causal_consistency, hallucination_rate
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,7 @@ class CausalGenerator:
             caller's switch).
     """
 
-    def __init__(self, llm: Any, settings: GenerationSettings) -> None:
+    def __init__(self, llm: LanguageModel, settings: GenerationSettings) -> None:
         self.llm = llm
         s = settings
         self.tau, self.delta, self.max_rounds = s.tau, s.delta, s.max_rounds

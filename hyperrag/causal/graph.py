@@ -43,7 +43,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -60,10 +60,13 @@ from hyperrag.causal.records import (
 )
 from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, Probability, settings
 from hyperrag.data.types import Corpus, Dataset
-from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
+from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
 from hyperrag.ops.knn import topk_cosine_neighbors
 from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +160,7 @@ _score_candidates = score_candidates  # the scorer lives with the per-passage re
 def assemble_causal_graph(
     corpus: Corpus,
     records: Sequence[PassageRecord],
-    encoder: TextEncoder,
+    encoder: Encoder,
     settings: CausalGraphSettings,
     classifier: bool = False,
 ) -> CausalGraph:
@@ -247,10 +250,10 @@ def assemble_causal_graph(
 
 def update_causal_graph(
     dataset: Dataset,
-    encoder: TextEncoder,
+    encoder: Encoder,
     settings: CausalGraphSettings,
     classifier: Any = None,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     openie_triples: Sequence[Sequence[tuple[str, str, str]]] | None = None,
     base: Mapping[str, PassageRecord] | None = None,
 ) -> tuple[CausalGraph, list[PassageRecord]]:
@@ -294,10 +297,10 @@ def update_causal_graph(
 
 def build_causal_graph(
     dataset: Dataset,
-    encoder: TextEncoder,
+    encoder: Encoder,
     settings: CausalGraphSettings,
     classifier: Any = None,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     openie_triples: list[list[tuple[str, str, str]]] | None = None,
 ) -> CausalGraph:
     """Candidates → scores → LLM verification → nodes, edges, embeddings (see the module docstring)."""
@@ -380,10 +383,10 @@ def _base_records(
 
 def load_or_build_causal_index(
     dataset: Dataset,
-    encoder: TextEncoder,
+    encoder: Encoder,
     settings: CausalGraphSettings,
     classifier_path: str | Path | None = None,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     root: str | Path | None = None,
     *,
     openie_triples: Sequence[Sequence[tuple[str, str, str]]] | None = None,

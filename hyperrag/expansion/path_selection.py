@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.expansion.linearize import Table
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 
 @settings
@@ -61,7 +64,7 @@ class CausalPathSelector:
         progress: tqdm bars.
     """
 
-    def __init__(self, llm: Any, settings: PathSelectionSettings, progress: bool = False) -> None:
+    def __init__(self, llm: LanguageModel, settings: PathSelectionSettings, progress: bool = False) -> None:
         self.llm = llm
         self.variant = settings.variant
         self.max_selected = settings.max_selected

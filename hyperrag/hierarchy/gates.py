@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
@@ -34,6 +34,9 @@ from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import descendants
 from hyperrag.ops.knn import topk_cosine_neighbors
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 CHECKPOINT = "gates.jsonl"
@@ -104,7 +107,7 @@ class GateBuilder:
         progress: tqdm bar per stage.
     """
 
-    def __init__(self, llm: Any, settings: GateSettings, directory: str | Path | None = None,
+    def __init__(self, llm: LanguageModel, settings: GateSettings, directory: str | Path | None = None,
                  progress: bool = True) -> None:
         self.settings = settings
         if self.settings.verifier == "llm" and not getattr(llm, "available", False):

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -34,6 +34,9 @@ from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree, entity_degree
 from hyperrag.hierarchy.tokens import approx_tokens
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 CHECKPOINT = "summaries.jsonl"
@@ -90,7 +93,7 @@ class ModuleSummaries:
         progress: tqdm bar per level.
     """
 
-    def __init__(self, llm: Any, settings: SummarySettings, stand_in: EntityListTexts,
+    def __init__(self, llm: LanguageModel, settings: SummarySettings, stand_in: EntityListTexts,
                  directory: str | Path | None = None, info: EntityInfo | None = None, progress: bool = True) -> None:
         self.llm = llm
         self.settings = settings

@@ -18,14 +18,14 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, settings
 from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus, Dataset, Passage
-from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
+from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.errors import InputError
 from hyperrag.graph.build import GraphEmbeddings, build_knowledge_graph
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
@@ -33,6 +33,9 @@ from hyperrag.graph.provenance import GraphProvenance, build_provenance
 from hyperrag.index.passages import write_passages
 from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
 from hyperrag.utils.atomic import atomic_torch_save
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder
 
 log = logging.getLogger(__name__)
 EMBEDDINGS_FILE = "embeddings.pt"
@@ -132,14 +135,14 @@ def load_kg_directory(path: str | Path) -> KGIndex:
                    str(manifest.get("inputs", {}).get("encoder", "")))
 
 
-def _index_key(corpus: Corpus, openie_path: Path, encoder: TextEncoder,
+def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
                settings: GraphSettings) -> tuple[str, dict[str, Any]]:
     inputs = {"corpus": corpus_fingerprint(Dataset("", corpus, [])), "openie": sha256_file(openie_path),
               "encoder": encoder.model_key}
     return fingerprint({"inputs": inputs, "settings": asdict(settings)}), inputs
 
 
-def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: TextEncoder,
+def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: Encoder,
                 settings: GraphSettings, key: str, inputs: dict[str, Any], t0: float) -> KGIndex:
     if directory.path.exists():  # stale, partial or corrupt: rebuild from scratch
         shutil.rmtree(directory.path)
@@ -155,7 +158,7 @@ def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, en
     return KGIndex(graph, emb, directory.path, True, time.perf_counter() - t0, prov, key, encoder.model_key)
 
 
-def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path, encoder: TextEncoder,
+def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path, encoder: Encoder,
                        settings: GraphSettings) -> KGIndex:
     """Build the index of ``corpus`` (+ its OpenIE file) into ``path``.
 
@@ -174,7 +177,7 @@ def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path
     return _build_into(directory, corpus, Path(openie_path), encoder, settings, key, inputs, t0)
 
 
-def load_or_build_kg_index(dataset: Dataset, encoder: TextEncoder, settings: GraphSettings,
+def load_or_build_kg_index(dataset: Dataset, encoder: Encoder, settings: GraphSettings,
                            root: str | Path | None = None, on_corrupt: str = "rebuild") -> KGIndex:
     """Load the index for (dataset, OpenIE file, encoder, settings) or build it once.
 

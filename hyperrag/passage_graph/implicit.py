@@ -35,12 +35,15 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
 from hyperrag.passage_graph.edges import EdgeSet
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +108,7 @@ class QueryGraphBuilder:
     """
 
     def __init__(self, passage_emb: torch.Tensor, passage_texts: Sequence[str], settings: ImplicitSettings,
-                 encoder: Any = None, llm: Any = None, keyword_sets: Sequence[frozenset[str]] | None = None) -> None:
+                 encoder: Encoder | None = None, llm: LanguageModel | None = None, keyword_sets: Sequence[frozenset[str]] | None = None) -> None:
         self.passage_emb = passage_emb.float()
         self.texts = list(passage_texts)
         self.encoder = encoder

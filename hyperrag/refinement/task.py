@@ -36,7 +36,7 @@ from hyperrag.refinement.ppo import PPOPolicy
 from hyperrag.utils.digest import stable_digest as _digest
 
 if TYPE_CHECKING:
-    from hyperrag.protocols import Encoder
+    from hyperrag.protocols import Encoder, LanguageModel
     from hyperrag.retrievers.settings import CDFRAGSettings
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class PPOTask:
         self.llm_config = llm
         self.name = name
         self.data_name = dataset.name
-        self._llm: Any = None
+        self._llm: LanguageModel | None = None
 
     @cached_property
     def split(self) -> tuple[list[int], list[int]]:

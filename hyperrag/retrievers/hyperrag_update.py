@@ -43,12 +43,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset, Passage
+
+if TYPE_CHECKING:
+    from hyperrag.retrievers.hyperrag import HyperRAGRetriever
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,7 @@ def passage_hash(p: Passage) -> str:
     return hashlib.sha1(f"{p.id}\x1f{p.title}\x1f{p.text}".encode()).hexdigest()[:16]
 
 
-def settings_key(r: Any) -> str:
+def settings_key(r: HyperRAGRetriever) -> str:
     """Digest of everything but the corpus that shapes the ball (ckpts are only reused under the same key)."""
     from hyperrag.retrievers.hyperrag import _digest
 
@@ -71,7 +74,7 @@ def _questions_key(questions: Sequence[str]) -> str:
     return hashlib.sha1("\x00".join(questions).encode()).hexdigest()[:16]
 
 
-def dataset_questions(r: Any, dataset: Dataset) -> list[str]:
+def dataset_questions(r: HyperRAGRetriever, dataset: Dataset) -> list[str]:
     """The query-file questions that become query nodes at index time (as in ``prepare``)."""
     if r.settings.implicit_queries == "query_file" and r.variant != "explicit":
         return list(dict.fromkeys(q.question for q in dataset.queries))
@@ -79,7 +82,7 @@ def dataset_questions(r: Any, dataset: Dataset) -> list[str]:
 
 
 # ---- persistence ---------------------------------------------------------------------------------------------
-def save_state(r: Any, folder: Path, questions: Sequence[str], save_model: bool = True) -> Path:
+def save_state(r: HyperRAGRetriever, folder: Path, questions: Sequence[str], save_model: bool = True) -> Path:
     """Write ``model.ckpt`` (Lightning layout), ``graph.json``, ``keywords.json``, ``corpus.json`` atomically."""
     import lightning as L
 
@@ -106,7 +109,7 @@ def save_state(r: Any, folder: Path, questions: Sequence[str], save_model: bool 
     return path
 
 
-def save_generation(r: Any) -> Path:
+def save_generation(r: HyperRAGRetriever) -> Path:
     """Save the updated ball as ``<folder of the ball it started from>/gen-N/model.ckpt``; returns the path."""
     base = Path(r.info["base_checkpoint"]).parent
     gens = [int(p.name[4:]) for p in base.glob("gen-*") if p.name[4:].isdigit()]
@@ -162,7 +165,7 @@ def reuse_plan(saved: Sequence[str], hashes: Sequence[str]) -> tuple[int, list[i
     return m, [i for i in range(len(saved)) if i not in kept]
 
 
-def find_checkpoint(r: Any, dataset: Dataset) -> CheckpointMatch | None:
+def find_checkpoint(r: HyperRAGRetriever, dataset: Dataset) -> CheckpointMatch | None:
     """The best saved ball for ``dataset`` (see :class:`CheckpointMatch`), or ``None``.
 
     Candidates: every ``corpus.json`` under ``<models_dir>/hyperrag/<data>-<graph>-*/`` (bases and their
@@ -199,7 +202,7 @@ def find_checkpoint(r: Any, dataset: Dataset) -> CheckpointMatch | None:
     return None if best is None else best[1]
 
 
-def load_state(r: Any, folder: Path, passages: Sequence[Passage | None]) -> None:
+def load_state(r: HyperRAGRetriever, folder: Path, passages: Sequence[Passage | None]) -> None:
     """Restore the retriever's index state from a saved ball over ``passages`` (no training, no query graphs).
 
     ``passages``: the ball's passages in its order; ``None`` for one that is about to be deleted and whose text
@@ -233,7 +236,7 @@ def load_state(r: Any, folder: Path, passages: Sequence[Passage | None]) -> None
         raise ValueError(f"{folder}: the saved graph / keywords do not match the ball or the corpus")
 
 
-def update_from(r: Any, match: CheckpointMatch, dataset: Dataset) -> None:
+def update_from(r: HyperRAGRetriever, match: CheckpointMatch, dataset: Dataset) -> None:
     """Load the ball of ``match`` and bring it to ``dataset``'s corpus: delete the ball's passages that are gone,
     append the new ones (only new + touched nodes train), save the result as the next generation (unless
     ``exact``). Fills ``r.info`` with ``loaded_from`` and the counts."""
@@ -258,7 +261,7 @@ def update_from(r: Any, match: CheckpointMatch, dataset: Dataset) -> None:
 
 
 # ---- updates ------------------------------------------------------------------------------------------------
-def _ball(r: Any, epochs: int | None):  # type: ignore[no-untyped-def]
+def _ball(r: HyperRAGRetriever, epochs: int | None):  # type: ignore[no-untyped-def]
     from hyperrag.hyperbolic.streaming import StreamingBall
 
     s = r.settings
@@ -273,7 +276,7 @@ def _ball(r: Any, epochs: int | None):  # type: ignore[no-untyped-def]
     return ball
 
 
-def _note_trained(r: Any, nodes: Any) -> None:
+def _note_trained(r: HyperRAGRetriever, nodes: Any) -> None:
     """Record the passages whose rows an update trains (``r.updated_passage_ids``; every other row is frozen)."""
     p = r.graph.num_passages
     trained = getattr(r, "updated_passage_ids", None)
@@ -282,13 +285,13 @@ def _note_trained(r: Any, nodes: Any) -> None:
     trained.update(r.passage_ids[t] for t in nodes if t < p)
 
 
-def _sync_builder(r: Any) -> None:
+def _sync_builder(r: HyperRAGRetriever) -> None:
     r.builder.passage_emb = r.passage_emb.float()
     r.builder.texts = list(r.texts)
     r.builder.keyword_sets = list(r.keyword_sets)
 
 
-def _refresh_query_graphs(r: Any, ball: Any, first: int, count: int) -> tuple[int, int]:
+def _refresh_query_graphs(r: HyperRAGRetriever, ball: Any, first: int, count: int) -> tuple[int, int]:
     """Query nodes whose dense candidates (top ``implicit.top_k``) now include a new passage get their query
     graph rebuilt (stand-in or LLM, as at index time); the edges of it that touch a new passage join the
     implicit graph, and the query node and those endpoints are marked touched. Returns (queries, edges)."""
@@ -315,7 +318,7 @@ def _refresh_query_graphs(r: Any, ball: Any, first: int, count: int) -> tuple[in
     return len({int(x) for x in edges.parent.tolist() if x >= p}), len(edges)
 
 
-def insert_passages(r: Any, passages: Sequence[Passage], epochs: int | None = None,
+def insert_passages(r: HyperRAGRetriever, passages: Sequence[Passage], epochs: int | None = None,
                     refresh_queries: bool = True) -> dict[str, Any]:
     """Append ``passages`` to an indexed retriever and train only the new and touched nodes.
 
@@ -373,7 +376,7 @@ def insert_passages(r: Any, passages: Sequence[Passage], epochs: int | None = No
     return out
 
 
-def delete_passages(r: Any, passage_ids: Sequence[str], epochs: int | None = None) -> dict[str, Any]:
+def delete_passages(r: HyperRAGRetriever, passage_ids: Sequence[str], epochs: int | None = None) -> dict[str, Any]:
     """Remove passages (unknown ids are ignored) from the graph and the ball; see the module docstring."""
     assert r.model is not None, "call index() first"
     t0 = time.perf_counter()
