@@ -1,7 +1,7 @@
 """The two services every method is handed, as structural types: a text encoder and a language model.
 
-:class:`~hyperrag.embedding.TextEncoder` and every :class:`~hyperrag.llm.base.LLM` backend (``NoLLM`` included)
-satisfy them; a test double only needs what a protocol lists. Signatures across ``hyperrag`` say
+:class:`~hyperrag.embedding.TextEncoder` and every :class:`~hyperrag.llm.base.LLM` backend (``NoLLM``
+included) satisfy them; a test double only needs what a protocol lists. Signatures across ``hyperrag`` say
 ``encoder: Encoder`` and ``llm: LanguageModel | None`` instead of ``Any``.
 """
 

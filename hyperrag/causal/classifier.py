@@ -45,8 +45,9 @@ class CausalPairClassifier(L.LightningModule):
             :mod:`hyperrag.causal.labels`); > 0 tells the graph builder to show weak candidates masked.
     """
 
-    def __init__(self, encoder: str = "all-MiniLM-L6-v2", lr: PositiveFloat = 3e-5, head_lr: PositiveFloat = 1e-3,
-                 weight_decay: NonNegativeFloat = 0.01, dropout: Probability = 0.1, max_length: PositiveInt = 128,
+    def __init__(self, encoder: str = "all-MiniLM-L6-v2", lr: PositiveFloat = 3e-5,
+                 head_lr: PositiveFloat = 1e-3, weight_decay: NonNegativeFloat = 0.01,
+                 dropout: Probability = 0.1, max_length: PositiveInt = 128,
                  max_steps: PositiveInt | None = None, freeze_layers: NonNegativeInt = 0,
                  pos_weight: PositiveFloat | None = None, mask_rate: Probability = 0.5) -> None:
         super().__init__()

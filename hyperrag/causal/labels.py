@@ -130,8 +130,8 @@ def llm_verdicts(llm: LanguageModel, pairs: Sequence[CandidatePair]) -> list[dic
 
 
 def build_silver_set(candidates: Candidates, negative_ratio: float = 1.0, reversed_negatives: bool = True,
-                     adjacent_ratio: float = 1.0, mask_rate: float = 0.5, seed: int = 0, llm: LanguageModel | None = None,
-                     llm_max_pairs: int = 0) -> SilverSet:
+                     adjacent_ratio: float = 1.0, mask_rate: float = 0.5, seed: int = 0,
+                     llm: LanguageModel | None = None, llm_max_pairs: int = 0) -> SilverSet:
     """Silver-labelled examples from a corpus's candidates (see the module docstring).
 
     Args:

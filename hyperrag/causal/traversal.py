@@ -88,7 +88,8 @@ class CausalTraversal:
         self.graph = graph
         self.max_depth, self.decay = settings.max_depth, settings.decay
         self.seed_top_n, self.seed_min_sim = settings.seed_top_n, settings.seed_min_sim
-        self.max_paths, self.backward, self.use_aliases = settings.max_paths, settings.backward, settings.use_aliases
+        self.max_paths, self.backward = settings.max_paths, settings.backward
+        self.use_aliases = settings.use_aliases
         n = graph.num_nodes
         self.out_edges: list[list[int]] = [[] for _ in range(n)]
         self.in_edges: list[list[int]] = [[] for _ in range(n)]

@@ -16,6 +16,5 @@ from hyperrag.config.validation import (
 )
 
 __all__ = ["Cosine", "NonNegativeFloat", "NonNegativeInt", "PositiveFloat", "PositiveInt", "Probability",
-           "as_dict", "check_config", "check_keys", "compose_config", "config_dir", "configured", "graph_settings",
-           "method_settings", "settings",
-           "validate"]
+           "as_dict", "check_config", "check_keys", "compose_config", "config_dir", "configured",
+           "graph_settings", "method_settings", "settings", "validate"]

@@ -55,7 +55,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def configured(key: str, kind: type | None = None, *, config_overrides: Sequence[str] = (), **overrides: Any) -> Any:
+def configured(key: str, kind: type | None = None, *, config_overrides: Sequence[str] = (),
+               **overrides: Any) -> Any:
     """The settings object at ``key`` of ``retrieve.yaml`` composed with ``config_overrides`` (Hydra override
     strings such as ``method=hugrag``), with ``overrides`` merged in and the result validated. ``kind``: the
     settings class (default: the node's ``_target_``)."""

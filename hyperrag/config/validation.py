@@ -7,9 +7,9 @@ defaults — ``hydra_configs/`` holds the only values (tests and scripts compose
 
     error: method.retriever.train.batch_size: must be >= 1, got 0
 
-:func:`check_config` checks a composed config before anything is built: every ``_target_`` node whose target is
-a settings class, and every constrained argument (``Annotated`` / ``Literal`` / settings-typed) of any other
-target (a Lightning module, a data module, a training task).
+:func:`check_config` checks a composed config before anything is built: every ``_target_`` node whose target
+is a settings class, and every constrained argument (``Annotated`` / ``Literal`` / settings-typed) of any
+other target (a Lightning module, a data module, a training task).
 """
 
 from __future__ import annotations
@@ -54,23 +54,25 @@ def _plain_arguments(cls: type, data: Any) -> Any:
     from pydantic_core import ArgsKwargs
 
     if isinstance(data, ArgsKwargs):
-        return ArgsKwargs(tuple(plain(a) for a in data.args), {k: plain(v) for k, v in (data.kwargs or {}).items()})
+        kwargs = {k: plain(v) for k, v in (data.kwargs or {}).items()}
+        return ArgsKwargs(tuple(plain(a) for a in data.args), kwargs)
     return plain(data)
 
 
 def settings(cls: type[T]) -> type[T]:
     """Make ``cls`` a settings class: frozen, unknown fields refused, every field type checked on construction
     (nested settings classes from plain or OmegaConf dicts). Change one with :func:`dataclasses.replace`."""
-    cls._plain_arguments = model_validator(mode="before")(classmethod(_plain_arguments))  # type: ignore[attr-defined]
+    before = model_validator(mode="before")(classmethod(_plain_arguments))
+    cls._plain_arguments = before  # type: ignore[attr-defined]
     return pydantic_dataclass(frozen=True, config=ConfigDict(extra="forbid"))(cls)
 
 
 def as_dict(obj: Any) -> dict[str, Any]:
-    """A settings object as a plain dict (nested settings as dicts) — for keys, manifests and ``describe()``."""
+    """A settings object as a plain dict (nested settings as dicts): for keys, manifests, ``describe()``."""
     return dataclasses.asdict(obj)
 
 
-# ---- error lines ---------------------------------------------------------------------------------------------
+# ---- error lines -------------------------------------------------------------------------------------------
 _BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
            "less_than": ("<", "lt")}
 
@@ -91,6 +93,8 @@ def _problem(err: Mapping[str, Any]) -> str:
     return f"{msg[:1].lower()}{msg[1:]}"
 
 
+_NO_VALUE = ("unexpected_keyword_argument", "extra_forbidden", "missing", "missing_argument")
+
 # pydantic names the member of a union a value failed in its error location (``constrained-int``, ``int``)
 _UNION_TAGS = frozenset({"int", "float", "bool", "str", "none", "list", "dict", "tuple"})
 
@@ -109,15 +113,16 @@ def _where(prefix: str, path: Sequence[Any]) -> str:
 
 
 def input_error(err: ValidationError, prefix: str = "", *, skip_missing: bool = False) -> InputError | None:
-    """The first bad setting of a pydantic error as one :class:`InputError` line ``<prefix>.<field>: <problem>,
-    got <value>`` (a value a union refused gets every member's problem: ``must be >= 1 or must be > 0.0``)."""
+    """The first bad setting of a pydantic error as one :class:`InputError` line ``<prefix>.<field>:
+    <problem>, got <value>`` (a value a union refused gets every member's problem: ``must be >= 1 or must be
+    > 0.0``)."""
     errors = [e for e in err.errors() if not (skip_missing and e["type"] in ("missing", "missing_argument"))]
     if not errors:
         return None
     path = _field_path(errors[0]["loc"])
     problems = list(dict.fromkeys(_problem(e) for e in errors if _field_path(e["loc"]) == path))
     message = " or ".join(problems)
-    if errors[0]["type"] not in ("unexpected_keyword_argument", "extra_forbidden", "missing", "missing_argument"):
+    if errors[0]["type"] not in _NO_VALUE:
         message += f", got {errors[0].get('input')!r}"
     return InputError(message, setting=_where(prefix, path))
 
@@ -134,9 +139,9 @@ def validate(kind: Any, value: Any, where: str, *, partial: bool = False) -> Any
         return value
 
 
-# ---- checking a composed config ------------------------------------------------------------------------------
+# ---- checking a composed config ----------------------------------------------------------------------------
 def _constrained(hint: Any) -> bool:
-    """Whether a type says more than its Python type: bounds, allowed values, a settings class or a TypedDict."""
+    """Whether a type says more than its Python type: bounds, allowed values, settings, a TypedDict."""
     if get_origin(hint) in (Annotated, Literal) or is_pydantic_dataclass(hint) or is_typeddict(hint):
         return True
     return any(_constrained(a) for a in get_args(hint))

@@ -49,7 +49,8 @@ def lexical_groundedness(answer: str | None, context: str, threshold: float = 0.
     return sum(lexical_claim_supported(c, vocab, threshold) for c in claims) / len(claims)
 
 
-def llm_groundedness(llm: LanguageModel, answers: Sequence[str | None], contexts: Sequence[Sequence[tuple[str, str]]],
+def llm_groundedness(llm: LanguageModel, answers: Sequence[str | None],
+                     contexts: Sequence[Sequence[tuple[str, str]]],
                      questions: Sequence[str] | None = None,
                      progress: bool | str = False) -> list[dict[str, Any] | None]:
     """Judge every answered query with the LLM.

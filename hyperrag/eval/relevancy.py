@@ -47,7 +47,8 @@ def ragas_relevancy(question_vec: torch.Tensor, generated_vecs: torch.Tensor, no
     return float((_unit(generated_vecs) @ _unit(question_vec)).mean())
 
 
-def llm_answer_relevancy(llm: LanguageModel, encoder: Encoder, questions: Sequence[str], answers: Sequence[str | None],
+def llm_answer_relevancy(llm: LanguageModel, encoder: Encoder, questions: Sequence[str],
+                         answers: Sequence[str | None],
                          n_questions: int = 3, contexts: Sequence[str] | None = None,
                          progress: bool | str = False) -> list[dict[str, Any] | None]:
     """Ragas-style answer relevancy with an LLM judge.

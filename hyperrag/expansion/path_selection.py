@@ -31,7 +31,7 @@ class PathSelectionSettings:
 
     Attributes:
         enabled: select with the LLM (without one: off).
-        variant: ``spurious`` (kept IDs plus explicit spurious IDs) or ``standard`` (kept IDs only, the ablation).
+        variant: ``spurious`` (kept IDs plus explicit spurious IDs) or ``standard`` (kept IDs only: ablation).
         max_rows: table rows shown.
         max_selected: ask the model to keep at most this many rows (``None`` = no limit).
         answer: generate the grounded answer from the kept rows.

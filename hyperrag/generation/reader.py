@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel
 
 
-def answer_queries(llm: LanguageModel, questions: Sequence[str], ranked_ids: Sequence[Sequence[str]], corpus: Corpus,
+def answer_queries(llm: LanguageModel, questions: Sequence[str], ranked_ids: Sequence[Sequence[str]],
+                   corpus: Corpus,
                    top_n: int = 5, progress: bool | str = "answers") -> list[dict[str, Any]]:
     """Per query ``{"answer": str, "supporting_ids": [passage id], "answer_ok": bool, "answer_error": str?}``.
 

@@ -8,8 +8,8 @@ from hyperrag.hierarchy.store import HierarchyIndex, entity_graph, entity_texts,
 from hyperrag.hierarchy.tokens import approx_tokens, count_tokens, make_token_counter
 
 __all__ = [
-    "EntityListTexts", "Hierarchy", "HierarchyIndex", "HierarchySettings", "ModuleTextSettings", "ModuleTextSource",
-    "ModuleTree",
+    "EntityListTexts", "Hierarchy", "HierarchyIndex", "HierarchySettings", "ModuleTextSettings",
+    "ModuleTextSource", "ModuleTree",
     "Partition", "approx_tokens", "build_hierarchy", "canonical_labels", "count_tokens", "entity_graph",
     "entity_texts", "leiden", "load_or_build_hierarchy", "make_token_counter", "modularity", "resolve_backend",
 ]

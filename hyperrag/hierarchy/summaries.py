@@ -94,7 +94,8 @@ class ModuleSummaries:
     """
 
     def __init__(self, llm: LanguageModel, settings: SummarySettings, stand_in: EntityListTexts,
-                 directory: str | Path | None = None, info: EntityInfo | None = None, progress: bool = True) -> None:
+                 directory: str | Path | None = None, info: EntityInfo | None = None,
+                 progress: bool = True) -> None:
         self.llm = llm
         self.settings = settings
         self.directory = Path(directory) if directory else None

@@ -91,14 +91,15 @@ class PoincareEmbedding(L.LightningModule):
     """
 
     def __init__(self, num_nodes: int, dim: PositiveInt | None = None, curvature: PositiveFloat = 1.0,
-                 loss: Literal["nickel_kiela", "edge_distance"] = "nickel_kiela", anchor_weight: NonNegativeFloat = 0.0,
-                 query_anchor_weight: NonNegativeFloat | None = None, num_passages: int | None = None,
-                 lr: PositiveFloat = 0.1, betas: tuple[Probability, Probability] = (0.9, 0.999),
-                 burn_in_epochs: NonNegativeInt = 0, burn_in_lr_factor: PositiveFloat = 0.1,
+                 loss: Literal["nickel_kiela", "edge_distance"] = "nickel_kiela",
+                 anchor_weight: NonNegativeFloat = 0.0, query_anchor_weight: NonNegativeFloat | None = None,
+                 num_passages: int | None = None, lr: PositiveFloat = 0.1,
+                 betas: tuple[Probability, Probability] = (0.9, 0.999), burn_in_epochs: NonNegativeInt = 0,
+                 burn_in_lr_factor: PositiveFloat = 0.1,
                  lr_schedule: Literal["constant", "linear", "cosine"] = "constant",
-                 init_embeddings: torch.Tensor | None = None, init_radius: PositiveFloat = 1.0, center: bool = True,
-                 init_scale: PositiveFloat = 1e-3, input_dim: int | None = None, stabilize: PositiveInt | None = None,
-                 seed: int = 0) -> None:
+                 init_embeddings: torch.Tensor | None = None, init_radius: PositiveFloat = 1.0,
+                 center: bool = True, init_scale: PositiveFloat = 1e-3, input_dim: int | None = None,
+                 stabilize: PositiveInt | None = None, seed: int = 0) -> None:
         super().__init__()
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 
 class SharedEntitySettings(TypedDict, total=False):
-    """``task.graph`` of ``task=poincare_openie`` (:func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`)."""
+    """``task.graph`` of ``task=poincare_openie``: :func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`."""
 
     max_entity_passages: PositiveInt
     max_neighbors: PositiveInt

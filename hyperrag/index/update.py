@@ -90,7 +90,8 @@ def delete_documents(index: str | Path, passage_ids: Sequence[str]) -> UpdateRes
     return result
 
 
-def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords, encoder: Encoder) -> UpdateResult:
+def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords,
+                     encoder: Encoder) -> UpdateResult:
     """Insert ``corpus`` passages (with their OpenIE records, ``openie.triples[i]`` for ``corpus[i]``)."""
     directory, manifest = _open(index)
     encoder_key = manifest.get("inputs", {}).get("encoder")

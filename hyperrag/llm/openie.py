@@ -231,7 +231,8 @@ def openie_file_name(passages: Sequence[Any], model: str | None, style: str = "h
 
 
 def index_corpus(
-    passages: Sequence[Any], llm: LanguageModel, out_dir: str | Path, *, style: str = "hipporag", progress: bool = True
+    passages: Sequence[Any], llm: LanguageModel, out_dir: str | Path, *, style: str = "hipporag",
+    progress: bool = True
 ) -> tuple[Path, OpenIEReport]:
     """OpenIE file for ``passages`` under ``out_dir``, reusing a finished one (zero requests).
 

@@ -20,6 +20,7 @@ from hyperrag.passage_graph.graph import VARIANTS, PassageGraph
 from hyperrag.passage_graph.implicit import ImplicitSettings, QueryGraph, QueryGraphBuilder
 from hyperrag.passage_graph.keywords import KeywordSettings, extract_keywords
 
-__all__ = ["RELATIONS", "VARIANTS", "EdgeSet", "ExplicitSettings", "Forest", "ImplicitSettings", "KeywordSettings", "PassageGraph",
-           "QueryGraph", "QueryGraphBuilder", "UnionFind", "build_forest", "extract_keywords", "fuse_trees",
-           "keyword_edges", "keyword_edges_incremental", "keyword_similarity"]
+__all__ = ["RELATIONS", "VARIANTS", "EdgeSet", "ExplicitSettings", "Forest", "ImplicitSettings",
+           "KeywordSettings", "PassageGraph", "QueryGraph", "QueryGraphBuilder", "UnionFind", "build_forest",
+           "extract_keywords", "fuse_trees", "keyword_edges", "keyword_edges_incremental",
+           "keyword_similarity"]

@@ -57,7 +57,8 @@ def keyword_edges(keyword_sets: Sequence[frozenset[str]], settings: ExplicitSett
     Returns:
         An :class:`EdgeSet` of ``keyword`` edges (parent → child), weight = sim, each pair once.
     """
-    threshold, max_neighbors, max_keyword_df = settings.threshold, settings.max_neighbors, settings.max_keyword_df
+    threshold, max_neighbors, max_keyword_df = (settings.threshold, settings.max_neighbors,
+                                                settings.max_keyword_df)
     postings: dict[str, list[int]] = defaultdict(list)
     for i, ks in enumerate(keyword_sets):
         for k in ks:
@@ -100,7 +101,8 @@ def keyword_edges_incremental(keyword_sets: Sequence[frozenset[str]], first_new:
     Returns:
         The new ``keyword`` edges (every one has a new endpoint).
     """
-    threshold, max_neighbors, max_keyword_df = settings.threshold, settings.max_neighbors, settings.max_keyword_df
+    threshold, max_neighbors, max_keyword_df = (settings.threshold, settings.max_neighbors,
+                                                settings.max_keyword_df)
     n = len(keyword_sets)
     postings: dict[str, list[int]] = defaultdict(list)
     for i, ks in enumerate(keyword_sets):

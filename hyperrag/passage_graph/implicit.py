@@ -108,7 +108,8 @@ class QueryGraphBuilder:
     """
 
     def __init__(self, passage_emb: torch.Tensor, passage_texts: Sequence[str], settings: ImplicitSettings,
-                 encoder: Encoder | None = None, llm: LanguageModel | None = None, keyword_sets: Sequence[frozenset[str]] | None = None) -> None:
+                 encoder: Encoder | None = None, llm: LanguageModel | None = None,
+                 keyword_sets: Sequence[frozenset[str]] | None = None) -> None:
         self.passage_emb = passage_emb.float()
         self.texts = list(passage_texts)
         self.encoder = encoder

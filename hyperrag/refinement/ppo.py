@@ -63,10 +63,11 @@ class PPOPolicy(L.LightningModule):
 
     def __init__(self, state_dim: PositiveInt = 384, hidden: PositiveInt = 64,
                  actions: tuple[str, ...] | list[str] = ACTIONS, lr: PositiveFloat = 3e-3,
-                 weight_decay: NonNegativeFloat = 1e-4, clip: PositiveFloat = 0.2, value_coef: NonNegativeFloat = 0.5,
-                 entropy_coef: NonNegativeFloat = 0.01, ppo_epochs: PositiveInt = 4, minibatch_size: PositiveInt = 32,
-                 rollouts_per_state: PositiveInt = 2, normalize_advantage: bool = True, dropout: Probability = 0.0,
-                 seed: int = 0, max_iterations: PositiveInt | None = None) -> None:
+                 weight_decay: NonNegativeFloat = 1e-4, clip: PositiveFloat = 0.2,
+                 value_coef: NonNegativeFloat = 0.5, entropy_coef: NonNegativeFloat = 0.01,
+                 ppo_epochs: PositiveInt = 4, minibatch_size: PositiveInt = 32,
+                 rollouts_per_state: PositiveInt = 2, normalize_advantage: bool = True, dropout: Probability = 0.0, seed: int = 0,
+                 max_iterations: PositiveInt | None = None) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.actions = list(actions)

@@ -59,8 +59,8 @@ class RolloutDataModule(L.LightningDataModule):
 
 
 class SplitSettings(TypedDict):
-    """``task.split``: training and held-out questions — counts (≥ 1), or shares of the usable questions (< 1);
-    ``heldout: null`` = the rest."""
+    """``task.split``: training and held-out questions — counts (≥ 1), or shares of the usable questions
+    (< 1); ``heldout: null`` = the rest."""
 
     train: PositiveInt | Annotated[float, Field(gt=0, lt=1)]
     heldout: PositiveInt | Annotated[float, Field(gt=0, lt=1)] | None
@@ -68,8 +68,8 @@ class SplitSettings(TypedDict):
 
 
 class EnvSettings(TypedDict):
-    """``task.env``: :class:`RefinementEnv`'s ``k`` (coverage = recall@k), ``hallucination`` (the λ4 term, needs
-    ``task.llm``) and reward ``weights`` (λ1–λ4)."""
+    """``task.env``: :class:`RefinementEnv`'s ``k`` (coverage = recall@k), ``hallucination`` (the λ4 term,
+    needs ``task.llm``) and reward ``weights`` (λ1–λ4)."""
 
     k: PositiveInt
     hallucination: bool
@@ -94,8 +94,9 @@ class PPOTask:
     """
 
     def __init__(self, dataset: Dataset, encoder: Encoder, model: Callable[..., PPOPolicy],
-                 retriever: CDFRAGSettings, models_dir: str, device: str, env: EnvSettings, split: SplitSettings,
-                 rollout_batch: PositiveInt | None, llm: Any = None, name: str = "ppo") -> None:
+                 retriever: CDFRAGSettings, models_dir: str, device: str, env: EnvSettings,
+                 split: SplitSettings, rollout_batch: PositiveInt | None, llm: Any = None,
+                 name: str = "ppo") -> None:
         self.dataset = dataset
         self.encoder = encoder
         self.model_factory = model
@@ -127,7 +128,8 @@ class PPOTask:
                              field="data")
         self._llm = build_llm(self.llm_config).start()
         atexit.register(self._llm.stop)  # train.py has no teardown hook; a managed server must not outlive us
-        retriever = CDFRAGRetriever(self.retriever_settings, encoder=self.encoder, llm=self._llm, device=self.device)
+        retriever = CDFRAGRetriever(self.retriever_settings, encoder=self.encoder, llm=self._llm,
+                                    device=self.device)
         retriever.index(self.dataset)
         env = RefinementEnv(retriever, self.dataset.queries, **self.env_settings)
         env.reward_table(train + held)  # every (question, action) outcome once, up front

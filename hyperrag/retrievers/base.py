@@ -43,7 +43,7 @@ class RetrievalOutput:
 
 
 class Retriever(ABC):
-    """Every method is built the same way: ``Method(settings, encoder=..., llm=..., device=..., index_dir=...)``.
+    """Every method is built the same way: ``Method(settings, encoder=, llm=, device=, index_dir=)``.
 
     Args:
         settings: the method's settings object (:mod:`hyperrag.retrievers.settings`; composed from
@@ -131,13 +131,13 @@ class Retriever(ABC):
 def require_index_dir_support(cls: type[Retriever]) -> None:
     """Raise :class:`InputError` unless the retriever class can retrieve over an index directory."""
     if not getattr(cls, "supports_index_dir", False):
-        raise InputError(f"method {getattr(cls, 'name', cls.__name__)!r} cannot retrieve over an index directory "
-                         "(every built-in method can; a retriever declares it with supports_index_dir = True)",
-                         field="index_dir")
+        name = getattr(cls, "name", cls.__name__)
+        raise InputError(f"method {name!r} cannot retrieve over an index directory (every built-in method "
+                         "can; a retriever declares it with supports_index_dir = True)", field="index_dir")
 
 
 def check_index_passages(index_ids: list[str], dataset: Dataset, index_dir: str | Path) -> None:
-    """Raise :class:`InputError` unless ``dataset``'s corpus lists exactly the index's passages, in its order."""
+    """Raise :class:`InputError` unless ``dataset``'s corpus lists exactly the index's passages, in order."""
     if list(index_ids) != dataset.corpus.ids:
         raise InputError("the dataset's corpus is not this index's passages in index order; align it first "
                          "with hyperrag.index.passages.dataset_for_index (retrieve.py index_dir=DIR does)",

@@ -62,10 +62,10 @@ def find_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_na
 
 class CDFRAGRetriever(Retriever):
     """Args:
-        settings: :class:`~hyperrag.retrievers.settings.CDFRAGSettings` — the trained parts (``classifier``,
-            ``policy``, ``models_dir``), refinement (``fixed_action``, ``refine_with_llm``, ``expand_keywords``),
-            the causal graph, its traversal and the dual-path merge (``causal``, ``traversal``, ``path_weight``),
-            generation (``generation``), ``details_paths``, ``index_root``.
+        settings: :class:`~hyperrag.retrievers.settings.CDFRAGSettings` — the trained parts
+            (``classifier``, ``policy``, ``models_dir``), refinement (``fixed_action``, ``refine_with_llm``,
+            ``expand_keywords``), the causal graph, its traversal and the dual-path merge (``causal``,
+            ``traversal``, ``path_weight``), generation (``generation``), ``details_paths``, ``index_root``.
         encoder: the sentence embedder (passages, queries, causal nodes).
         llm: refinement, pair verification and generation; ``NoLLM`` runs the LLM-free form.
         index_dir: retrieve over this knowledge-graph index directory (built and updated with ``python -m
@@ -81,7 +81,8 @@ class CDFRAGRetriever(Retriever):
         super().__init__(settings, **kwargs)
         self.models_dir = Path(settings.models_dir)
         self.refiner = QueryRefiner(self.llm, use_llm=settings.refine_with_llm,
-                                    expand_keywords=settings.expand_keywords, top_passage=self._top_passage_texts)
+                                    expand_keywords=settings.expand_keywords,
+                                    top_passage=self._top_passage_texts)
         self.causal_index: CausalIndex | None = None
         self.traversal: CausalTraversal | None = None
         self.policy: Any = None
@@ -196,9 +197,10 @@ class CDFRAGRetriever(Retriever):
         idx, val, paths, info = self.search(questions, refinements, top_k)
         details = []
         graph = self.causal_graph
+        shown = self.settings.details_paths
         for b, (r, inf) in enumerate(zip(refinements, info)):
             row: dict[str, Any] = {"action": r.action, "refinement_source": r.source, "queries": r.queries, **inf,
-                                   "causal_paths": [p.describe(graph) for p in paths[b][: self.settings.details_paths]]}
+                                   "causal_paths": [p.describe(graph) for p in paths[b][: shown]]}
             if probs is not None:
                 row["policy_probs"] = {a: round(p, 4) for a, p in zip(self.policy.actions, probs[b])}
             details.append(row)

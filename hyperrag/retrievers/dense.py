@@ -33,7 +33,7 @@ class DenseRetriever(Retriever):
             kg = self.open_index_dir(dataset)
             assert kg is not None
             if kg.encoder_key and kg.encoder_key == getattr(self.encoder, "model_key", None):
-                self.passage_emb = kg.embeddings.passage  # else (an embedder of unknown identity): re-embedded
+                self.passage_emb = kg.embeddings.passage  # else (unknown embedder identity): re-embedded
         if self.passage_emb is None:
             self.passage_emb = self.encoder.encode([p.content for p in dataset.corpus.passages], desc="passages")
         self.passage_emb = self.passage_emb.to(self.device)

@@ -191,7 +191,8 @@ class LLMEdgeScorer:
         rel = graph.edge_type == EdgeType.RELATION
         keys = graph.edge_index[0, rel] * graph.num_nodes + graph.edge_index[1, rel]
         order = torch.argsort(keys)
-        keys, w = keys[order], graph.edge_weight[rel][order] * retriever.settings.edge_weights.get("relation", 1.0)
+        relation_weight = retriever.settings.edge_weights.get("relation", 1.0)
+        keys, w = keys[order], graph.edge_weight[rel][order] * relation_weight
         key = torch.minimum(u, v) * graph.num_nodes + torch.maximum(u, v)
         pos = torch.searchsorted(keys, key).clamp_max(keys.numel() - 1)
         return torch.where(keys[pos] == key, w[pos], torch.zeros_like(w[pos])).float()

@@ -78,7 +78,8 @@ class HippoRAG2Retriever(Retriever):
         if self.index_dir:
             self.kg = self.open_index_dir(dataset)
         else:
-            self.kg = load_or_build_kg_index(dataset, self.encoder, self.settings.graph, self.settings.index_root)
+            s = self.settings
+            self.kg = load_or_build_kg_index(dataset, self.encoder, s.graph, s.index_root)
         assert self.kg is not None
         graph = self.kg.graph
         type_weight = {EdgeType[k.upper()]: v for k, v in self.settings.edge_weights.items()}
@@ -152,7 +153,8 @@ class HippoRAG2Retriever(Retriever):
 
     def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
         """Reset [B, N]: entity seeds, then ``passage_node_weight ×`` normalised dense passage scores."""
-        return torch.cat([seeds.entity_weight, min_max(seeds.dense) * self.settings.passage_node_weight], dim=1)
+        passage_weight = self.settings.passage_node_weight
+        return torch.cat([seeds.entity_weight, min_max(seeds.dense) * passage_weight], dim=1)
 
     def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
         """Per-query arc re-weighting inside the batched PPR (none in HippoRAG 2; CatRAG overrides)."""

@@ -92,9 +92,10 @@ class HugRAGRetriever(Retriever):
             divided by ``log(1 + #passages mentioning it)`` — hub entities such as "film" say little about any
             one passage, an IDF-like weight, cf. HippoRAG's node specificity), the stages (``extraction``,
             ``dedup`` — ``enabled: auto`` deduplicates entity graphs the LLM extracted and leaves an imported
-            OpenIE file's graph as it is, measured on MuSiQue's GPT-3.5 OpenIE: merging costs full-chain recall
-            while synonym edges already join its near-duplicate names —, ``hierarchy``, ``module_text``,
-            ``summaries``, ``gates``, ``path_selection``), the KG index (``graph``, ``index_root``).
+            OpenIE file's graph as it is, measured on MuSiQue's GPT-3.5 OpenIE: merging costs full-chain
+            recall while synonym edges already join its near-duplicate names —, ``hierarchy``,
+            ``module_text``, ``summaries``, ``gates``, ``path_selection``), the KG index (``graph``,
+            ``index_root``).
         encoder: embedder for queries and module texts (entity/passage embeddings come from the KG index).
         llm: the framework's LLM; ``None`` / ``llm=none`` runs the LLM-free form (stand-in module texts, no
             gates, no filter, no answer).
@@ -148,8 +149,8 @@ class HugRAGRetriever(Retriever):
             self.dedup = self.deduplicate(read_entity_info(self.kg.graph, dataset.openie_path), s.index_root,
                                           dataset.name, self.kg.directory.name)
             self.info: EntityInfo = self.dedup.info
-            self.hier = load_or_build_hierarchy(self.dedup.graph, s.hierarchy, s.index_root, name=dataset.name,
-                                                info=self.info)
+            self.hier = load_or_build_hierarchy(self.dedup.graph, s.hierarchy, s.index_root,
+                                                name=dataset.name, info=self.info)
             tree = ModuleTree.from_hierarchy(self.hier.hierarchy)
             self.hierarchy_status = {"hierarchy": "built" if self.hier.built else "loaded",
                                      "modules_kept": 0 if self.hier.built else tree.num_modules,
@@ -191,8 +192,8 @@ class HugRAGRetriever(Retriever):
         if self.module_texts_source is not None:
             source: ModuleTextSource = self.module_texts_source
         else:
-            source = ModuleSummaries(self.llm if self.llm_available else None, self.settings.summaries, stand_in,
-                                     self.hier.directory, self.info)
+            llm = self.llm if self.llm_available else None
+            source = ModuleSummaries(llm, self.settings.summaries, stand_in, self.hier.directory, self.info)
         self.module_texts = source(self.tree, graph)
         self.summary_stats = dict(getattr(source, "stats", {}))
         num_e, num_m = graph.num_entities, self.tree.num_modules
@@ -317,8 +318,9 @@ class HugRAGRetriever(Retriever):
         seeds = torch.cat([seed_ent, seed_mod + num_e], dim=1).tolist()
         s = self.settings
         walks = [best_first_expand(self.typed_graph, node_score[b], seeds[b], gamma=s.gamma,
-                                   kind_weight=self.kind_weight, min_gain=s.min_gain, token_budget=s.token_budget,
-                                   node_tokens=self.node_tokens, max_nodes=s.max_nodes) for b in range(len(questions))]
+                                   kind_weight=self.kind_weight, min_gain=s.min_gain,
+                                   token_budget=s.token_budget, node_tokens=self.node_tokens,
+                                   max_nodes=s.max_nodes) for b in range(len(questions))]
         tables: list[Table | None] = [None] * len(questions)
         selections: list[Selection | None] = [None] * len(questions)
         if self.selector is not None and self.path_filter is None:
@@ -424,8 +426,10 @@ class HugRAGRetriever(Retriever):
             "entity_specificity": s.entity_specificity, "hierarchy_settings": asdict(s.hierarchy),
             "module_texts": "hook" if self.module_texts_source else ("llm summaries" if self.llm_available
                                                                       else "entity-list stand-in"),
-            "gates": "hook" if self.gate_source else ("llm" if self.llm_available and s.gates.enabled else "none"),
-            "path_filter": "hook" if self.path_filter else (s.path_selection.variant if self.selector else "none"),
+            "gates": "hook" if self.gate_source else
+                     ("llm" if self.llm_available and s.gates.enabled else "none"),
+            "path_filter": "hook" if self.path_filter else
+                           (s.path_selection.variant if self.selector else "none"),
             "extraction": s.extraction, "dedup_settings": asdict(self.dedup_settings),
             "gate_settings": asdict(s.gates), "summary_settings": asdict(s.summaries)}
         if self.kg is not None and self.hier is not None:

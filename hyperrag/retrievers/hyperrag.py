@@ -132,8 +132,8 @@ class HyperRAGRetriever(Retriever):
         self.keyword_sets = extract_keywords(self.texts, s.keywords, cache_dir=self.keyword_cache)
         graph = PassageGraph(len(self.texts), explicit=keyword_edges(self.keyword_sets, s.explicit),
                              implicit_first=s.fusion == "implicit_first")
-        self.builder = QueryGraphBuilder(self.passage_emb, self.texts, s.implicit, encoder=self.encoder, llm=self.llm,
-                                         keyword_sets=self.keyword_sets)
+        self.builder = QueryGraphBuilder(self.passage_emb, self.texts, s.implicit, encoder=self.encoder,
+                                         llm=self.llm, keyword_sets=self.keyword_sets)
         questions: list[str] = []
         if s.implicit_queries == "query_file" and self.variant != "explicit":
             questions = list(dict.fromkeys(q.question for q in dataset.queries))
@@ -208,7 +208,8 @@ class HyperRAGRetriever(Retriever):
         """Model on the device in eval mode, ``info`` filled in, the streaming ball set up when enabled."""
         graph = self.graph
         forest = graph.forest(self.variant)
-        relations = graph.relations(self.variant, self.settings.query_closure_depth, self.settings.query_edge_repeat)
+        s = self.settings
+        relations = graph.relations(self.variant, s.query_closure_depth, s.query_edge_repeat)
         self.model.to(self.device)
         self.model.eval()
         self.info.update({"graph": self.variant, "trained_now": trained,
@@ -219,14 +220,14 @@ class HyperRAGRetriever(Retriever):
                           "index_s": round(time.perf_counter() - t0, 2)})
         log.info("hyperrag index: %s", self.info)
         self.stream = None
-        s = self.settings
         if s.streaming.enabled:
             from hyperrag.hyperbolic.streaming import StreamingBall
 
+            stream = s.streaming
             self.stream = StreamingBall(self.model, graph, self.variant, self.builder,
-                                        update_frequency=s.streaming.update_frequency, epochs=s.streaming.epochs,
-                                        max_query_age=s.streaming.max_query_age,
-                                        max_query_nodes=s.streaming.max_query_nodes,
+                                        update_frequency=stream.update_frequency, epochs=stream.epochs,
+                                        max_query_age=stream.max_query_age,
+                                        max_query_nodes=stream.max_query_nodes,
                                         batch_size=s.train.batch_size, num_negatives=s.train.num_negatives,
                                         query_closure_depth=s.query_closure_depth)
 
@@ -266,10 +267,9 @@ class HyperRAGRetriever(Retriever):
         # the layout LightningModule.load_from_checkpoint reads (also for a ball saved without any fit)
         torch.save({"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams),
                     "pytorch-lightning_version": L.__version__}, path)
-        (path.parent / "meta.json").write_text(json.dumps({"graph": self.variant,
-                                                           "relations": int(relations.shape[1]),
-                                                           "train": as_dict(ts), "model": as_dict(self.settings.model)},
-                                                          indent=1))
+        meta = {"graph": self.variant, "relations": int(relations.shape[1]), "train": as_dict(ts),
+                "model": as_dict(self.settings.model)}
+        (path.parent / "meta.json").write_text(json.dumps(meta, indent=1))
         self.model = model
         save_state(self, path.parent, self.base_questions, save_model=False)  # graph, keywords, corpus manifest
         log.info("hyperrag: trained ball saved to %s", path)

@@ -66,8 +66,8 @@ def settings_key(r: HyperRAGRetriever) -> str:
 
     s = r.settings
     return _digest(getattr(r.encoder, "model_key", ""), r.variant, as_dict(s.keywords), as_dict(s.explicit),
-                   as_dict(s.implicit), s.implicit_queries, s.fusion, s.query_closure_depth, s.query_edge_repeat,
-                   as_dict(s.model), as_dict(s.train))[:16]
+                   as_dict(s.implicit), s.implicit_queries, s.fusion, s.query_closure_depth,
+                   s.query_edge_repeat, as_dict(s.model), as_dict(s.train))[:16]
 
 
 def _questions_key(questions: Sequence[str]) -> str:
@@ -376,7 +376,8 @@ def insert_passages(r: HyperRAGRetriever, passages: Sequence[Passage], epochs: i
     return out
 
 
-def delete_passages(r: HyperRAGRetriever, passage_ids: Sequence[str], epochs: int | None = None) -> dict[str, Any]:
+def delete_passages(r: HyperRAGRetriever, passage_ids: Sequence[str],
+                    epochs: int | None = None) -> dict[str, Any]:
     """Remove passages (unknown ids are ignored) from the graph and the ball; see the module docstring."""
     assert r.model is not None, "call index() first"
     t0 = time.perf_counter()

@@ -1,10 +1,11 @@
-"""One settings class per retrieval method: what ``hydra_configs/method/<name>.yaml`` may say, and nothing else.
+"""One settings class per retrieval method: what ``hydra_configs/method/<name>.yaml`` may say, nothing else.
 
-The YAML's ``retriever`` node instantiates the class (``_target_``); the YAML holds every value, the class only
-types and bounds them (see :mod:`hyperrag.config`), so a bad override stops at composition with one line naming
-it. Each class names its retriever (``retriever``), which :func:`hyperrag.runners.prepare.build_retriever`
-builds. A new setting is one line here and one in the YAML. Tests and scripts compose a method's settings with
-:func:`hyperrag.config.method_settings` instead of repeating them.
+The YAML's ``retriever`` node instantiates the class (``_target_``); the YAML holds every value, the class
+only types and bounds them (see :mod:`hyperrag.config`), so a bad override stops at composition with one line
+naming it. Each class names its retriever (``retriever``), which
+:func:`hyperrag.runners.prepare.build_retriever` builds. A new setting is one line here and one in the YAML.
+Tests and scripts compose a method's settings with :func:`hyperrag.config.method_settings` instead of
+repeating them.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from hyperrag.retrievers.edge_scoring import EdgeScoringSettings
 Damping = Annotated[float, Field(gt=0, lt=1)]
 
 
-# ---- baselines ------------------------------------------------------------------------------------------------
+# ---- baselines ---------------------------------------------------------------------------------------------
 @settings
 class BM25Settings:
     """``method/bm25.yaml``.
@@ -65,7 +66,7 @@ class DenseSettings:
     retriever: ClassVar[str] = "hyperrag.retrievers.dense.DenseRetriever"
 
 
-# ---- HippoRAG 2 and CatRAG -------------------------------------------------------------------------------------
+# ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------
 @settings
 class HippoRAG2Settings:
     """``method/hipporag2.yaml``.
@@ -118,7 +119,7 @@ class CatRAGSettings(HippoRAG2Settings):
     edge_scoring: EdgeScoringSettings
 
 
-# ---- HugRAG -----------------------------------------------------------------------------------------------------
+# ---- HugRAG ------------------------------------------------------------------------------------------------
 @settings
 class HugRAGSettings:
     """``method/hugrag.yaml``.
@@ -170,10 +171,10 @@ class HugRAGSettings:
     details_nodes: NonNegativeInt
 
 
-# ---- HyperRAG ---------------------------------------------------------------------------------------------------
+# ---- HyperRAG ----------------------------------------------------------------------------------------------
 @settings
 class PoincareModelSettings:
-    """HyperRAG's ``model``: :class:`~hyperrag.hyperbolic.PoincareEmbedding` arguments (part of the ball's key).
+    """HyperRAG's ``model``: :class:`~hyperrag.hyperbolic.PoincareEmbedding` arguments (in the ball's key).
 
     Attributes:
         dim: ball dimension (``null``: the sentence-embedding dimension).
@@ -222,8 +223,8 @@ class StreamingSettings:
 
 @settings
 class BallUpdateSettings:
-    """HyperRAG's ``update``: a saved ball is updated (delete + insert) rather than retrained when it covers at
-    least ``min_reuse`` of the dataset's corpus."""
+    """HyperRAG's ``update``: a saved ball is updated (delete + insert) rather than retrained when it covers
+    at least ``min_reuse`` of the dataset's corpus."""
 
     min_reuse: Probability
 
@@ -273,7 +274,7 @@ class HyperRAGSettings:
     update: BallUpdateSettings
 
 
-# ---- CDF-RAG ----------------------------------------------------------------------------------------------------
+# ---- CDF-RAG -----------------------------------------------------------------------------------------------
 @settings
 class CDFRAGSettings:
     """``method/cdfrag.yaml``.

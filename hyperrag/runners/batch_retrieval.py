@@ -141,7 +141,8 @@ def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True)
 
 def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | Path, *, top_k: int = 10,
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
-                        devices: int | str = 1, index_seconds: float | None = None, llm: LanguageModel | None = None,
+                        devices: int | str = 1, index_seconds: float | None = None,
+                        llm: LanguageModel | None = None,
                         answer_top_n: int = 5, resume: bool = True) -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.

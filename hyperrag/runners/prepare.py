@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path, extraction: str | None = None) -> Dataset:
+def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
+                   extraction: str | None = None) -> Dataset:
     """Point ``dataset.openie_path`` at the triples to build the graph from.
 
     * ``openie_source == "llm"`` or no OpenIE file: extract with the LLM when one is available (resumable,
@@ -41,7 +42,8 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     return dataset
 
 
-def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path, index_dir: str | Path | None = None,
+def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
+                    index_dir: str | Path | None = None,
                     extraction: str | None = None) -> Dataset:
     """With ``index_dir``: the dataset over that index's passages (in index order; no OpenIE needed — the
     index holds its graph); otherwise :func:`resolve_openie` (``extraction``: the method's
@@ -55,8 +57,8 @@ def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str 
 
 def build_retriever(settings: Any, encoder: Encoder | None, llm: LanguageModel | None,
                     index_dir: str | Path | None = None, device: str = "auto") -> Retriever:
-    """The retriever a method's settings object names (``settings.retriever``: a class or its dotted path), built
-    with the run's encoder, LLM and device, over ``index_dir`` when given.
+    """The retriever a method's settings object names (``settings.retriever``: a class or its dotted path),
+    built with the run's encoder, LLM and device, over ``index_dir`` when given.
 
     Raises :class:`InputError` when the method cannot retrieve over an index directory.
     """
@@ -68,4 +70,5 @@ def build_retriever(settings: Any, encoder: Encoder | None, llm: LanguageModel |
     cls = target if isinstance(target, type) else get_class(target)
     if index_dir:
         require_index_dir_support(cls)
-    return cls(settings, encoder=encoder, llm=llm, device=device, index_dir=str(index_dir) if index_dir else None)
+    return cls(settings, encoder=encoder, llm=llm, device=device,
+               index_dir=str(index_dir) if index_dir else None)

@@ -1,8 +1,8 @@
 """The entry points' own settings (top-level keys of ``retrieve.yaml`` / ``train.yaml``) and the check every
 composed config goes through before anything is loaded or built.
 
-``check_retrieve_config`` / ``check_train_config`` stop a bad value with one line naming its key and exit code 2
-(:func:`hyperrag.errors.exit_on_input_error`)::
+``check_retrieve_config`` / ``check_train_config`` stop a bad value with one line naming its key and exit
+code 2 (:func:`hyperrag.errors.exit_on_input_error`)::
 
     error: batch_size: must be >= 1, got 0
     error: method.retriever.train.batch_size: must be >= 1, got 0
@@ -40,7 +40,7 @@ class TrainRunSettings:
 
 
 def check_retrieve_config(cfg: Any) -> None:
-    """Every setting of a composed ``retrieve`` config, checked (the run's own keys, then every ``_target_``)."""
+    """Every setting of a composed ``retrieve`` config, checked: the run's keys, then every ``_target_``."""
     check_keys(cfg, RetrieveRunSettings)
     check_config(cfg, "")
 
