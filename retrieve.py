@@ -32,6 +32,10 @@ def main(cfg: DictConfig) -> dict[str, Any]:
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
+    from hyperrag.runners.run_settings import check_retrieve_config
+
+    check_retrieve_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
+
     import lightning as L
     from hydra.utils import instantiate
 
@@ -40,6 +44,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval, run_title
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
 
+    settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
     L.seed_everything(cfg.seed, verbose=False)
     check_llm_required(cfg)
     tracker = build_tracker(cfg)  # run_info.json now (seeds, versions, git commit); W&B + CSV when done
@@ -50,8 +55,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...)
     with build_llm(cfg.llm, dataset) as llm, reader_for(cfg, llm, dataset) as reader:
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
-                                  extraction=cfg.method.retriever.get("extraction"))
-        retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, cfg.index_dir)
+                                  extraction=getattr(settings, "extraction", None))
+        retriever = build_retriever(settings, encoder, llm, cfg.index_dir, device=cfg.hardware.device)
         t0 = time.perf_counter()
         retriever.index(dataset)
         index_seconds = time.perf_counter() - t0

@@ -52,6 +52,10 @@ def main(cfg: DictConfig) -> dict[str, Any]:
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
+    from hyperrag.runners.run_settings import check_train_config
+
+    check_train_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
+
     import lightning as L
     import torch
     from hydra.utils import instantiate

@@ -28,6 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRStats, merge_edge_deltas, personalized_pagerank
@@ -46,7 +47,7 @@ def synthetic_batch(r: CatRAGRetriever, n: int, gen: torch.Generator, n_seed: in
     seeds = SeedBatch(
         [""] * n, torch.empty(n, 0), fact_ids, scores, keep, r.entity_reset(fact_ids, scores, keep), dense
     )
-    reset = torch.cat([seeds.entity_weight, dense * r.passage_node_weight], dim=1)
+    reset = torch.cat([seeds.entity_weight, dense * r.settings.passage_node_weight], dim=1)
     boost = r.passage_boost_delta(seeds)
     # dynamic edge weights: relation arcs leaving the top n_seed seed entities
     ei = graph.edge_index[:, graph.edge_type == 0]
@@ -55,7 +56,7 @@ def synthetic_batch(r: CatRAGRetriever, n: int, gen: torch.Generator, n_seed: in
     order = torch.argsort(src)
     src, dst = src[order], dst[order]
     ptr = torch.searchsorted(src, torch.arange(graph.num_nodes + 1))
-    rel_weight = r.edge_weights.get("relation", 1.0)
+    rel_weight = r.settings.edge_weights.get("relation", 1.0)
     qs, ss, ts = [], [], []
     top_seeds = torch.topk(seeds.entity_weight, n_seed, dim=1).indices
     for b in range(n):
@@ -137,7 +138,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     ap.add_argument("--musique-dir", default=str(ROOT.parent / "shared" / "data" / "musique_dev"))
     args = ap.parse_args()
-    r = CatRAGRetriever(encoder=TextEncoder(show_progress=False), device="cpu", edge_weights={"synonym": 2.0})
+    r = CatRAGRetriever(method_settings("catrag"), encoder=TextEncoder(show_progress=False), device="cpu")
     r.index(musique_dataset(args.musique_dir))
     reset, delta = synthetic_batch(r, args.queries, torch.Generator().manual_seed(0))
     if args.threads:

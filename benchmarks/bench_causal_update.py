@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch
 
-from hyperrag.causal.graph import CausalGraph, CausalGraphSettings, load_or_build_causal_index
+from hyperrag.causal.graph import CausalGraph, load_or_build_causal_index
+from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus
@@ -110,7 +111,7 @@ def main() -> None:
 
     base_ds, base_triples = subset(base_pos)
     final_ds, final_triples = subset(final_pos)
-    settings = CausalGraphSettings()
+    settings = method_settings("cdfrag").causal
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         encoder = TextEncoder(

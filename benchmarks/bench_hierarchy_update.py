@@ -30,6 +30,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -40,13 +41,14 @@ sys.path.insert(0, str(REPO))
 
 import torch
 
+from hyperrag.config import graph_settings, method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.graph.incremental import delete_passages
 from hyperrag.hierarchy.checkpoint import digest
-from hyperrag.hierarchy.hierarchy import HierarchySettings, build_hierarchy
+from hyperrag.hierarchy.hierarchy import build_hierarchy
 from hyperrag.hierarchy.incremental import match_modules, recomputed_modules, update_hierarchy
-from hyperrag.hierarchy.modules import ModuleTree, entity_degree
+from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree, entity_degree
 from hyperrag.hierarchy.store import entity_graph, entity_texts
 from hyperrag.hierarchy.summaries import ModuleSummaries, module_children
 from hyperrag.hierarchy.tokens import count_tokens
@@ -65,7 +67,8 @@ def inputs_of(graph, settings):
 
 def summary_digests(tree: ModuleTree, graph) -> set[str]:
     """Digests of every module's summary-prompt inputs (stand-in child texts), as ModuleSummaries computes them."""
-    src = ModuleSummaries(None, progress=False)
+    hugrag = method_settings("hugrag")
+    src = ModuleSummaries(None, hugrag.summaries, EntityListTexts(hugrag.module_text), progress=False)
     texts = src.stand_in(tree, graph)
     children = module_children(tree)
     degree = entity_degree(graph)
@@ -119,15 +122,15 @@ def main() -> None:
     parser.add_argument("--data", default=os.environ.get("HYPERRAG_SHARED_DATA", str(REPO.parent / "shared" / "data"))
                         + "/musique_dev")
     parser.add_argument("--fraction", type=float, default=0.05)
-    parser.add_argument("--token-budget", type=int, default=HierarchySettings.token_budget)
+    parser.add_argument("--token-budget", type=int, default=method_settings("hugrag").hierarchy.token_budget)
     parser.add_argument("--repeats", type=int, default=7, help="timing repeats (medians reported)")
     parser.add_argument("--no-rescale", action="store_true", help="local Leiden runs at the plain resolution")
     args = parser.parse_args()
     rescale = not args.no_rescale
-    settings = HierarchySettings(backend="cpu", token_budget=args.token_budget)
+    settings = replace(method_settings("hugrag").hierarchy, backend="cpu", token_budget=args.token_budget)
 
     t0 = time.perf_counter()
-    kg = load_or_build_kg_index(musique_dataset(args.data), TextEncoder(show_progress=False))
+    kg = load_or_build_kg_index(musique_dataset(args.data), TextEncoder(show_progress=False), graph_settings())
     full_graph = kg.graph
     if kg.provenance is None:
         raise SystemExit("the musique index has no provenance.pt: rebuild it")

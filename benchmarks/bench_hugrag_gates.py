@@ -42,6 +42,7 @@ def main() -> None:
 
     import torch
 
+    from hyperrag.config import method_settings
     from hyperrag.data import musique_dataset
     from hyperrag.embedding import TextEncoder
     from hyperrag.eval.gate_effectiveness import gate_effectiveness, plot_gate_effectiveness
@@ -62,8 +63,9 @@ def main() -> None:
     gates = {"top_m": args.top_m, "threshold": args.threshold, "verifier": args.verifier,
              "max_calls": args.max_calls if args.verifier == "llm" else None}
     t0 = time.perf_counter()
-    ret = HugRAGRetriever(encoder=encoder, llm=llm, device="cpu", hierarchy={"backend": "auto"}, gates=gates,
-                          summaries={"max_llm_modules": args.max_llm_modules}, path_selection={"enabled": False})
+    settings = method_settings("hugrag", hierarchy={"backend": "auto"}, gates=gates,
+                               summaries={"max_llm_modules": args.max_llm_modules}, path_selection={"enabled": False})
+    ret = HugRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
     if llm is not None:
         with llm:
             ret.index(dataset)
@@ -93,7 +95,7 @@ def main() -> None:
                   "index_seconds": round(index_s, 1), **means_and_ci(result)}
     variants = {args.verifier if args.verifier == "none" else "LLM-verified": result}
     if args.verifier == "llm":  # the unverified gates over the same module texts, for comparison
-        unverified = GateBuilder(None, replace(ret.gate_settings, verifier="none", max_calls=None)).build(
+        unverified = GateBuilder(None, replace(ret.settings.gates, verifier="none", max_calls=None)).build(
             ret.tree, ret.module_texts, ret.module_emb)
         res_u = gate_effectiveness(ret.expansion_graph(unverified.pairs), seeds, targets, max_hops=args.max_hops)
         variants["unverified"] = res_u

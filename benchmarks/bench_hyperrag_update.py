@@ -32,26 +32,22 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.data.types import Corpus
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.retrieval import retrieval_metrics
 from hyperrag.retrievers.hyperrag import HyperRAGRetriever
+from hyperrag.retrievers.settings import HyperRAGSettings
 
 
-def settings(graph: str, seed: int) -> dict:
-    cfg = yaml.safe_load((ROOT / "hydra_configs" / "method" / "hyperrag.yaml").read_text())["retriever"]
-    for k in ("_target_", "_partial_", "models_dir", "index_root", "device", "retrain", "update_epochs"):
-        cfg.pop(k, None)
-    cfg["graph"] = graph
-    cfg["train"]["seed"] = seed
-    return cfg
+def settings(graph: str, seed: int) -> HyperRAGSettings:
+    """``method/hyperrag.yaml``'s settings for ``graph`` with the training ``seed``."""
+    return method_settings("hyperrag", graph=graph, train={"seed": seed})
 
 
 def evaluate(r: HyperRAGRetriever, queries, subset: set[str]) -> dict[str, float]:
@@ -77,9 +73,10 @@ def delete_and_insert(args, ds, base_ds, inserted, subset, encoder, cfg, rng) ->
     queries = final.queries
     lost = {q.id for q in queries if set(q.gold_ids) & deleted_ids}
     with tempfile.TemporaryDirectory() as tmp:
-        def make(name: str, **kw) -> HyperRAGRetriever:
-            return HyperRAGRetriever(encoder=encoder, models_dir=Path(tmp) / name, index_root=Path(tmp) / "kw",
-                                     device="cpu", update_epochs=args.update_epochs, **{**cfg, **kw})
+        def make(name: str) -> HyperRAGRetriever:
+            run = dataclasses.replace(cfg, models_dir=str(Path(tmp) / name), index_root=str(Path(tmp) / "kw"),
+                                      update_epochs=args.update_epochs)
+            return HyperRAGRetriever(run, encoder=encoder, device="cpu")
 
         t0 = time.perf_counter()
         make("incremental").index(base_ds)
@@ -142,8 +139,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         def make(name: str) -> HyperRAGRetriever:  # cold YAKE cache: a grown corpus is a new keyword-cache key
-            return HyperRAGRetriever(encoder=encoder, models_dir=Path(tmp) / name, index_root=Path(tmp) / "kw",
-                                     device="cpu", update_epochs=args.update_epochs, **cfg)
+            run = dataclasses.replace(cfg, models_dir=str(Path(tmp) / name), index_root=str(Path(tmp) / "kw"),
+                                      update_epochs=args.update_epochs)
+            return HyperRAGRetriever(run, encoder=encoder, device="cpu")
 
         inc = make("incremental")
         t0 = time.perf_counter()

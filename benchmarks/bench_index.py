@@ -20,6 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hyperrag.config import graph_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.index.kg_index import load_or_build_kg_index
@@ -29,14 +30,14 @@ def main() -> None:
     ds = musique_dataset(os.environ.get("MUSIQUE_DIR", ROOT.parent / "shared" / "data" / "musique_dev"))
     encoder = TextEncoder(show_progress=True)
     with tempfile.TemporaryDirectory() as warm_root:  # warm the embedding cache (no-op when already warm)
-        load_or_build_kg_index(ds, encoder, root=warm_root)
+        load_or_build_kg_index(ds, encoder, graph_settings(), root=warm_root)
     warm_encoded = encoder.encoded_count
     with tempfile.TemporaryDirectory() as root:
         t0 = time.perf_counter()
-        built = load_or_build_kg_index(ds, encoder, root=root)
+        built = load_or_build_kg_index(ds, encoder, graph_settings(), root=root)
         build_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        again = load_or_build_kg_index(ds, encoder, root=root)
+        again = load_or_build_kg_index(ds, encoder, graph_settings(), root=root)
         reload_s = time.perf_counter() - t0
     result = {"build_seconds_warm_embeddings": round(build_s, 2), "reload_seconds": round(reload_s, 3),
               "rebuilt_on_rerun": again.built, "texts_encoded_after_warmup": encoder.encoded_count - warm_encoded,

@@ -37,6 +37,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hyperrag.config import graph_settings
 from hyperrag.data import musique_dataset
 from hyperrag.data.musique import load_json
 from hyperrag.data.openie import read_openie
@@ -97,14 +98,15 @@ def main() -> None:
 
         def fresh(name: str, positions: list[int], cache_dir: Path) -> dict:
             corpus, openie = files(name, positions)
-            build_kg_directory(tmp / name, corpus, openie, TextEncoder(cache_dir=cache_dir, show_progress=False))
+            build_kg_directory(tmp / name, corpus, openie, TextEncoder(cache_dir=cache_dir, show_progress=False),
+                               graph_settings())
             return timed_refresh(tmp / name, cache_dir)
 
         log(f"base: {len(base_pos)} passages (index build + first refresh, cold caches)")
         index = tmp / "index"
         base_corpus, base_openie = files("base", base_pos)
         t0 = time.perf_counter()
-        build_kg_directory(index, base_corpus, base_openie, encoder)
+        build_kg_directory(index, base_corpus, base_openie, encoder, graph_settings())
         build_s = time.perf_counter() - t0
         base = timed_refresh(index)
 

@@ -27,6 +27,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -37,10 +38,11 @@ sys.path.insert(0, str(REPO))
 
 import torch
 
+from hyperrag.config import graph_settings, method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.graph.knowledge_graph import EdgeType
-from hyperrag.hierarchy.hierarchy import HierarchySettings, build_hierarchy
+from hyperrag.hierarchy.hierarchy import build_hierarchy
 from hyperrag.hierarchy.leiden import leiden, resolve_backend
 from hyperrag.hierarchy.store import entity_graph, entity_texts
 from hyperrag.hierarchy.tokens import count_tokens
@@ -64,7 +66,7 @@ def main() -> None:
     import leidenalg
 
     t0 = time.perf_counter()
-    kg = load_or_build_kg_index(musique_dataset(args.data), TextEncoder(show_progress=False))
+    kg = load_or_build_kg_index(musique_dataset(args.data), TextEncoder(show_progress=False), graph_settings())
     graph = kg.graph
     if args.graph == "entity":
         edge_index, edge_weight = entity_graph(graph, ("relation", "synonym"))
@@ -103,7 +105,7 @@ def main() -> None:
     if args.graph == "entity":
         tokens = torch.tensor(count_tokens(entity_texts(graph, "name+facts")))
         t = time.perf_counter()
-        h = build_hierarchy(edge_index, edge_weight, num_nodes, tokens, HierarchySettings(backend="cpu"))
+        h = build_hierarchy(edge_index, edge_weight, num_nodes, tokens, replace(method_settings("hugrag").hierarchy, backend="cpu"))
         hier = {"seconds": round(time.perf_counter() - t, 3), "levels": h.num_levels,
                 "modules_per_level": [h.num_modules(lv) for lv in range(1, h.num_levels + 1)],
                 "modularity_per_level": [round(q, 5) for q in h.modularity], "leiden_calls": h.stats["leiden_calls"]}

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 import lightning as L
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.llm.base import NoLLM
@@ -61,8 +62,9 @@ def main() -> None:
     ds = musique_dataset(args.data)
     encoder = TextEncoder(show_progress=False)
     t0 = time.perf_counter()
-    retriever = CDFRAGRetriever(encoder=encoder, llm=NoLLM(), device="cpu", policy=None, classifier=args.classifier,
-                                models_dir=args.models_dir, generation={"enabled": False})
+    settings = method_settings("cdfrag", policy=None, classifier=args.classifier, models_dir=str(args.models_dir),
+                               generation={"enabled": False})
+    retriever = CDFRAGRetriever(settings, encoder=encoder, llm=NoLLM(), device="cpu")
     retriever.index(ds)
     env = RefinementEnv(retriever, ds.queries, k=5)
     usable = [i for i, q in enumerate(ds.queries) if q.gold_ids]

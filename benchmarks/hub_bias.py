@@ -17,6 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.hub_bias import hub_bias, node_strength, plot_hub_bias
@@ -35,14 +36,14 @@ def main() -> None:
     encoder = TextEncoder(show_progress=False)
     questions = [q.question for q in ds.queries]
     methods = {
-        "hipporag2": HippoRAG2Retriever(encoder=encoder, device="cpu"),
-        "catrag": CatRAGRetriever(encoder=encoder, device="cpu", edge_weights={"synonym": 2.0}),
+        "hipporag2": HippoRAG2Retriever(method_settings("hipporag2"), encoder=encoder, device="cpu"),
+        "catrag": CatRAGRetriever(method_settings("catrag"), encoder=encoder, device="cpu"),
     }
     results, summary = {}, {}
     for name, retriever in methods.items():
         retriever.index(ds)
         graph = retriever.graph
-        ei, w = graph.weighted_edges({EdgeType[k.upper()]: v for k, v in retriever.edge_weights.items()})
+        ei, w = graph.weighted_edges({EdgeType[k.upper()]: v for k, v in retriever.settings.edge_weights.items()})
         strength = node_strength(ei, w, graph.num_nodes)
         seeds = retriever.seed(questions)
         ppr, _ = retriever.propagate(seeds)

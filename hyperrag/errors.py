@@ -22,6 +22,7 @@ class InputError(ValueError):
         line: 1-based line number (JSONL) or 1-based record number (JSON lists).
         field: the offending field name.
         record: 0-based index of the offending record in a JSON list file.
+        setting: the offending config key, in full (``method.retriever.train.batch_size``).
     """
 
     def __init__(
@@ -32,12 +33,14 @@ class InputError(ValueError):
         line: int | None = None,
         field: str | None = None,
         record: int | None = None,
+        setting: str | None = None,
     ) -> None:
         self.message = message
         self.path = str(path) if path is not None else None
         self.line = line
         self.field = field
         self.record = record
+        self.setting = setting
         super().__init__(self.one_line())
 
     def one_line(self) -> str:
@@ -50,7 +53,8 @@ class InputError(ValueError):
         if self.record is not None:
             where += f"record {self.record}: "
         field = f"field '{self.field}': " if self.field else ""
-        return f"{where}{field}{self.message}"
+        setting = f"{self.setting}: " if self.setting else ""
+        return f"{where}{field}{setting}{self.message}"
 
 
 def find_input_error(err: BaseException | None) -> InputError | None:

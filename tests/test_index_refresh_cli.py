@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hyperrag.config import graph_settings
 from hyperrag.data.jsonl import read_jsonl_corpus
 from hyperrag.data.openie import read_openie
 from hyperrag.index.kg_index import build_kg_directory
@@ -43,7 +44,8 @@ def overrides(tmp_path: Path) -> list[str]:
 
 def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
     index = tmp_path / "index"
-    build_kg_directory(index, read_jsonl_corpus(SAMPLE / "corpus.jsonl"), SAMPLE / "openie_handwritten.json", encoder)
+    build_kg_directory(index, read_jsonl_corpus(SAMPLE / "corpus.jsonl"), SAMPLE / "openie_handwritten.json", encoder,
+                       graph_settings())
     proc = refresh(tmp_path, "--index", str(index), "--method", "hugrag", *overrides(tmp_path))
     assert proc.returncode == 0, proc.stderr
     first = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -152,8 +152,11 @@ def test_missing_index_dir_and_unsupported_method(tmp_path):
     class CorpusOnly(Retriever):  # a user's retriever that does not declare supports_index_dir
         name = "corpus_only"
 
+    class CorpusOnlySettings:  # its settings name it, as hyperrag.retrievers.settings classes do
+        retriever = CorpusOnly
+
     with pytest.raises(InputError, match="method 'corpus_only' cannot retrieve over an index directory"):
-        build_retriever(CorpusOnly, None, None, tmp_path)
+        build_retriever(CorpusOnlySettings(), None, None, tmp_path)
 
 
 def test_resume_through_retrieve(tmp_path):
@@ -174,17 +177,38 @@ def test_resume_through_retrieve(tmp_path):
     assert fresh["resumed_queries"] == 0 and fresh["queries"] == 6
 
 
-def test_index_dir_needs_its_own_embedder(updated_index):
+@pytest.mark.parametrize("method", ["dense", "hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag"])
+def test_index_dir_needs_its_own_embedder(updated_index, tmp_path, method):
+    """Every method that embeds opens an index directory the same way (Retriever.open_index_dir): passages in
+    index order first, then the embedder's identity; another embedder stops with one line naming both."""
+    from hydra.utils import get_class
+
+    from hyperrag.config import method_settings
     from hyperrag.data import jsonl_dataset
     from hyperrag.errors import InputError
     from hyperrag.index.passages import dataset_for_index
-    from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
+    from tests.reliability.doubles import HashEncoder
+
+    u = updated_index
+    settings = method_settings(method) if method == "dense" else method_settings(method, index_root=str(tmp_path))
+    cls = get_class(settings.retriever)
+    ds = dataset_for_index(jsonl_dataset(u["full_corpus"], u["queries"]), u["index"])
+    with pytest.raises(InputError, match="index was embedded with '.+', the configured embedder is 'hash-trigram-64'"):
+        cls(settings, encoder=HashEncoder(), index_dir=str(u["index"]), device="cpu").index(ds)
+    raw = jsonl_dataset(u["full_corpus"], u["queries"])  # not aligned: corpus order and passages differ
+    with pytest.raises(InputError, match="not this index's passages in index order"):
+        cls(settings, encoder=HashEncoder(), index_dir=str(u["index"]), device="cpu").index(raw)
+
+
+def test_bm25_over_an_index_dir_needs_no_embedder(updated_index):
+    from hyperrag.config import method_settings
+    from hyperrag.data import jsonl_dataset
+    from hyperrag.index.passages import dataset_for_index
+    from hyperrag.retrievers import BM25Retriever
     from tests.reliability.doubles import HashEncoder
 
     u = updated_index
     ds = dataset_for_index(jsonl_dataset(u["full_corpus"], u["queries"]), u["index"])
-    with pytest.raises(InputError, match="the index was embedded with"):
-        HippoRAG2Retriever(encoder=HashEncoder(), index_dir=str(u["index"]), device="cpu").index(ds)
-    raw = jsonl_dataset(u["full_corpus"], u["queries"])  # not aligned: corpus order and passages differ
-    with pytest.raises(InputError, match="not this index's passages in index order"):
-        HippoRAG2Retriever(encoder=HashEncoder(), index_dir=str(u["index"]), device="cpu").index(raw)
+    r = BM25Retriever(method_settings("bm25"), encoder=HashEncoder(), index_dir=str(u["index"]))
+    r.index(ds)
+    assert r.index_key and r.retrieve([QUESTION], 1).indices.tolist() == [[ds.corpus.ids.index("n01")]]

@@ -230,6 +230,7 @@ def test_index_without_provenance_is_a_clear_error(history, tmp_path):
     """An index that cannot say which triples its passages have is refused with a one-line reason."""
     import shutil
 
+    from hyperrag.config import method_settings
     from hyperrag.data.types import Corpus, Dataset, Passage
     from hyperrag.errors import InputError
     from hyperrag.index.kg_index import graph_folder
@@ -259,12 +260,13 @@ def test_index_without_provenance_is_a_clear_error(history, tmp_path):
 
     ids, _, _ = index_passage_ids(copy)
     ds = Dataset("sample", Corpus([Passage(i, rows[i]["title"], rows[i]["text"]) for i in ids]), [])
+    class IndexEmbedder(HashEncoder):  # the embedder identity the index was built with (no model needed)
+        model_key = manifest["inputs"]["encoder"]
+
     retriever = CDFRAGRetriever(
-        encoder=HashEncoder(),
+        method_settings("cdfrag", classifier=None, policy=None, index_root=str(tmp_path / "causal")),
+        encoder=IndexEmbedder(),
         index_dir=str(copy),
-        classifier=None,
-        policy=None,
-        index_root=str(tmp_path / "causal"),
         device="cpu",
     )
     with pytest.raises(InputError, match="has no provenance.pt"):

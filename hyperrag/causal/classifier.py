@@ -21,6 +21,13 @@ import torch
 from torch import nn
 
 from hyperrag.causal.labels import MARKERS
+from hyperrag.config.validation import (
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Probability,
+)
 
 
 class CausalPairClassifier(L.LightningModule):
@@ -38,10 +45,11 @@ class CausalPairClassifier(L.LightningModule):
             :mod:`hyperrag.causal.labels`); > 0 tells the graph builder to show weak candidates masked.
     """
 
-    def __init__(self, encoder: str = "all-MiniLM-L6-v2", lr: float = 3e-5, head_lr: float = 1e-3,
-                 weight_decay: float = 0.01, dropout: float = 0.1, max_length: int = 128,
-                 max_steps: int | None = None, freeze_layers: int = 0, pos_weight: float | None = None,
-                 mask_rate: float = 0.5) -> None:
+    def __init__(self, encoder: str = "all-MiniLM-L6-v2", lr: PositiveFloat = 3e-5,
+                 head_lr: PositiveFloat = 1e-3, weight_decay: NonNegativeFloat = 0.01,
+                 dropout: Probability = 0.1, max_length: PositiveInt = 128,
+                 max_steps: PositiveInt | None = None, freeze_layers: NonNegativeInt = 0,
+                 pos_weight: PositiveFloat | None = None, mask_rate: Probability = 0.5) -> None:
         super().__init__()
         self.save_hyperparameters()
         from transformers import AutoModel, AutoTokenizer

@@ -13,6 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from hyperrag.causal.labels import SilverExample, split_by_group
+from hyperrag.config.validation import PositiveInt, Probability
 from hyperrag.training.stateful import ResumableDataLoader
 
 
@@ -40,8 +41,8 @@ class PairDataModule(L.LightningDataModule):
         seed: split and shuffling.
     """
 
-    def __init__(self, examples: Sequence[SilverExample], val_fraction: float = 0.2, batch_size: int = 16,
-                 seed: int = 0) -> None:
+    def __init__(self, examples: Sequence[SilverExample], val_fraction: Probability = 0.2,
+                 batch_size: PositiveInt = 16, seed: int = 0) -> None:
         super().__init__()
         self.examples = list(examples)
         self.batch_size = batch_size

@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.causal.tasks import CausalContextRewrite
+from hyperrag.config.validation import NonNegativeInt, PositiveInt, Probability, settings
 from hyperrag.eval.causal import causal_consistency, hallucination_rate
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +51,12 @@ def context_text(summary: str, links: Sequence[tuple[str, str]]) -> str:
     return "\n".join(lines) or "(no causal context)"
 
 
-class CausalGenerator:
-    """Args:
-        llm: an available LLM.
+@settings
+class GenerationSettings:
+    """CDF-RAG's ``generation``.
+
+    Attributes:
+        enabled: generate at all (needs an LLM).
         tau: causal-consistency threshold; below it the answer is regenerated under strict grounding.
         delta: hallucination threshold; above it the answer is rewritten.
         max_rounds: rewrites after the hallucination check, at most.
@@ -59,13 +66,30 @@ class CausalGenerator:
         rewrite_context: run step 1 (else the verbatim pairs are the context).
     """
 
-    def __init__(self, llm: Any, tau: float = 0.5, delta: float = 0.3, max_rounds: int = 2, top_n: int = 5,
-                 max_pairs: int = 8, match_threshold: float = 0.5, rewrite_context: bool = True) -> None:
+    enabled: bool
+    tau: Probability
+    delta: Probability
+    max_rounds: NonNegativeInt
+    top_n: PositiveInt
+    max_pairs: NonNegativeInt
+    match_threshold: Probability
+    rewrite_context: bool
+
+
+class CausalGenerator:
+    """Args:
+        llm: an available LLM.
+        settings: thresholds, rounds and evidence sizes (:class:`GenerationSettings`; ``enabled`` is the
+            caller's switch).
+    """
+
+    def __init__(self, llm: LanguageModel, settings: GenerationSettings) -> None:
         self.llm = llm
-        self.tau, self.delta, self.max_rounds = tau, delta, max_rounds
-        self.top_n, self.max_pairs = top_n, max_pairs
-        self.match_threshold = match_threshold
-        self.rewrite_context = rewrite_context
+        s = settings
+        self.tau, self.delta, self.max_rounds = s.tau, s.delta, s.max_rounds
+        self.top_n, self.max_pairs = s.top_n, s.max_pairs
+        self.match_threshold = s.match_threshold
+        self.rewrite_context = s.rewrite_context
         self.rewrite_task = CausalContextRewrite()
 
     def run(self, question: str, passages: Sequence[Passage], pairs: Sequence[Pair]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -58,27 +58,46 @@ from hyperrag.causal.records import (
     score_candidates,
     split_reusable,
 )
+from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, Probability, settings
 from hyperrag.data.types import Corpus, Dataset
-from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
+from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
 from hyperrag.ops.knn import topk_cosine_neighbors
 from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
 
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
+
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@settings
 class CausalGraphSettings:
-    accept_threshold: float = 0.5
-    weak_prior: float = 0.0  # rule-only weight of weak connectives (after/since...): 0 = not accepted
-    openie_prior: float = 0.6  # rule-only weight of causal OpenIE relations
-    use_openie: bool = True
-    max_span_words: int = 14
-    alias_threshold: float = 0.8
-    alias_topk: int = 5
-    verify: bool = True  # LLM verification when an LLM is available
-    verify_max_pairs: int = 200
-    llm_drop_rejected: bool = True
+    """How the causal graph is built (CDF-RAG's ``causal``; part of the causal index key).
+
+    Attributes:
+        accept_threshold: a candidate pair is an edge when its score is at least this.
+        weak_prior: rule-only weight of weak connectives (after/since...): 0 = not accepted.
+        openie_prior: rule-only weight of causal OpenIE relations.
+        use_openie: causal OpenIE relations are candidates too.
+        max_span_words: cause / effect spans longer than this are dropped.
+        alias_threshold: cosine at which two causal nodes get an alias link.
+        alias_topk: nearest nodes examined per node for alias links.
+        verify: LLM verification of accepted pairs when an LLM is available.
+        verify_max_pairs: verifications per build (an update: per its new pairs).
+        llm_drop_rejected: drop pairs the LLM rejects (else keep them with the classifier's weight).
+    """
+
+    accept_threshold: Probability
+    weak_prior: Probability
+    openie_prior: Probability
+    use_openie: bool
+    max_span_words: PositiveInt
+    alias_threshold: Cosine
+    alias_topk: NonNegativeInt
+    verify: bool
+    verify_max_pairs: NonNegativeInt
+    llm_drop_rejected: bool
 
 
 @dataclass
@@ -141,8 +160,8 @@ _score_candidates = score_candidates  # the scorer lives with the per-passage re
 def assemble_causal_graph(
     corpus: Corpus,
     records: Sequence[PassageRecord],
-    encoder: TextEncoder,
-    settings: CausalGraphSettings | None = None,
+    encoder: Encoder,
+    settings: CausalGraphSettings,
     classifier: bool = False,
 ) -> CausalGraph:
     """The causal graph of ``corpus`` from its passages' records (``records[j]`` belongs to ``corpus[j]``).
@@ -152,7 +171,7 @@ def assemble_causal_graph(
     ``edge_passage`` holds corpus positions; node embeddings come from the encoder (its on-disk cache makes
     known names free) and alias links are recomputed over all nodes.
     """
-    s = settings or CausalGraphSettings()
+    s = settings
     if len(records) != len(corpus) or any(r.id != p.id for r, p in zip(records, corpus.passages)):
         raise ValueError("records are not the corpus's passages in corpus order")
     key_to_node: dict[str, int] = {}
@@ -231,10 +250,10 @@ def assemble_causal_graph(
 
 def update_causal_graph(
     dataset: Dataset,
-    encoder: TextEncoder,
-    settings: CausalGraphSettings | None = None,
+    encoder: Encoder,
+    settings: CausalGraphSettings,
     classifier: Any = None,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     openie_triples: Sequence[Sequence[tuple[str, str, str]]] | None = None,
     base: Mapping[str, PassageRecord] | None = None,
 ) -> tuple[CausalGraph, list[PassageRecord]]:
@@ -245,7 +264,7 @@ def update_causal_graph(
         ``(graph, records)`` — the records in corpus order (what the causal index stores).
     """
     t0 = time.perf_counter()
-    s = settings or CausalGraphSettings()
+    s = settings
     passages = dataset.corpus.passages
     reused, todo = split_reusable(passages, openie_triples, s, base)
     info = {"candidates": 0, "scored": 0, "llm_asked": 0}
@@ -278,10 +297,10 @@ def update_causal_graph(
 
 def build_causal_graph(
     dataset: Dataset,
-    encoder: TextEncoder,
-    settings: CausalGraphSettings | None = None,
+    encoder: Encoder,
+    settings: CausalGraphSettings,
     classifier: Any = None,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     openie_triples: list[list[tuple[str, str, str]]] | None = None,
 ) -> CausalGraph:
     """Candidates → scores → LLM verification → nodes, edges, embeddings (see the module docstring)."""
@@ -364,10 +383,10 @@ def _base_records(
 
 def load_or_build_causal_index(
     dataset: Dataset,
-    encoder: TextEncoder,
-    settings: CausalGraphSettings | None = None,
+    encoder: Encoder,
+    settings: CausalGraphSettings,
     classifier_path: str | Path | None = None,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     root: str | Path | None = None,
     *,
     openie_triples: Sequence[Sequence[tuple[str, str, str]]] | None = None,
@@ -388,7 +407,7 @@ def load_or_build_causal_index(
     from hyperrag.index.kg_index import corpus_fingerprint
 
     t0 = time.perf_counter()
-    s = settings or CausalGraphSettings()
+    s = settings
     verifier = None
     if s.verify and getattr(llm, "available", False):
         verifier = {"kind": getattr(llm, "kind", "?"), "model": getattr(llm, "model", None)}

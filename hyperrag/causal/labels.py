@@ -30,9 +30,12 @@ import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.causal.candidates import CandidatePair, Candidates
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +119,7 @@ class SilverSet:
         return out
 
 
-def llm_verdicts(llm: Any, pairs: Sequence[CandidatePair]) -> list[dict[str, Any] | None]:
+def llm_verdicts(llm: LanguageModel, pairs: Sequence[CandidatePair]) -> list[dict[str, Any] | None]:
     """``causal_pair_verification`` on each pair (A = candidate cause, B = candidate effect, its sentence as
     context); None where the call failed or no LLM is available."""
     if not pairs or not getattr(llm, "available", False):
@@ -127,8 +130,8 @@ def llm_verdicts(llm: Any, pairs: Sequence[CandidatePair]) -> list[dict[str, Any
 
 
 def build_silver_set(candidates: Candidates, negative_ratio: float = 1.0, reversed_negatives: bool = True,
-                     adjacent_ratio: float = 1.0, mask_rate: float = 0.5, seed: int = 0, llm: Any = None,
-                     llm_max_pairs: int = 0) -> SilverSet:
+                     adjacent_ratio: float = 1.0, mask_rate: float = 0.5, seed: int = 0,
+                     llm: LanguageModel | None = None, llm_max_pairs: int = 0) -> SilverSet:
     """Silver-labelled examples from a corpus's candidates (see the module docstring).
 
     Args:

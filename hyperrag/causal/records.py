@@ -39,6 +39,7 @@ from hyperrag.utils.atomic import atomic_write_jsonl
 
 if TYPE_CHECKING:
     from hyperrag.causal.graph import CausalGraphSettings
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ def compute_records(
     triples: Sequence[Sequence[Triple]] | None,
     settings: CausalGraphSettings,
     classifier: Any = None,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
 ) -> tuple[list[PassageRecord], dict[str, int]]:
     """Candidates → scores → LLM verification for ``passages`` (``triples[j]`` belongs to ``passages[j]``).
 

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from typing_extensions import TypedDict
 
 from hyperrag.causal.candidates import extract_candidates
 from hyperrag.causal.classifier import CausalPairClassifier
 from hyperrag.causal.datamodule import PairDataModule
 from hyperrag.causal.labels import SilverSet, build_silver_set
+from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt
 from hyperrag.data.types import Dataset
 from hyperrag.utils.digest import stable_digest as _digest
 
@@ -37,6 +39,16 @@ log = logging.getLogger(__name__)
 
 def _settings(factory: Callable[..., Any]) -> dict[str, Any]:
     return {k: v for k, v in sorted(getattr(factory, "keywords", {}).items())}
+
+
+class LabelSettings(TypedDict, total=False):
+    """``task.labels``: :func:`build_silver_set`'s arguments."""
+
+    negative_ratio: NonNegativeFloat
+    reversed_negatives: bool
+    adjacent_ratio: NonNegativeFloat
+    seed: int
+    llm_max_pairs: NonNegativeInt
 
 
 class CausalPairTask:
@@ -53,8 +65,9 @@ class CausalPairTask:
     """
 
     def __init__(self, dataset: Dataset, model: Callable[..., CausalPairClassifier],
-                 datamodule: Callable[..., PairDataModule], labels: dict[str, Any] | None = None,
-                 max_span_words: int = 14, llm: Any = None, min_examples: int = 20, name: str = "causal_pair") -> None:
+                 datamodule: Callable[..., PairDataModule], labels: LabelSettings | None = None,
+                 max_span_words: PositiveInt = 14, llm: Any = None, min_examples: PositiveInt = 20,
+                 name: str = "causal_pair") -> None:
         self.dataset = dataset
         self.model_factory = model
         self.datamodule_factory = datamodule

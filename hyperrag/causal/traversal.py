@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from hyperrag.causal.graph import CausalGraph
+from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, Probability, settings
 
 
 @dataclass
@@ -55,23 +56,40 @@ class CausalPath:
         return out
 
 
-class CausalTraversal:
-    """Args:
-        graph: the causal graph.
+@settings
+class TraversalSettings:
+    """CDF-RAG's ``traversal``.
+
+    Attributes:
         max_depth: causal edges per path at most.
         decay: score multiplier per extra edge.
-        seed_top_n / seed_min_sim: query-aligned seed nodes.
+        seed_top_n / seed_min_sim: query-aligned seed nodes (the top n, with at least this cosine).
         max_paths: paths kept per query (best first).
         backward: also walk effect → cause from the seeds.
         use_aliases: allow alias steps between similar nodes.
     """
 
-    def __init__(self, graph: CausalGraph, max_depth: int = 3, decay: float = 0.8, seed_top_n: int = 5,
-                 seed_min_sim: float = 0.4, max_paths: int = 20, backward: bool = True, use_aliases: bool = True) -> None:
+    max_depth: PositiveInt
+    decay: Probability
+    seed_top_n: NonNegativeInt
+    seed_min_sim: Cosine
+    max_paths: PositiveInt
+    backward: bool
+    use_aliases: bool
+
+
+class CausalTraversal:
+    """Args:
+        graph: the causal graph.
+        settings: depth, decay, seeds and path count (:class:`TraversalSettings`).
+    """
+
+    def __init__(self, graph: CausalGraph, settings: TraversalSettings) -> None:
         self.graph = graph
-        self.max_depth, self.decay = max_depth, decay
-        self.seed_top_n, self.seed_min_sim = seed_top_n, seed_min_sim
-        self.max_paths, self.backward, self.use_aliases = max_paths, backward, use_aliases
+        self.max_depth, self.decay = settings.max_depth, settings.decay
+        self.seed_top_n, self.seed_min_sim = settings.seed_top_n, settings.seed_min_sim
+        self.max_paths, self.backward = settings.max_paths, settings.backward
+        self.use_aliases = settings.use_aliases
         n = graph.num_nodes
         self.out_edges: list[list[int]] = [[] for _ in range(n)]
         self.in_edges: list[list[int]] = [[] for _ in range(n)]
@@ -79,7 +97,7 @@ class CausalTraversal:
             self.out_edges[u].append(e)
             self.in_edges[v].append(e)
         self.alias: list[list[tuple[int, float]]] = [[] for _ in range(n)]
-        if use_aliases:
+        if self.use_aliases:
             for (u, v), w in zip(graph.alias_index.t().tolist(), graph.alias_weight.tolist()):
                 self.alias[u].append((v, w))
         self.weight = graph.edge_weight.tolist()

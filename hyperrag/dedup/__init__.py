@@ -1,7 +1,7 @@
 """Entity deduplication for the HugRAG entity graph H0: fuzzy string matching, then embedding similarity.
 
     from hyperrag.dedup import DedupSettings, load_or_build_dedup
-    deduped = load_or_build_dedup(kg_index, DedupSettings(), entity_info, root)   # merged graph + audit file
+    deduped = load_or_build_dedup(graph, embeddings, entity_info, settings, root)  # merged graph + audit
 
 Stages (:mod:`~hyperrag.dedup.fuzzy`, :mod:`~hyperrag.dedup.semantic`) propose merge pairs; :mod:`~hyperrag.dedup.merge`
 joins them with a union-find and rewrites the knowledge graph, pooling descriptions, passages and evidence

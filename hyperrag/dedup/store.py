@@ -19,10 +19,12 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import torch
+from pydantic import Field
 
+from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, settings
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.dedup.fuzzy import fuzzy_pairs
 from hyperrag.dedup.merge import MergeResult, merge_entities
@@ -37,10 +39,11 @@ log = logging.getLogger(__name__)
 AUDIT_FILE = "merges.jsonl"
 
 
-@dataclass(frozen=True)
+@settings
 class DedupSettings:
     """Attributes:
-        enabled: False → the graph is used as extracted.
+        enabled: False → the graph is used as extracted; ``auto`` is the caller's to resolve (HugRAG: on for
+            LLM-extracted, described entity graphs only) before the graph is deduplicated.
         fuzzy_threshold: rapidfuzz score (0–100) at or above which two names merge (stage 1); ``null`` skips
             the stage.
         fuzzy_scorer: ``ratio`` | ``token_sort_ratio`` | ``token_set_ratio`` | ``WRatio``.
@@ -52,14 +55,14 @@ class DedupSettings:
             word order ignored) — names one word apart are usually distinct entities.
     """
 
-    enabled: bool = True
-    fuzzy_threshold: float | None = 95.0
-    fuzzy_scorer: str = "ratio"
-    embedding_threshold: float | None = 0.96
-    embedding_k: int = 10
-    min_chars: int = 4
-    use_types: bool = True
-    token_guard: bool = True
+    enabled: Literal[True, False, "auto"]
+    fuzzy_threshold: Annotated[float, Field(ge=0, le=100)] | None
+    fuzzy_scorer: Literal["ratio", "token_sort_ratio", "token_set_ratio", "WRatio"]
+    embedding_threshold: Cosine | None
+    embedding_k: PositiveInt
+    min_chars: NonNegativeInt
+    use_types: bool
+    token_guard: bool
 
 
 @dataclass
@@ -81,9 +84,9 @@ def _normalize(x: torch.Tensor) -> torch.Tensor:
 
 
 def dedup_graph(graph: KnowledgeGraph, entity_emb: torch.Tensor, info: EntityInfo,
-                settings: DedupSettings | None = None) -> tuple[MergeResult, torch.Tensor]:
+                settings: DedupSettings) -> tuple[MergeResult, torch.Tensor]:
     """Run both stages. Returns the merge result and the merged entities' embeddings [E_new, D]."""
-    s = settings or DedupSettings()
+    s = settings
     names = graph.entity_names
     types = info.types if s.use_types else None
     uf = UnionFind(graph.num_entities)
@@ -133,7 +136,7 @@ def _info_digest(info: EntityInfo) -> str:
 
 
 def load_or_build_dedup(graph: KnowledgeGraph, embeddings: GraphEmbeddings, info: EntityInfo,
-                        settings: DedupSettings | None = None, root: str | Path | None = None,
+                        settings: DedupSettings, root: str | Path | None = None,
                         name: str = "graph", graph_key: str | None = None) -> DedupIndex:
     """The deduplicated graph for (KG index, entity info, settings), built once and then loaded.
 
@@ -145,7 +148,9 @@ def load_or_build_dedup(graph: KnowledgeGraph, embeddings: GraphEmbeddings, info
         name: prefix of the directory name (the dataset's name).
         graph_key: the KG index key (any string that changes with the graph); default a digest of its tensors.
     """
-    s = settings or DedupSettings()
+    s = settings
+    if s.enabled == "auto":
+        raise ValueError("dedup settings with enabled='auto': resolve it to true or false first")
     if not s.enabled:
         return DedupIndex(graph, embeddings, info, {"enabled": False}, None, False)
     if graph_key is None:

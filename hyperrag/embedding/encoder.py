@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from hyperrag.config.validation import PositiveInt
 from hyperrag.embedding.cache import EmbeddingCache
 from hyperrag.errors import InputError
 from hyperrag.utils.availability import resolve_device
@@ -61,9 +62,9 @@ class TextEncoder:
         show_progress: progress bar while encoding misses.
     """
 
-    def __init__(self, model: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 64,
+    def __init__(self, model: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: PositiveInt = 64,
                  normalize: bool = True, cache_dir: str | Path | None = None, show_progress: bool = True,
-                 max_seq_length: int | None = None) -> None:
+                 max_seq_length: PositiveInt | None = None) -> None:
         self.model_name = model
         self.model_path = resolve_model_path(model)
         self.device = resolve_device(device)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.text import content_tokens, is_abstention, split_sentences
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,8 @@ def lexical_groundedness(answer: str | None, context: str, threshold: float = 0.
     return sum(lexical_claim_supported(c, vocab, threshold) for c in claims) / len(claims)
 
 
-def llm_groundedness(llm: Any, answers: Sequence[str | None], contexts: Sequence[Sequence[tuple[str, str]]],
+def llm_groundedness(llm: LanguageModel, answers: Sequence[str | None],
+                     contexts: Sequence[Sequence[tuple[str, str]]],
                      questions: Sequence[str] | None = None,
                      progress: bool | str = False) -> list[dict[str, Any] | None]:
     """Judge every answered query with the LLM.

@@ -12,18 +12,21 @@ Both return per query a value in [-1, 1] (in practice [0, 1]) or ``None`` for un
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from hyperrag.eval.text import is_abstention
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
 
 
 def _unit(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.normalize(x.float(), dim=-1)
 
 
-def embedding_answer_relevancy(encoder: Any, questions: Sequence[str],
+def embedding_answer_relevancy(encoder: Encoder, questions: Sequence[str],
                                answers: Sequence[str | None]) -> list[float | None]:
     """Cosine(question, answer) per answered query; ``encoder.encode(texts) -> [N, D]``."""
     todo = [i for i, a in enumerate(answers) if not is_abstention(a)]
@@ -44,7 +47,8 @@ def ragas_relevancy(question_vec: torch.Tensor, generated_vecs: torch.Tensor, no
     return float((_unit(generated_vecs) @ _unit(question_vec)).mean())
 
 
-def llm_answer_relevancy(llm: Any, encoder: Any, questions: Sequence[str], answers: Sequence[str | None],
+def llm_answer_relevancy(llm: LanguageModel, encoder: Encoder, questions: Sequence[str],
+                         answers: Sequence[str | None],
                          n_questions: int = 3, contexts: Sequence[str] | None = None,
                          progress: bool | str = False) -> list[dict[str, Any] | None]:
     """Ragas-style answer relevancy with an LLM judge.

@@ -11,7 +11,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.runs import (
     find_prediction_files,
@@ -23,6 +23,9 @@ from hyperrag.eval.runs import (
     run_config,
 )
 from hyperrag.eval.suite import CAUSAL_FIELDS, GOLD_SENTENCE_FIELDS, EvalInputs, evaluate_rows
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ def _out_dir(pred: Path, files: list[Path], out: str | None) -> Path:
     return Path(out) / pred.parent.resolve().relative_to(root)
 
 
-def evaluate_file(pred: Path, cfg: Any, llm: Any, encoder: Any, datasets: dict[str, Any],
+def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, datasets: dict[str, Any],
                   out_dir: Path) -> dict[str, Any]:
     """Score one predictions file with the suite; write and return its ``evaluation.json`` record."""
     from omegaconf import OmegaConf

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.context import causal_coverage, context_recall
 from hyperrag.eval.groundedness import hallucination_rate, lexical_groundedness, llm_groundedness
@@ -31,6 +31,9 @@ from hyperrag.eval.qa import exact_match, option_correct, token_f1
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +48,8 @@ class EvalInputs:
 
     rows: list[dict[str, Any]]
     corpus: Any = None            # hyperrag.data.types.Corpus, for the context texts
-    llm: Any = None               # an available LLM for the judge metrics
-    encoder: Any = None           # TextEncoder for relevancy
+    llm: LanguageModel | None = None  # an available LLM for the judge metrics
+    encoder: Encoder | None = None  # the sentence embedder for relevancy
     ks: tuple[int, ...] = (2, 5, 10)
     context_top_n: int = 5
     lexical_threshold: float = 0.8

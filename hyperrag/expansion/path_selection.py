@@ -16,11 +16,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.expansion.linearize import Table
 
-VARIANTS = ("spurious", "standard")
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
+
+
+@settings
+class PathSelectionSettings:
+    """HugRAG's ``path_selection``.
+
+    Attributes:
+        enabled: select with the LLM (without one: off).
+        variant: ``spurious`` (kept IDs plus explicit spurious IDs) or ``standard`` (kept IDs only: ablation).
+        max_rows: table rows shown.
+        max_selected: ask the model to keep at most this many rows (``None`` = no limit).
+        answer: generate the grounded answer from the kept rows.
+        answer_passages: passages behind the kept items added to the answer's evidence.
+    """
+
+    enabled: bool
+    variant: Literal["spurious", "standard"]
+    max_rows: PositiveInt
+    max_selected: PositiveInt | None
+    answer: bool
+    answer_passages: NonNegativeInt
 
 
 @dataclass
@@ -37,18 +60,14 @@ class Selection:
 class CausalPathSelector:
     """Args:
         llm: an available :class:`hyperrag.llm.LLM`.
-        variant: ``spurious`` (default) or ``standard``.
-        max_selected: ask the model to keep at most this many rows (``None`` = no limit).
+        settings: the variant and the row cap (:class:`PathSelectionSettings`).
         progress: tqdm bars.
     """
 
-    def __init__(self, llm: Any, variant: str = "spurious", max_selected: int | None = None,
-                 progress: bool = False) -> None:
-        if variant not in VARIANTS:
-            raise ValueError(f"path selection variant must be one of {VARIANTS}, got {variant!r}")
+    def __init__(self, llm: LanguageModel, settings: PathSelectionSettings, progress: bool = False) -> None:
         self.llm = llm
-        self.variant = variant
-        self.max_selected = max_selected
+        self.variant = settings.variant
+        self.max_selected = settings.max_selected
         self.progress = progress
 
     def select(self, questions: Sequence[str], tables: Sequence[Table]) -> list[Selection]:

@@ -8,13 +8,16 @@ only for the other rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.data.types import Corpus
 
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
-def answer_queries(llm: Any, questions: Sequence[str], ranked_ids: Sequence[Sequence[str]], corpus: Corpus,
-                   top_n: int = 5, progress: bool | str = "answers",
+
+def answer_queries(llm: LanguageModel, questions: Sequence[str], ranked_ids: Sequence[Sequence[str]],
+                   corpus: Corpus, top_n: int = 5, progress: bool | str = "answers",
                    options: Sequence[Sequence[str]] | None = None) -> list[dict[str, Any]]:
     """Per query ``{"answer": str, "supporting_ids": [passage id], "answer_ok": bool, "answer_error": str?}``,
     plus ``"answer_option": int`` for a multiple-choice query.
@@ -62,7 +65,7 @@ def retriever_answer(row: dict[str, Any]) -> dict[str, Any] | None:
             "answer_ok": bool(answer.strip()), "answer_source": "retriever"}
 
 
-def answer_rows(llm: Any, rows: list[dict[str, Any]], corpus: Corpus, top_n: int = 5,
+def answer_rows(llm: LanguageModel, rows: list[dict[str, Any]], corpus: Corpus, top_n: int = 5,
                 progress: bool | str = False) -> int:
     """Add ``answer``/``supporting_ids``/``answer_ok`` to prediction rows in place; return LLM-answered rows.
 

@@ -6,15 +6,18 @@ import logging
 import re
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.data.types import Corpus
-from hyperrag.embedding.encoder import TextEncoder
 from hyperrag.graph.canonical import canonical_name
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.ops.knn import topk_cosine_neighbors
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder
 
 log = logging.getLogger(__name__)
 _ALNUM = re.compile(r"[^A-Za-z0-9]")
@@ -65,7 +68,7 @@ def synonym_eligible(names: list[str], min_chars: int) -> torch.Tensor:
 def build_knowledge_graph(
     corpus: Corpus,
     openie: OpenIERecords,
-    encoder: TextEncoder,
+    encoder: Encoder,
     synonym_threshold: float = 0.8,
     synonym_topk: int = 100,
     synonym_min_chars: int = 3,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -28,6 +28,9 @@ from hyperrag.data.types import Passage
 from hyperrag.graph.build import GraphEmbeddings, canonical_triples, synonym_eligible
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.provenance import GraphProvenance, csr_owner
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder
 
 log = logging.getLogger(__name__)
 Triple = tuple[str, str, str]
@@ -191,7 +194,7 @@ def delete_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
 
 # ---- insert ------------------------------------------------------------------------------------------------
 def insert_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProvenance, passages: Sequence[Passage],
-                    triples: Sequence[Sequence[Triple]], encoder: Any, *, synonym_threshold: float = 0.8,
+                    triples: Sequence[Sequence[Triple]], encoder: Encoder, *, synonym_threshold: float = 0.8,
                     synonym_topk: int = 100, synonym_min_chars: int = 3,
                     fact_template: str = "{s} {r} {o}") -> UpdateResult:
     """Append ``passages`` (with their raw OpenIE ``triples``, one list per passage) to the graph.

@@ -25,23 +25,27 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
+from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, settings
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import descendants
 from hyperrag.ops.knn import topk_cosine_neighbors
 
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
+
 log = logging.getLogger(__name__)
 CHECKPOINT = "gates.jsonl"
-VERIFIERS = ("llm", "none")
 
 
-@dataclass(frozen=True)
+@settings
 class GateSettings:
     """Attributes:
+        enabled: build gates at all (HugRAG: with an LLM, or with ``verifier: none``).
         top_m: prefilter candidates per module (most similar summaries).
         threshold: prefilter minimum cosine between summaries.
         max_calls: at most this many new LLM verifications per build (``None`` = no cap).
@@ -50,12 +54,13 @@ class GateSettings:
         verifier: ``llm`` (default) or ``none`` (accept all candidates — unverified, for ablations).
     """
 
-    top_m: int = 5
-    threshold: float = 0.5
-    max_calls: int | None = None
-    inter_layer: bool = True
-    text_words: int = 120
-    verifier: str = "llm"
+    enabled: bool
+    top_m: NonNegativeInt
+    threshold: Cosine
+    max_calls: NonNegativeInt | None
+    inter_layer: bool
+    text_words: PositiveInt
+    verifier: Literal["llm", "none"]
 
 
 @dataclass
@@ -102,11 +107,9 @@ class GateBuilder:
         progress: tqdm bar per stage.
     """
 
-    def __init__(self, llm: Any = None, settings: GateSettings | None = None, directory: str | Path | None = None,
+    def __init__(self, llm: LanguageModel, settings: GateSettings, directory: str | Path | None = None,
                  progress: bool = True) -> None:
-        self.settings = settings or GateSettings()
-        if self.settings.verifier not in VERIFIERS:
-            raise ValueError(f"gate verifier must be one of {VERIFIERS}, got {self.settings.verifier!r}")
+        self.settings = settings
         if self.settings.verifier == "llm" and not getattr(llm, "available", False):
             raise ValueError("causal gates with verifier=llm need an available LLM")
         self.llm = llm

@@ -20,16 +20,17 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
+from hyperrag.config.validation import PositiveFloat, PositiveInt, settings
 from hyperrag.hierarchy.leiden import _clean_edges, canonical_labels, leiden, modularity, resolve_backend
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@settings
 class HierarchySettings:
     """Everything that determines a hierarchy (part of its cache key).
 
@@ -47,16 +48,16 @@ class HierarchySettings:
             subject of — the OpenIE graph's stand-in for GraphRAG's entity descriptions).
     """
 
-    resolution: float = 1.0
-    seed: int = 0
-    backend: str = "auto"
-    iterations: int = 2
-    token_budget: int = 512
-    min_module_size: int = 8
-    max_levels: int = 4
-    edge_types: tuple[str, ...] = ("relation", "synonym")
-    token_counter: str = "approx"
-    entity_text: str = "name+facts"
+    resolution: PositiveFloat
+    seed: int
+    backend: Literal["auto", "cpu", "graspologic", "leidenalg", "cugraph"]
+    iterations: PositiveInt
+    token_budget: PositiveInt
+    min_module_size: PositiveInt
+    max_levels: PositiveInt
+    edge_types: tuple[Literal["relation", "synonym"], ...]
+    token_counter: str
+    entity_text: Literal["name", "name+facts"]
 
 
 @dataclass
@@ -164,7 +165,7 @@ class Hierarchy:
 
 
 def build_hierarchy(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, num_nodes: int,
-                    unit_tokens: torch.Tensor, settings: HierarchySettings | None = None) -> Hierarchy:
+                    unit_tokens: torch.Tensor, settings: HierarchySettings) -> Hierarchy:
     """Recursive Leiden.
 
     Args:
@@ -175,7 +176,7 @@ def build_hierarchy(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, 
             over its entities (swap in summary lengths once module summaries exist).
         settings: see :class:`HierarchySettings` (``edge_types`` / ``token_counter`` are the caller's business).
     """
-    s = settings or HierarchySettings()
+    s = settings
     if num_nodes < 1:
         raise ValueError("a hierarchy needs at least one entity")
     if unit_tokens.shape[0] != num_nodes:

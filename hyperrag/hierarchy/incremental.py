@@ -105,7 +105,7 @@ def _id_maps(old_names: list[str], new_names: list[str]) -> tuple[torch.Tensor, 
 
 def update_hierarchy(old: Hierarchy, old_names: list[str], new_names: list[str], edge_index: torch.Tensor,
                      edge_weight: torch.Tensor | None, unit_tokens: torch.Tensor, touched: torch.Tensor,
-                     settings: HierarchySettings | None = None, rescale_resolution: bool = True) -> HierarchyUpdate:
+                     settings: HierarchySettings, rescale_resolution: bool = True) -> HierarchyUpdate:
     """Update ``old`` to the new entity graph, re-partitioning only around the touched entities.
 
     Args:
@@ -118,7 +118,7 @@ def update_hierarchy(old: Hierarchy, old_names: list[str], new_names: list[str],
         settings: the settings the old hierarchy was built with.
         rescale_resolution: rescale γ for the local Leiden runs (see the module docstring).
     """
-    s = settings or HierarchySettings()
+    s = settings
     t0 = time.perf_counter()
     n = len(new_names)
     if n < 1:
@@ -319,7 +319,7 @@ def update_gates(builder: GateBuilder, tree: ModuleTree, texts: list[str], embed
 
 
 def update_hierarchy_index(old_directory: str | Path, old_names: list[str], graph: KnowledgeGraph,
-                           touched: torch.Tensor, settings: HierarchySettings | None = None,
+                           touched: torch.Tensor, settings: HierarchySettings,
                            root: str | Path | None = None, name: str = "graph", info: Any = None,
                            ) -> tuple[HierarchyIndex, HierarchyUpdate | None]:
     """Update the hierarchy stored in ``old_directory`` (built on a graph with entities ``old_names``) to ``graph``
@@ -432,7 +432,7 @@ def _unreferenced(root: Path, paths: list[str]) -> list[Path]:
     return out
 
 
-def follow_index(graph: KnowledgeGraph, kg_key: str, settings: HierarchySettings | None, root: str | Path,
+def follow_index(graph: KnowledgeGraph, kg_key: str, settings: HierarchySettings, root: str | Path,
                  name: str = "hugrag", info: Any = None, dedup_dir: str | Path | None = None,
                  state_extra: dict[str, Any] | None = None, cleanup: bool = True,
                  ) -> tuple[HierarchyIndex, dict[str, Any]]:
@@ -451,7 +451,6 @@ def follow_index(graph: KnowledgeGraph, kg_key: str, settings: HierarchySettings
     kept / recomputed, touched entities and seconds.
     """
     t0 = time.perf_counter()
-    settings = settings or HierarchySettings()
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     spath = state_path(root, settings, state_extra)

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy.hierarchy import Hierarchy
 
@@ -105,6 +106,19 @@ def entity_degree(graph: KnowledgeGraph, edge_types: tuple[int, ...] = (0, 1)) -
     return torch.zeros(graph.num_entities).index_add_(0, ei[0], w).index_add_(0, ei[1], w)
 
 
+@settings
+class ModuleTextSettings:
+    """The stand-in module text (HugRAG's ``module_text``).
+
+    Attributes:
+        top_entities: names listed per module (its best-connected entities).
+        top_facts: facts listed per module (subject among the listed entities, object inside the module).
+    """
+
+    top_entities: PositiveInt
+    top_facts: NonNegativeInt
+
+
 class EntityListTexts:
     """Non-LLM module text: ``top_entities`` entity names by degree, then up to ``top_facts`` of their facts.
 
@@ -113,17 +127,16 @@ class EntityListTexts:
     the text is cut at ``max_tokens``.
 
     Args:
-        top_entities: names listed per module (its best-connected entities).
-        top_facts: facts listed per module (subject among the listed entities, object inside the module).
+        settings: how many entity names and facts a module lists (:class:`ModuleTextSettings`).
         info: optional :class:`hyperrag.dedup.entities.EntityInfo` (descriptions).
         described: how many listed entities show their description.
         max_tokens: cut the text at about this many tokens (``None`` = no cut).
     """
 
-    def __init__(self, top_entities: int = 12, top_facts: int = 8, info: Any = None, described: int = 4,
+    def __init__(self, settings: ModuleTextSettings, info: Any = None, described: int = 4,
                  max_tokens: int | None = None) -> None:
-        self.top_entities = top_entities
-        self.top_facts = top_facts
+        self.top_entities = settings.top_entities
+        self.top_facts = settings.top_facts
         self.info = info
         self.described = described
         self.max_tokens = max_tokens

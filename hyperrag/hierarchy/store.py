@@ -76,12 +76,11 @@ def _tensor_digest(*tensors: torch.Tensor) -> str:
     return digest.hexdigest()
 
 
-def hierarchy_target(graph: KnowledgeGraph, settings: HierarchySettings | None, root: str | Path | None, name: str,
+def hierarchy_target(graph: KnowledgeGraph, settings: HierarchySettings, root: str | Path | None, name: str,
                      info: Any = None) -> tuple[HierarchySettings, torch.Tensor, torch.Tensor, list[str], torch.Tensor,
                                                 dict[str, Any], str, IndexDirectory]:
     """What :func:`load_or_build_hierarchy` keys on: ``(settings resolved, edge_index, edge_weight, entity texts,
     their tokens, inputs, key, directory)``."""
-    settings = settings or HierarchySettings()
     settings = replace(settings, backend=resolve_backend(settings.backend), edge_types=tuple(settings.edge_types))
     edge_index, edge_weight = entity_graph(graph, settings.edge_types)
     texts = entity_texts(graph, settings.entity_text, info)
@@ -93,7 +92,7 @@ def hierarchy_target(graph: KnowledgeGraph, settings: HierarchySettings | None, 
     return settings, edge_index, edge_weight, texts, tokens, inputs, key, directory
 
 
-def load_or_build_hierarchy(graph: KnowledgeGraph, settings: HierarchySettings | None = None,
+def load_or_build_hierarchy(graph: KnowledgeGraph, settings: HierarchySettings,
                             root: str | Path | None = None, name: str = "graph", info: Any = None) -> HierarchyIndex:
     """Load the hierarchy for (entity graph, entity texts, settings) or build it once.
 

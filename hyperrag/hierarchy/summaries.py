@@ -22,23 +22,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree, entity_degree
 from hyperrag.hierarchy.tokens import approx_tokens
 
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
+
 log = logging.getLogger(__name__)
 CHECKPOINT = "summaries.jsonl"
 
 
-@dataclass(frozen=True)
+@settings
 class SummarySettings:
     """Attributes:
         input_tokens: prompt input budget per module (entities, relations and child summaries are cut to it).
@@ -49,12 +53,12 @@ class SummarySettings:
         max_llm_modules: LLM summaries for at most this many modules (the largest); ``None`` = all.
     """
 
-    input_tokens: int = 1024
-    max_words: int = 80
-    top_entities: int = 20
-    top_relations: int = 16
-    max_children: int = 10
-    max_llm_modules: int | None = None
+    input_tokens: PositiveInt
+    max_words: PositiveInt
+    top_entities: PositiveInt
+    top_relations: NonNegativeInt
+    max_children: NonNegativeInt
+    max_llm_modules: NonNegativeInt | None
 
 
 def _fit(items: list[str], budget: int) -> list[str]:
@@ -85,18 +89,18 @@ class ModuleSummaries:
         settings: :class:`SummarySettings`.
         directory: where ``summaries.jsonl`` lives (the hierarchy index directory); ``None`` = not persisted.
         info: entity types and descriptions (aligned with the graph's entities).
-        stand_in: the non-LLM text source.
+        stand_in: the non-LLM text source (modules without an LLM summary).
         progress: tqdm bar per level.
     """
 
-    def __init__(self, llm: Any = None, settings: SummarySettings | None = None, directory: str | Path | None = None,
-                 info: EntityInfo | None = None, stand_in: EntityListTexts | None = None,
+    def __init__(self, llm: LanguageModel, settings: SummarySettings, stand_in: EntityListTexts,
+                 directory: str | Path | None = None, info: EntityInfo | None = None,
                  progress: bool = True) -> None:
         self.llm = llm
-        self.settings = settings or SummarySettings()
+        self.settings = settings
         self.directory = Path(directory) if directory else None
         self.info = info
-        self.stand_in = stand_in or EntityListTexts(info=info)
+        self.stand_in = stand_in
         self.progress = progress
         self.stats: dict[str, Any] = {}
 

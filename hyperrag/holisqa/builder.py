@@ -22,11 +22,14 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.data.types import Corpus
 from hyperrag.eval.qa import token_f1
 from hyperrag.eval.text import split_sentences
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +73,7 @@ def make_slices(sentences: Sequence[Sentence], size: int, stride: int | None = N
 class HolisQABuilder:
     """Build HolisQA-style queries from a corpus with an LLM. See the module docstring for the steps."""
 
-    def __init__(self, llm: Any, *, slice_sentences: int = 8, stride: int | None = None,
+    def __init__(self, llm: LanguageModel, *, slice_sentences: int = 8, stride: int | None = None,
                  max_slices: int | None = 20, pairs_per_slice: int = 2, min_sentences: int = 3,
                  necessity_context: str = "cited", answer_match: float = 0.5, seed: int = 0,
                  id_prefix: str = "holisqa") -> None:

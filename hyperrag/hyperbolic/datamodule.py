@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import lightning as L
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
+from hyperrag.config.validation import PositiveInt
 from hyperrag.hyperbolic.sampling import NegativeSampler
 from hyperrag.training.stateful import ResumableDataLoader
 
@@ -138,9 +139,10 @@ class EdgeDataModule(L.LightningDataModule):
     Args: as :class:`EdgeBatches`.
     """
 
-    def __init__(self, edges: torch.Tensor, num_nodes: int, batch_size: int = 1024, num_negatives: int = 10,
-                 negative_group_size: int = 1, exclude: str = "out", shuffle: bool = True,
-                 drop_last: bool = False, seed: int = 0) -> None:
+    def __init__(self, edges: torch.Tensor, num_nodes: int, batch_size: PositiveInt = 1024,
+                 num_negatives: PositiveInt = 10, negative_group_size: PositiveInt = 1,
+                 exclude: Literal["out", "both"] = "out", shuffle: bool = True, drop_last: bool = False,
+                 seed: int = 0) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["edges"])
         self.dataset = EdgeBatches(edges, num_nodes, batch_size=batch_size, num_negatives=num_negatives,

@@ -27,12 +27,19 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import Any
+from typing import Any, Literal
 
 import geoopt
 import lightning as L
 import torch
 
+from hyperrag.config.validation import (
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Probability,
+)
 from hyperrag.hyperbolic.datamodule import EdgeBatches, EdgeDataModule
 from hyperrag.hyperbolic.distance import paired_distance, poincare_distance
 from hyperrag.hyperbolic.losses import LOSSES, anchor_loss, edge_distance_loss, nickel_kiela_grouped
@@ -83,14 +90,16 @@ class PoincareEmbedding(L.LightningModule):
         seed: seed of the random initialisation.
     """
 
-    def __init__(self, num_nodes: int, dim: int | None = None, curvature: float = 1.0,
-                 loss: str = "nickel_kiela", anchor_weight: float = 0.0,
-                 query_anchor_weight: float | None = None, num_passages: int | None = None, lr: float = 0.1,
-                 betas: tuple[float, float] = (0.9, 0.999), burn_in_epochs: int = 0,
-                 burn_in_lr_factor: float = 0.1, lr_schedule: str = "constant",
-                 init_embeddings: torch.Tensor | None = None, init_radius: float = 1.0, center: bool = True,
-                 init_scale: float = 1e-3, input_dim: int | None = None, stabilize: int | None = None,
-                 seed: int = 0) -> None:
+    def __init__(self, num_nodes: int, dim: PositiveInt | None = None, curvature: PositiveFloat = 1.0,
+                 loss: Literal["nickel_kiela", "edge_distance"] = "nickel_kiela",
+                 anchor_weight: NonNegativeFloat = 0.0, query_anchor_weight: NonNegativeFloat | None = None,
+                 num_passages: int | None = None, lr: PositiveFloat = 0.1,
+                 betas: tuple[Probability, Probability] = (0.9, 0.999), burn_in_epochs: NonNegativeInt = 0,
+                 burn_in_lr_factor: PositiveFloat = 0.1,
+                 lr_schedule: Literal["constant", "linear", "cosine"] = "constant",
+                 init_embeddings: torch.Tensor | None = None, init_radius: PositiveFloat = 1.0,
+                 center: bool = True, init_scale: PositiveFloat = 1e-3, input_dim: int | None = None,
+                 stabilize: PositiveInt | None = None, seed: int = 0) -> None:
         super().__init__()
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")

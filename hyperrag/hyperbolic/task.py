@@ -26,10 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+from typing_extensions import TypedDict
 
+from hyperrag.config.validation import PositiveInt
 from hyperrag.hyperbolic.datamodule import EdgeDataModule
 from hyperrag.hyperbolic.distance import distance_to_origin, poincare_distance
 from hyperrag.hyperbolic.evaluation import reconstruction_metrics
@@ -38,7 +40,18 @@ from hyperrag.hyperbolic.plot import plot_poincare_disk
 from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
 from hyperrag.utils.digest import stable_digest as _digest
 
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder
+    from hyperrag.retrievers.settings import HyperRAGSettings
+
 log = logging.getLogger(__name__)
+
+
+class SharedEntitySettings(TypedDict, total=False):
+    """``task.graph`` of ``task=poincare_openie``: :func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`."""
+
+    max_entity_passages: PositiveInt
+    max_neighbors: PositiveInt
 
 
 @dataclass
@@ -147,9 +160,9 @@ class PassageGraphTask(PoincareTask):
         (others): see :class:`PoincareTask`.
     """
 
-    def __init__(self, dataset: Any, encoder: Any, model: Callable[..., PoincareEmbedding],
+    def __init__(self, dataset: Any, encoder: Encoder, model: Callable[..., PoincareEmbedding],
                  datamodule: Callable[..., EdgeDataModule], name: str = "poincare",
-                 graph: dict[str, Any] | None = None, eval_symmetric: bool = False) -> None:
+                 graph: SharedEntitySettings | None = None, eval_symmetric: bool = False) -> None:
         super().__init__(model, datamodule, name, eval_symmetric=eval_symmetric)
         self.dataset = dataset
         self.encoder = encoder
@@ -184,16 +197,19 @@ class HyperRAGGraphTask(PoincareTask):
         dataset: a :class:`~hyperrag.data.Dataset` (corpus; its query file's questions become query nodes
             for the ``implicit`` / ``fused`` graphs, text only).
         encoder: a :class:`~hyperrag.embedding.TextEncoder`.
-        retriever: partial of :class:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever` (``method.retriever``);
-            its ``model`` / ``train`` settings define the ball, the optimiser run and the checkpoint key.
+        retriever: the :class:`~hyperrag.retrievers.settings.HyperRAGSettings` of ``method.retriever``; its
+            ``model`` / ``train`` settings define the ball, the optimiser run and the checkpoint key.
+        device: where the retriever's tensors live (``hardware.device``).
         name: ``hyperrag`` — the ``models/`` folder the retriever reads.
     """
 
-    def __init__(self, dataset: Any, encoder: Any, retriever: Callable[..., Any], name: str = "hyperrag",
-                 eval_symmetric: bool = False) -> None:
+    def __init__(self, dataset: Any, encoder: Encoder, retriever: HyperRAGSettings, device: str,
+                 name: str = "hyperrag", eval_symmetric: bool = False) -> None:
+        from hyperrag.retrievers.hyperrag import HyperRAGRetriever
+
         super().__init__(None, None, name, eval_symmetric=eval_symmetric)  # type: ignore[arg-type]
         self.dataset = dataset
-        self.retriever = retriever(encoder=encoder, llm=None)
+        self.retriever = HyperRAGRetriever(retriever, encoder=encoder, llm=None, device=device)
         self.data_name = f"{dataset.name}-{self.retriever.variant}"
         self._key = ""
 
@@ -214,7 +230,7 @@ class HyperRAGGraphTask(PoincareTask):
         return self._key
 
     def trainer_overrides(self) -> dict[str, Any]:
-        return {"max_epochs": int(self.retriever.train_settings["max_epochs"])}
+        return {"max_epochs": self.retriever.settings.train.max_epochs}
 
     def build_model(self) -> PoincareEmbedding:
         return self.retriever.new_model(self.graph.init_embeddings)
@@ -233,7 +249,7 @@ class TreeClosureTask(PoincareTask):
     """
 
     def __init__(self, model: Callable[..., PoincareEmbedding], datamodule: Callable[..., EdgeDataModule],
-                 name: str = "poincare_tree", branching: int = 4, depth: int = 6,
+                 name: str = "poincare_tree", branching: PositiveInt = 4, depth: PositiveInt = 6,
                  eval_symmetric: bool = False) -> None:
         super().__init__(model, datamodule, name, eval_symmetric=eval_symmetric)
         self.branching, self.depth = branching, depth

@@ -68,6 +68,7 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
     from hyperrag.index.passages import dataset_for_index
     from hyperrag.llm import build_llm
     from hyperrag.runners.prepare import build_retriever
+    from hyperrag.runners.run_settings import check_retrieve_config
 
     path = Path(index)
     if not path.is_dir():
@@ -81,10 +82,12 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
             cfg = compose("retrieve", overrides=[f"method={method}", f"index_dir={path.resolve()}", *overrides])
     except (HydraException, OmegaConfBaseException) as err:
         raise InputError(f"cannot compose the config: {str(err).splitlines()[0]}", field="overrides") from None
+    check_retrieve_config(cfg)
     dataset = dataset_for_index(Dataset(f"index:{path.name}", Corpus([]), []), path)
     encoder = instantiate(cfg.embedder)
     with build_llm(cfg.llm) as llm:
-        retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, str(path.resolve()))
+        retriever = build_retriever(instantiate(cfg.method.retriever), encoder, llm, str(path.resolve()),
+                                    device=cfg.hardware.device)
         t0 = time.perf_counter()
         retriever.index(dataset)
         seconds = time.perf_counter() - t0
@@ -106,15 +109,16 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = parse_args(argv)
     if args.command == "build":
+        from hyperrag.config import graph_settings
         from hyperrag.data.jsonl import read_jsonl_corpus
         from hyperrag.embedding.encoder import TextEncoder
-        from hyperrag.index.kg_index import GraphSettings, build_kg_directory
+        from hyperrag.index.kg_index import build_kg_directory
 
         corpus = read_jsonl_corpus(args.corpus)
         if not Path(args.openie).is_file():
             raise InputError("OpenIE file not found", path=args.openie)
-        settings = GraphSettings(**({} if args.synonym_threshold is None
-                                    else {"synonym_threshold": args.synonym_threshold}))
+        settings = graph_settings(**({} if args.synonym_threshold is None
+                                     else {"synonym_threshold": args.synonym_threshold}))
         kg = build_kg_directory(args.index, corpus, args.openie, TextEncoder(args.embedder, show_progress=False),
                                 settings)
         out = {"built": kg.built, "index": str(kg.directory), "passages": kg.graph.num_passages,

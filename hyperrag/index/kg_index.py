@@ -18,13 +18,14 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, settings
 from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus, Dataset, Passage
-from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
+from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.errors import InputError
 from hyperrag.graph.build import GraphEmbeddings, build_knowledge_graph
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
@@ -33,16 +34,28 @@ from hyperrag.index.passages import write_passages
 from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
 from hyperrag.utils.atomic import atomic_torch_save
 
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder
+
 log = logging.getLogger(__name__)
 EMBEDDINGS_FILE = "embeddings.pt"
 
 
-@dataclass(frozen=True)
+@settings
 class GraphSettings:
-    synonym_threshold: float = 0.8
-    synonym_topk: int = 100
-    synonym_min_chars: int = 3
-    fact_template: str = "{s} {r} {o}"
+    """Knowledge-graph index settings (``hydra_configs/graph/``; part of the index key).
+
+    Attributes:
+        synonym_threshold: cosine at or above which two entities get a synonym edge.
+        synonym_topk: nearest entities examined per entity for synonym edges.
+        synonym_min_chars: entities with shorter names get no synonym edges.
+        fact_template: how a fact ``(s, r, o)`` is written for its embedding.
+    """
+
+    synonym_threshold: Cosine
+    synonym_topk: PositiveInt
+    synonym_min_chars: NonNegativeInt
+    fact_template: str
 
 
 @dataclass
@@ -122,14 +135,14 @@ def load_kg_directory(path: str | Path) -> KGIndex:
                    str(manifest.get("inputs", {}).get("encoder", "")))
 
 
-def _index_key(corpus: Corpus, openie_path: Path, encoder: TextEncoder,
+def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
                settings: GraphSettings) -> tuple[str, dict[str, Any]]:
     inputs = {"corpus": corpus_fingerprint(Dataset("", corpus, [])), "openie": sha256_file(openie_path),
               "encoder": encoder.model_key}
     return fingerprint({"inputs": inputs, "settings": asdict(settings)}), inputs
 
 
-def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: TextEncoder,
+def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: Encoder,
                 settings: GraphSettings, key: str, inputs: dict[str, Any], t0: float) -> KGIndex:
     if directory.path.exists():  # stale, partial or corrupt: rebuild from scratch
         shutil.rmtree(directory.path)
@@ -145,15 +158,14 @@ def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, en
     return KGIndex(graph, emb, directory.path, True, time.perf_counter() - t0, prov, key, encoder.model_key)
 
 
-def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path, encoder: TextEncoder,
-                       settings: GraphSettings | None = None) -> KGIndex:
+def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path, encoder: Encoder,
+                       settings: GraphSettings) -> KGIndex:
     """Build the index of ``corpus`` (+ its OpenIE file) into ``path``.
 
     An index of the same inputs already there is loaded, not rebuilt; any other index there (one that
     was updated since, or built from other inputs) is refused rather than overwritten.
     """
     t0 = time.perf_counter()
-    settings = settings or GraphSettings()
     key, inputs = _index_key(corpus, Path(openie_path), encoder, settings)
     directory = IndexDirectory(path, stage="graph")
     if directory.matches(key):
@@ -165,7 +177,7 @@ def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path
     return _build_into(directory, corpus, Path(openie_path), encoder, settings, key, inputs, t0)
 
 
-def load_or_build_kg_index(dataset: Dataset, encoder: TextEncoder, settings: GraphSettings | None = None,
+def load_or_build_kg_index(dataset: Dataset, encoder: Encoder, settings: GraphSettings,
                            root: str | Path | None = None, on_corrupt: str = "rebuild") -> KGIndex:
     """Load the index for (dataset, OpenIE file, encoder, settings) or build it once.
 
@@ -173,7 +185,6 @@ def load_or_build_kg_index(dataset: Dataset, encoder: TextEncoder, settings: Gra
         on_corrupt: ``rebuild`` (log the one-line reason, rebuild) or ``raise``.
     """
     t0 = time.perf_counter()
-    settings = settings or GraphSettings()
     if dataset.openie_path is None:
         raise InputError(f"dataset {dataset.name!r} has no OpenIE file; give data.openie=<file> "
                          "(HippoRAG format) to build its knowledge graph", field="data.openie")

@@ -17,7 +17,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.data.types import Corpus, Passage
@@ -26,6 +26,9 @@ from hyperrag.graph.incremental import UpdateResult, delete_passages, insert_pas
 from hyperrag.index.kg_index import read_kg_files, save_kg_files
 from hyperrag.index.passages import PASSAGES_FILE, read_passages
 from hyperrag.index.store import IndexDirectory, fingerprint
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +90,8 @@ def delete_documents(index: str | Path, passage_ids: Sequence[str]) -> UpdateRes
     return result
 
 
-def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords, encoder: Any) -> UpdateResult:
+def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords,
+                     encoder: Encoder) -> UpdateResult:
     """Insert ``corpus`` passages (with their OpenIE records, ``openie.triples[i]`` for ``corpus[i]``)."""
     directory, manifest = _open(index)
     encoder_key = manifest.get("inputs", {}).get("encoder")

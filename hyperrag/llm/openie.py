@@ -22,12 +22,15 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.llm.tasks.openie_graphrag import GraphExtraction
 from hyperrag.llm.tasks.openie_hipporag import NamedEntityExtraction, TripleExtraction
 from hyperrag.llm.types import TaskResult
 from hyperrag.utils.atomic import append_durably, atomic_write_text, read_jsonl_log
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +89,7 @@ class OpenIEIndexer:
         progress: show a tqdm bar.
     """
 
-    def __init__(self, llm: Any, *, style: str = "hipporag", progress: bool = True) -> None:
+    def __init__(self, llm: LanguageModel, *, style: str = "hipporag", progress: bool = True) -> None:
         if style not in STYLES:
             raise ValueError(f"openie style {style!r}; expected one of {STYLES}")
         self.llm = llm
@@ -204,7 +207,7 @@ def write_openie(path: str | Path, docs: list[dict[str, Any]], *, model: str | N
     atomic_write_text(path, json.dumps(data, ensure_ascii=False))
 
 
-def estimate_openie(passages: Sequence[Any], llm: Any, *, style: str = "hipporag") -> list[Any]:
+def estimate_openie(passages: Sequence[Any], llm: LanguageModel, *, style: str = "hipporag") -> list[Any]:
     """Dry run: per task, the requests and approximate tokens OpenIE over ``passages`` would need.
 
     The triple step's prompts depend on NER output, so its estimate uses an empty entity list
@@ -228,7 +231,8 @@ def openie_file_name(passages: Sequence[Any], model: str | None, style: str = "h
 
 
 def index_corpus(
-    passages: Sequence[Any], llm: Any, out_dir: str | Path, *, style: str = "hipporag", progress: bool = True
+    passages: Sequence[Any], llm: LanguageModel, out_dir: str | Path, *, style: str = "hipporag",
+    progress: bool = True
 ) -> tuple[Path, OpenIEReport]:
     """OpenIE file for ``passages`` under ``out_dir``, reusing a finished one (zero requests).
 
@@ -251,7 +255,7 @@ def index_corpus(
 
 def run_openie(
     passages: Sequence[Any],
-    llm: Any,
+    llm: LanguageModel,
     *,
     output_path: str | Path | None = None,
     checkpoint_path: str | Path | None = None,

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.llm.tasks.fact_filter import FactFilter
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
 
 def filter_facts(
-    llm: Any,
+    llm: LanguageModel,
     queries: Sequence[str],
     candidates: Sequence[Sequence[Any]],
     *,

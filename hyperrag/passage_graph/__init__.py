@@ -9,12 +9,18 @@ LLM-free stand-in), ``fusion`` (union-find forest fusion), ``edges`` (typed dire
 """
 
 from hyperrag.passage_graph.edges import RELATIONS, EdgeSet
-from hyperrag.passage_graph.explicit import keyword_edges, keyword_edges_incremental, keyword_similarity
+from hyperrag.passage_graph.explicit import (
+           ExplicitSettings,
+           keyword_edges,
+           keyword_edges_incremental,
+           keyword_similarity,
+)
 from hyperrag.passage_graph.fusion import Forest, UnionFind, build_forest, fuse_trees
 from hyperrag.passage_graph.graph import VARIANTS, PassageGraph
 from hyperrag.passage_graph.implicit import ImplicitSettings, QueryGraph, QueryGraphBuilder
 from hyperrag.passage_graph.keywords import KeywordSettings, extract_keywords
 
-__all__ = ["RELATIONS", "VARIANTS", "EdgeSet", "Forest", "ImplicitSettings", "KeywordSettings", "PassageGraph",
-           "QueryGraph", "QueryGraphBuilder", "UnionFind", "build_forest", "extract_keywords", "fuse_trees",
-           "keyword_edges", "keyword_edges_incremental", "keyword_similarity"]
+__all__ = ["RELATIONS", "VARIANTS", "EdgeSet", "ExplicitSettings", "Forest", "ImplicitSettings",
+           "KeywordSettings", "PassageGraph", "QueryGraph", "QueryGraphBuilder", "UnionFind", "build_forest",
+           "extract_keywords", "fuse_trees", "keyword_edges", "keyword_edges_incremental",
+           "keyword_similarity"]

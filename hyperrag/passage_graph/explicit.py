@@ -21,7 +21,23 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from hyperrag.config.validation import PositiveInt, Probability, settings
 from hyperrag.passage_graph.edges import EdgeSet
+
+
+@settings
+class ExplicitSettings:
+    """Keyword-edge settings (HyperRAG's ``explicit``).
+
+    Attributes:
+        threshold: θ; pairs with ``sim ≥ θ`` are candidates.
+        max_neighbors: links per passage at most.
+        max_keyword_df: skip keywords held by more passages than this (``None``: keep all).
+    """
+
+    threshold: Probability
+    max_neighbors: PositiveInt
+    max_keyword_df: PositiveInt | None
 
 
 def keyword_similarity(a: frozenset[str], b: frozenset[str]) -> float:
@@ -31,19 +47,18 @@ def keyword_similarity(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
-def keyword_edges(keyword_sets: Sequence[frozenset[str]], threshold: float = 0.15, max_neighbors: int = 3,
-                  max_keyword_df: int | None = 50) -> EdgeSet:
+def keyword_edges(keyword_sets: Sequence[frozenset[str]], settings: ExplicitSettings) -> EdgeSet:
     """Explicit edges of a corpus.
 
     Args:
         keyword_sets: P keyword sets (from :func:`~hyperrag.passage_graph.keywords.extract_keywords`).
-        threshold: θ; pairs with ``sim ≥ θ`` are candidates.
-        max_neighbors: links per passage at most.
-        max_keyword_df: skip keywords held by more passages than this (``None``: keep all).
+        settings: θ, the degree cap and the keyword document-frequency cap (:class:`ExplicitSettings`).
 
     Returns:
         An :class:`EdgeSet` of ``keyword`` edges (parent → child), weight = sim, each pair once.
     """
+    threshold, max_neighbors, max_keyword_df = (settings.threshold, settings.max_neighbors,
+                                                settings.max_keyword_df)
     postings: dict[str, list[int]] = defaultdict(list)
     for i, ks in enumerate(keyword_sets):
         for k in ks:
@@ -71,8 +86,7 @@ def keyword_edges(keyword_sets: Sequence[frozenset[str]], threshold: float = 0.1
 
 
 def keyword_edges_incremental(keyword_sets: Sequence[frozenset[str]], first_new: int, existing: EdgeSet,
-                              threshold: float = 0.15, max_neighbors: int = 3,
-                              max_keyword_df: int | None = 50) -> EdgeSet:
+                              settings: ExplicitSettings) -> EdgeSet:
     """Explicit edges of the passages ``first_new..`` appended to a corpus whose edges are ``existing``.
 
     Only the new passages' neighbours are computed: the postings of the new passages' keywords are walked
@@ -87,6 +101,8 @@ def keyword_edges_incremental(keyword_sets: Sequence[frozenset[str]], first_new:
     Returns:
         The new ``keyword`` edges (every one has a new endpoint).
     """
+    threshold, max_neighbors, max_keyword_df = (settings.threshold, settings.max_neighbors,
+                                                settings.max_keyword_df)
     n = len(keyword_sets)
     postings: dict[str, list[int]] = defaultdict(list)
     for i, ks in enumerate(keyword_sets):

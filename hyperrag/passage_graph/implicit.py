@@ -35,11 +35,15 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
+from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
 from hyperrag.passage_graph.edges import EdgeSet
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +53,7 @@ LINK_TO_RELATION = {"same_entity": "support", "elaborates": "expand", "causes": 
                     "precedes": "complement", "related": "complement"}
 
 
-@dataclass(frozen=True)
+@settings
 class ImplicitSettings:
     """Attributes:
         top_k: dense candidates per query (K).
@@ -65,16 +69,16 @@ class ImplicitSettings:
         feedback_keywords: keywords of the best passage added to the feedback query at most.
     """
 
-    top_k: int = 8
-    max_rounds: int = 2
-    round_top_k: int = 3
-    max_concepts: int = 3
-    max_selected: int = 4
-    margin: float = 0.1
-    relations: bool = True
-    passage_chars: int = 600
-    feedback: str = "keywords"
-    feedback_keywords: int = 10
+    top_k: PositiveInt
+    max_rounds: PositiveInt
+    round_top_k: PositiveInt
+    max_concepts: NonNegativeInt
+    max_selected: PositiveInt
+    margin: NonNegativeFloat
+    relations: bool
+    passage_chars: PositiveInt
+    feedback: Literal["keywords", "none"]
+    feedback_keywords: NonNegativeInt
 
 
 @dataclass
@@ -103,16 +107,14 @@ class QueryGraphBuilder:
         keyword_sets: P keyword sets (the explicit graph's YAKE sets), for the LLM-free feedback rounds.
     """
 
-    def __init__(self, passage_emb: torch.Tensor, passage_texts: Sequence[str], encoder: Any = None,
-                 llm: Any = None, settings: ImplicitSettings | None = None,
+    def __init__(self, passage_emb: torch.Tensor, passage_texts: Sequence[str], settings: ImplicitSettings,
+                 encoder: Encoder | None = None, llm: LanguageModel | None = None,
                  keyword_sets: Sequence[frozenset[str]] | None = None) -> None:
         self.passage_emb = passage_emb.float()
         self.texts = list(passage_texts)
         self.encoder = encoder
         self.llm = llm
-        self.s = settings or ImplicitSettings()
-        if self.s.feedback not in ("keywords", "none"):
-            raise ValueError(f"feedback must be 'keywords' or 'none', got {self.s.feedback!r}")
+        self.s = settings
         self.keyword_sets = list(keyword_sets) if keyword_sets is not None else None
         self.llm_calls = 0
 

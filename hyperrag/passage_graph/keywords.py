@@ -12,13 +12,15 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
+
+from hyperrag.config.validation import PositiveInt, Probability, settings
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@settings
 class KeywordSettings:
     """YAKE settings (part of the cache key).
 
@@ -29,17 +31,17 @@ class KeywordSettings:
         dedup_threshold: YAKE's ``dedupLim`` (drop candidates this similar to a better one).
     """
 
-    language: str = "en"
-    max_ngram: int = 2
-    top: int = 10
-    dedup_threshold: float = 0.9
+    language: str
+    max_ngram: PositiveInt
+    top: PositiveInt
+    dedup_threshold: Probability
 
 
 def _normalise(keyword: str) -> str:
     return " ".join(keyword.casefold().split())
 
 
-def extract_keywords(texts: Sequence[str], settings: KeywordSettings | None = None,
+def extract_keywords(texts: Sequence[str], settings: KeywordSettings,
                      cache_dir: str | Path | None = None, show_progress: bool = True) -> list[frozenset[str]]:
     """Keyword set of every text.
 
@@ -55,7 +57,6 @@ def extract_keywords(texts: Sequence[str], settings: KeywordSettings | None = No
     import yake
     from tqdm.auto import tqdm
 
-    settings = settings or KeywordSettings()
     texts = list(texts)
     path = None
     if cache_dir is not None:

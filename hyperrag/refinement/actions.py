@@ -28,7 +28,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +97,7 @@ class QueryRefiner:
             expand stand-in's feedback document); the CDF-RAG retriever binds its dense index here.
     """
 
-    def __init__(self, llm: Any = None, use_llm: bool = True, expand_keywords: int = 6,
+    def __init__(self, llm: LanguageModel | None = None, use_llm: bool = True, expand_keywords: int = 6,
                  top_passage: Callable[[list[str]], list[str]] | None = None) -> None:
         self.llm = llm
         self.use_llm = use_llm

@@ -82,7 +82,7 @@ class RefinementEnv:
         q = self.queries[i]
         ids = [self.retriever.passage_ids[j] for j in ranked]
         coverage = recall_at_k(ids, q.gold_ids, self.k) if q.gold_ids else 0.0
-        depth = min(1.0, details.get("causal_depth", 0) / max(1, self.retriever.traversal_settings["max_depth"]))
+        depth = min(1.0, details.get("causal_depth", 0) / max(1, self.retriever.settings.traversal.max_depth))
         similarity = float(details.get("refinement_similarity", 1.0))
         hallucination = 0.0
         gen = details.get("generation")

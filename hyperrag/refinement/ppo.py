@@ -24,6 +24,7 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
+from hyperrag.config.validation import NonNegativeFloat, PositiveFloat, PositiveInt, Probability
 from hyperrag.refinement.actions import ACTIONS
 
 
@@ -60,11 +61,13 @@ class PPOPolicy(L.LightningModule):
             (held-out reward falls); ``None`` = the Trainer decides.
     """
 
-    def __init__(self, state_dim: int = 384, hidden: int = 64, actions: tuple[str, ...] | list[str] = ACTIONS,
-                 lr: float = 3e-3, weight_decay: float = 1e-4, clip: float = 0.2, value_coef: float = 0.5,
-                 entropy_coef: float = 0.01, ppo_epochs: int = 4, minibatch_size: int = 32,
-                 rollouts_per_state: int = 2, normalize_advantage: bool = True, dropout: float = 0.0,
-                 seed: int = 0, max_iterations: int | None = None) -> None:
+    def __init__(self, state_dim: PositiveInt = 384, hidden: PositiveInt = 64,
+                 actions: tuple[str, ...] | list[str] = ACTIONS, lr: PositiveFloat = 3e-3,
+                 weight_decay: NonNegativeFloat = 1e-4, clip: PositiveFloat = 0.2,
+                 value_coef: NonNegativeFloat = 0.5, entropy_coef: NonNegativeFloat = 0.01,
+                 ppo_epochs: PositiveInt = 4, minibatch_size: PositiveInt = 32,
+                 rollouts_per_state: PositiveInt = 2, normalize_advantage: bool = True, dropout: Probability = 0.0, seed: int = 0,
+                 max_iterations: PositiveInt | None = None) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.actions = list(actions)

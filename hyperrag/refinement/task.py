@@ -18,18 +18,26 @@ import atexit
 import csv
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import lightning as L
 import torch
+from pydantic import Field
 from torch.utils.data import DataLoader
+from typing_extensions import TypedDict
 
+from hyperrag.config.validation import NonNegativeFloat, PositiveInt, as_dict, plain
 from hyperrag.data.types import Dataset
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
 from hyperrag.utils.digest import stable_digest as _digest
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
+    from hyperrag.retrievers.settings import CDFRAGSettings
 
 log = logging.getLogger(__name__)
 
@@ -50,13 +58,34 @@ class RolloutDataModule(L.LightningDataModule):
                           generator=torch.Generator().manual_seed(self.seed))
 
 
+class SplitSettings(TypedDict):
+    """``task.split``: training and held-out questions — counts (≥ 1), or shares of the usable questions
+    (< 1); ``heldout: null`` = the rest."""
+
+    train: PositiveInt | Annotated[float, Field(gt=0, lt=1)]
+    heldout: PositiveInt | Annotated[float, Field(gt=0, lt=1)] | None
+    seed: int
+
+
+class EnvSettings(TypedDict):
+    """``task.env``: :class:`RefinementEnv`'s ``k`` (coverage = recall@k), ``hallucination`` (the λ4 term,
+    needs ``task.llm``) and reward ``weights`` (λ1–λ4)."""
+
+    k: PositiveInt
+    hallucination: bool
+    weights: dict[Literal["coverage", "causal_depth", "similarity", "hallucination"], NonNegativeFloat]
+
+
 class PPOTask:
     """Args:
         dataset: questions with gold passages and their corpus (``data``).
         encoder: the sentence embedder (states, retrieval).
         model: partial of :class:`PPOPolicy` (all but ``state_dim``).
-        retriever: :class:`CDFRAGRetriever` settings for the environment (``causal``, ``classifier``, ``traversal``,
-            ``path_weight``, ``expand_keywords``, ``refine_with_llm``, ``index_root``, ``models_dir``...).
+        retriever: the CDF-RAG settings of the environment's retriever (``method.retriever``, composed from
+            ``method/cdfrag.yaml``); its policy and generation are switched off, its ``models_dir`` (where the
+            pair classifier is looked for) is ``models_dir``.
+        models_dir: the run's ``models_dir``.
+        device: where the retriever's tensors live.
         env: ``k``, ``weights`` (λs) and ``hallucination`` of :class:`RefinementEnv`.
         split: ``train`` / ``heldout`` question counts (or shares) and ``seed``.
         rollout_batch: training questions per PPO iteration (null = all).
@@ -64,26 +93,28 @@ class PPOTask:
         name: ``models/<name>/...``.
     """
 
-    def __init__(self, dataset: Dataset, encoder: Any, model: Callable[..., PPOPolicy],
-                 retriever: dict[str, Any] | None = None, env: dict[str, Any] | None = None,
-                 split: dict[str, Any] | None = None, rollout_batch: int | None = None, llm: Any = None,
+    def __init__(self, dataset: Dataset, encoder: Encoder, model: Callable[..., PPOPolicy],
+                 retriever: CDFRAGSettings, models_dir: str, device: str, env: EnvSettings,
+                 split: SplitSettings, rollout_batch: PositiveInt | None, llm: Any = None,
                  name: str = "ppo") -> None:
         self.dataset = dataset
         self.encoder = encoder
         self.model_factory = model
-        self.retriever_settings = dict(retriever or {})
-        self.env_settings = dict(env or {})
-        self.split_settings = {"train": 35, "heldout": 16, "seed": 0, **(split or {})}
+        self.retriever_settings = replace(retriever, policy=None, models_dir=str(models_dir),
+                                          generation=replace(retriever.generation, enabled=False))
+        self.device = device
+        self.env_settings = dict(plain(env))
+        self.split_settings = dict(plain(split))
         self.rollout_batch = rollout_batch
         self.llm_config = llm
         self.name = name
         self.data_name = dataset.name
-        self._llm: Any = None
+        self._llm: LanguageModel | None = None
 
     @cached_property
     def split(self) -> tuple[list[int], list[int]]:
         s = self.split_settings
-        return split_queries(self.dataset.queries, s["train"], s.get("heldout"), seed=int(s.get("seed", 0)))
+        return split_queries(self.dataset.queries, s["train"], s["heldout"], seed=int(s["seed"]))
 
     @cached_property
     def env(self) -> RefinementEnv:
@@ -97,9 +128,8 @@ class PPOTask:
                              field="data")
         self._llm = build_llm(self.llm_config).start()
         atexit.register(self._llm.stop)  # train.py has no teardown hook; a managed server must not outlive us
-        settings = {**self.retriever_settings, "policy": None,
-                    "generation": {**self.retriever_settings.get("generation", {}), "enabled": False}}
-        retriever = CDFRAGRetriever(encoder=self.encoder, llm=self._llm, **settings)
+        retriever = CDFRAGRetriever(self.retriever_settings, encoder=self.encoder, llm=self._llm,
+                                    device=self.device)
         retriever.index(self.dataset)
         env = RefinementEnv(retriever, self.dataset.queries, **self.env_settings)
         env.reward_table(train + held)  # every (question, action) outcome once, up front
@@ -109,7 +139,7 @@ class PPOTask:
         env, (train, held) = self.env, self.split
         ret = env.retriever
         return _digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
-                       self.retriever_settings, self.env_settings, str(ret.classifier_path),
+                       as_dict(self.retriever_settings), self.env_settings, str(ret.classifier_path),
                        str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
                        {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
                        getattr(self._llm, "model", None), extra)[:10]
@@ -119,7 +149,7 @@ class PPOTask:
         return self.model_factory(state_dim=int(self.env.states.shape[1])).attach(self.env, train, held)
 
     def build_datamodule(self) -> RolloutDataModule:
-        return RolloutDataModule(self.split[0], self.rollout_batch, seed=int(self.split_settings.get("seed", 0)))
+        return RolloutDataModule(self.split[0], self.rollout_batch, seed=int(self.split_settings["seed"]))
 
     def load(self, checkpoint: str | Path) -> PPOPolicy:
         train, held = self.split

@@ -1,4 +1,6 @@
-"""Retrieval methods; each is a ``_target_`` in ``hydra_configs/method``."""
+"""Retrieval methods. Each method's settings class (:mod:`hyperrag.retrievers.settings`) is the ``_target_`` of
+``hydra_configs/method/<name>.yaml`` and names the retriever class that
+:func:`hyperrag.runners.prepare.build_retriever` builds from it."""
 
 from hyperrag.retrievers.base import RetrievalOutput, Retriever
 from hyperrag.retrievers.bm25 import BM25Retriever

@@ -6,12 +6,25 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 import torch
 
 from hyperrag.data.types import Dataset
 from hyperrag.errors import InputError
+
+if TYPE_CHECKING:
+    from hyperrag.index.kg_index import KGIndex
+    from hyperrag.protocols import Encoder, LanguageModel
+
+
+class RetrieverArgs(TypedDict, total=False):
+    """What every retriever takes besides its settings (subclasses: ``**kwargs: Unpack[RetrieverArgs]``)."""
+
+    encoder: Encoder | None
+    llm: LanguageModel | None
+    device: str
+    index_dir: str | Path | None
 
 
 @dataclass
@@ -31,30 +44,39 @@ class RetrievalOutput:
 
 
 class Retriever(ABC):
-    """Every method is built the same way: ``Method(encoder=..., llm=..., device=..., **method_config)``.
+    """Every method is built the same way: ``Method(settings, encoder=, llm=, device=, index_dir=)``.
 
     Args:
+        settings: the method's settings object (:mod:`hyperrag.retrievers.settings`; composed from
+            ``hydra_configs/method/<name>.yaml``, or :func:`hyperrag.config.method_settings` in code).
         encoder: the sentence embedder (methods that need none ignore it).
         llm: an :class:`hyperrag.llm.LLM`; ``None`` or ``NoLLM`` runs the method's LLM-free form.
         device: ``auto`` / ``cpu`` / ``cuda`` for the method's tensors.
-
-    Methods with ``supports_index_dir`` also take ``index_dir=DIR``: they retrieve over that built (and
-    possibly updated) knowledge-graph index directory instead of an index keyed on the dataset; the
-    dataset's corpus must then be the index's passages in index order
-    (:func:`hyperrag.index.passages.dataset_for_index`, which ``retrieve.py index_dir=DIR`` applies).
+        index_dir: retrieve over this built (and possibly updated) knowledge-graph index directory instead
+            of an index keyed on the dataset; the dataset's corpus must then be the index's passages in index
+            order (:func:`hyperrag.index.passages.dataset_for_index`, which ``retrieve.py index_dir=DIR``
+            applies). Methods declare support with ``supports_index_dir`` and open it with
+            :meth:`open_index_dir`.
     """
 
     name: str = "retriever"
     supports_index_dir: bool = False
+    #: whether the method embeds with ``encoder`` (an index directory must then come from the same embedder)
+    uses_encoder: ClassVar[bool] = True
     #: set when retrieving over an index directory: its manifest key (part of the batch runner's resume key)
     index_key: str | None = None
 
-    def __init__(self, *, encoder: Any = None, llm: Any = None, device: str = "auto") -> None:
+    def __init__(self, settings: Any, *, encoder: Encoder | None = None, llm: LanguageModel | None = None,
+                 device: str = "auto", index_dir: str | Path | None = None) -> None:
         from hyperrag.utils.availability import resolve_device
 
+        self.settings = settings
         self.encoder = encoder
         self.llm = llm
         self.device = resolve_device(device)
+        if index_dir:
+            require_index_dir_support(type(self))
+        self.index_dir = str(index_dir) if index_dir else None
         #: LLM steps the method is configured to run but could not (no LLM, failed call, budget cap), by step
         self.skipped: Counter[str] = Counter()
 
@@ -84,9 +106,51 @@ class Retriever(ABC):
         """Settings and index statistics worth recording next to the metrics."""
         return {"method": self.name}
 
+    def open_index_dir(self, dataset: Dataset, *, load: bool = True) -> KGIndex | None:
+        """Open ``index_dir`` for ``dataset`` — the one way every method does it.
+
+        Checks that the dataset's corpus is the index's passages in index order (:func:`check_index_passages`)
+        and, for methods that embed, that the index was embedded with ``encoder`` (else one
+        :class:`InputError` line naming both embedders: an index's entity, fact and passage embeddings are
+        never mixed with another embedder's queries); sets :attr:`index_key`.
+
+        Args:
+            load: load the knowledge-graph index (graph, embeddings, provenance) and return it; ``False``
+                reads and verifies only its passages and manifest (returns ``None``).
+        """
+        from hyperrag.index.kg_index import load_kg_directory
+        from hyperrag.index.passages import index_passage_ids
+        from hyperrag.index.store import IndexDirectory
+
+        assert self.index_dir is not None, "no index_dir configured"
+        kg = None
+        if load:
+            kg = load_kg_directory(self.index_dir)
+            ids, key, embedded_with = kg.graph.passage_ids, kg.key, kg.encoder_key
+        else:
+            ids, _, key = index_passage_ids(self.index_dir)
+            manifest = IndexDirectory(self.index_dir, stage="graph").manifest() or {}
+            embedded_with = str(manifest.get("inputs", {}).get("encoder", ""))
+        check_index_passages(ids, dataset, self.index_dir)
+        configured = getattr(self.encoder, "model_key", None)
+        if self.uses_encoder and embedded_with and configured and embedded_with != configured:
+            raise InputError(f"the index was embedded with {embedded_with!r}, the configured embedder is "
+                             f"{configured!r}; use the same embedder or rebuild the index with this one",
+                             path=self.index_dir, field="embedder")
+        self.index_key = key
+        return kg
+
+
+def require_index_dir_support(cls: type[Retriever]) -> None:
+    """Raise :class:`InputError` unless the retriever class can retrieve over an index directory."""
+    if not getattr(cls, "supports_index_dir", False):
+        name = getattr(cls, "name", cls.__name__)
+        raise InputError(f"method {name!r} cannot retrieve over an index directory (every built-in method "
+                         "can; a retriever declares it with supports_index_dir = True)", field="index_dir")
+
 
 def check_index_passages(index_ids: list[str], dataset: Dataset, index_dir: str | Path) -> None:
-    """Raise :class:`InputError` unless ``dataset``'s corpus lists exactly the index's passages, in its order."""
+    """Raise :class:`InputError` unless ``dataset``'s corpus lists exactly the index's passages, in order."""
     if list(index_ids) != dataset.corpus.ids:
         raise InputError("the dataset's corpus is not this index's passages in index order; align it first "
                          "with hyperrag.index.passages.dataset_for_index (retrieve.py index_dir=DIR does)",

@@ -17,11 +17,14 @@ import unicodedata
 from typing import Any
 
 import torch
+from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
 from hyperrag.ops.ppr import EdgeWeightDelta, merge_edge_deltas
+from hyperrag.retrievers.base import RetrieverArgs
 from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
+from hyperrag.retrievers.settings import CatRAGSettings
 
 # Entity names that are never anchors on their own (lexical stand-in for NER).
 _STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "is", "was", "were", "be", "been", "who", "what", "which", "when", "where", "how", "why", "whose", "whom", "that", "this", "these", "those", "it", "its", "he", "she", "they", "his", "her", "their"])
@@ -61,37 +64,28 @@ class EntityMatcher:
 
 
 class CatRAGRetriever(HippoRAG2Retriever):
-    """Args (beyond :class:`HippoRAG2Retriever`'s):
-        anchoring: add query-named entities as weak seeds.
-        anchor_epsilon: ε, their reset mass before division by passage count.
-        passage_boost: boost context arcs of seed facts' passages.
-        boost_beta: β of the ``× (1 + β)`` boost.
-        edge_weighting: LLM dynamic edge weights (skipped without an LLM).
-        edge_scoring: settings of :class:`~hyperrag.retrievers.edge_scoring.LLMEdgeScorer`
-            (``n_seed``, ``k_edge``, ``tau_facts``, ``weak_multiplier``).
+    """Args:
+        settings: :class:`~hyperrag.retrievers.settings.CatRAGSettings` — HippoRAG 2's settings plus symbolic
+            anchoring (``anchoring``, ``anchor_epsilon``, ``anchor_min_chars``), the key-fact passage boost
+            (``passage_boost``, ``boost_beta``) and LLM dynamic edge weighting (``edge_weighting``,
+            ``edge_scoring``: :class:`~hyperrag.retrievers.edge_scoring.EdgeScoringSettings`).
+        Others: as for :class:`HippoRAG2Retriever`.
     """
 
     name = "catrag"
+    settings: CatRAGSettings
 
-    def __init__(self, *, anchoring: bool = True, anchor_epsilon: float = 0.2, anchor_min_chars: int = 3,
-                 passage_boost: bool = True, boost_beta: float = 2.5, edge_weighting: bool = True,
-                 edge_scoring: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.anchoring = anchoring
-        self.anchor_epsilon = anchor_epsilon
-        self.anchor_min_chars = anchor_min_chars
-        self.passage_boost = passage_boost
-        self.boost_beta = boost_beta
-        self.edge_weighting = edge_weighting
-        self.edge_scorer = LLMEdgeScorer(**(edge_scoring or {}))
+    def __init__(self, settings: CatRAGSettings, **kwargs: Unpack[RetrieverArgs]) -> None:
+        super().__init__(settings, **kwargs)
+        self.edge_scorer = LLMEdgeScorer(settings.edge_scoring)
         self.matcher: EntityMatcher | None = None
 
     def index(self, dataset: Dataset) -> None:
         super().index(dataset)
-        self.matcher = EntityMatcher(self.graph.entity_names, self.anchor_min_chars)
+        self.matcher = EntityMatcher(self.graph.entity_names, self.settings.anchor_min_chars)
         self.fact_passage_ptr = self.graph.fact_passage_ptr.to(self.device)
         self.fact_passage_idx = self.graph.fact_passage_idx.to(self.device)
-        self.context_weight = float(self.edge_weights.get("context", 1.0))
+        self.context_weight = float(self.settings.edge_weights.get("context", 1.0))
 
     # ---- symbolic anchoring ------------------------------------------------------------------------------
     def anchors(self, questions: list[str]) -> list[list[int]]:
@@ -100,14 +94,14 @@ class CatRAGRetriever(HippoRAG2Retriever):
 
     def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
         reset = super().reset_vectors(seeds)
-        if not self.anchoring:
+        if not self.settings.anchoring:
             return reset
         seeds.anchors = self.anchors(seeds.questions)  # type: ignore[attr-defined]
         rows = torch.tensor([b for b, ents in enumerate(seeds.anchors) for _ in ents], dtype=torch.long)
         cols = torch.tensor([e for ents in seeds.anchors for e in ents], dtype=torch.long)
         if rows.numel():
             rows, cols = rows.to(self.device), cols.to(self.device)
-            mass = self.anchor_epsilon / self.entity_passage_count[cols].clamp_min(1.0)
+            mass = self.settings.anchor_epsilon / self.entity_passage_count[cols].clamp_min(1.0)
             # subordinate to fact seeds: an entity already seeded by a fact keeps the larger of the two
             reset[rows, cols] = torch.maximum(reset[rows, cols], mass.to(reset.dtype))
         return reset
@@ -131,7 +125,7 @@ class CatRAGRetriever(HippoRAG2Retriever):
         dst = passage.repeat_interleave(2)
         key = torch.unique(torch.stack([q, src, dst]), dim=1)  # an arc is boosted once per query
         assert self.ppr_graph is not None
-        weight = self.ppr_graph.arc_weight(key[1], key[2]).float() * (1.0 + self.boost_beta)
+        weight = self.ppr_graph.arc_weight(key[1], key[2]).float() * (1.0 + self.settings.boost_beta)
         return EdgeWeightDelta(key[0], key[1], key[2], weight)
 
     def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
@@ -143,13 +137,13 @@ class CatRAGRetriever(HippoRAG2Retriever):
         of them keeps its last weight.
         """
         parts = []
-        if self.passage_boost:
+        if self.settings.passage_boost:
             parts.append(self.passage_boost_delta(seeds))
-        if self.edge_weighting and self.llm_available:
+        if self.settings.edge_weighting and self.llm_available:
             failed_before = getattr(self.edge_scorer, "failed_calls", 0)  # a custom scorer may not count
             parts.append(self.edge_scorer(seeds, self))
             self.skip("edge_scoring", getattr(self.edge_scorer, "failed_calls", 0) - failed_before)
-        elif self.edge_weighting:
+        elif self.settings.edge_weighting:
             self.skip("edge_scoring", len(seeds.questions))
         assert self.ppr_graph is not None
         return merge_edge_deltas(self.ppr_graph, parts, combine="multiply")
@@ -161,9 +155,10 @@ class CatRAGRetriever(HippoRAG2Retriever):
         return rows
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "anchoring": self.anchoring, "anchor_epsilon": self.anchor_epsilon,
-                "passage_boost": self.passage_boost, "boost_beta": self.boost_beta,
-                "edge_weighting": self.edge_weighting and self.llm_available,
+        s = self.settings
+        return {**super().describe(), "anchoring": s.anchoring, "anchor_epsilon": s.anchor_epsilon,
+                "passage_boost": s.passage_boost, "boost_beta": s.boost_beta,
+                "edge_weighting": s.edge_weighting and self.llm_available,
                 "edge_scoring_llm_calls": self.edge_scorer.calls}
 
 

@@ -27,14 +27,17 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from typing_extensions import Unpack
 
-from hyperrag.causal.graph import CausalGraphSettings, CausalIndex, load_or_build_causal_index
+from hyperrag.causal.graph import CausalIndex, load_or_build_causal_index
 from hyperrag.causal.traversal import CausalPath, CausalTraversal
+from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset
 from hyperrag.errors import InputError
 from hyperrag.eval.causal import semantic_refinement_score
-from hyperrag.refinement.actions import ACTIONS, QueryRefiner, Refinement
-from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages, topk_rows
+from hyperrag.refinement.actions import QueryRefiner, Refinement
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
+from hyperrag.retrievers.settings import CDFRAGSettings
 
 log = logging.getLogger(__name__)
 
@@ -59,52 +62,26 @@ def find_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_na
 
 class CDFRAGRetriever(Retriever):
     """Args:
+        settings: :class:`~hyperrag.retrievers.settings.CDFRAGSettings` — the trained parts
+            (``classifier``, ``policy``, ``models_dir``), refinement (``fixed_action``, ``refine_with_llm``,
+            ``expand_keywords``), the causal graph, its traversal and the dual-path merge (``causal``,
+            ``traversal``, ``path_weight``), generation (``generation``), ``details_paths``, ``index_root``.
         encoder: the sentence embedder (passages, queries, causal nodes).
         llm: refinement, pair verification and generation; ``NoLLM`` runs the LLM-free form.
-        causal: :class:`~hyperrag.causal.graph.CausalGraphSettings` fields.
-        classifier: pair-classifier checkpoint: ``auto`` (newest under ``models_dir/causal_pair``), a path, or
-            null (rule priors).
-        traversal: :class:`~hyperrag.causal.traversal.CausalTraversal` settings (``max_depth``, ``decay``,
-            ``seed_top_n``, ``seed_min_sim``, ``max_paths``, ``backward``, ``use_aliases``).
-        path_weight: weight of the causal path score added to the dense cosine.
-        policy: refinement-policy checkpoint: ``auto`` (newest under ``models_dir/ppo``), a path, or null.
-        fixed_action: the action when there is no policy (``expand``/``simplify``/``decompose``/``none``).
-        refine_with_llm: carry actions out with the LLM when one is available (else the stand-ins).
-        expand_keywords: words the expand stand-in adds.
-        generation: :class:`~hyperrag.causal.generation.CausalGenerator` settings plus ``enabled``.
-        models_dir: where ``auto`` looks for checkpoints.
-        index_root: where causal indexes are cached.
-        details_paths: causal paths written per query in the prediction details.
         index_dir: retrieve over this knowledge-graph index directory (built and updated with ``python -m
             hyperrag.index``): its passages (the dataset's corpus must be them, in index order), its OpenIE
-            triples, and its passage embeddings when they come from ``encoder``.
+            triples, and its passage embeddings (it must come from ``encoder``).
     """
 
     name = "cdfrag"
     supports_index_dir = True
+    settings: CDFRAGSettings
 
-    def __init__(self, *, encoder: Any, llm: Any = None, device: str = "auto",
-                 causal: dict[str, Any] | CausalGraphSettings | None = None, classifier: str | None = "auto",
-                 traversal: dict[str, Any] | None = None, path_weight: float = 0.1, policy: str | None = "auto",
-                 fixed_action: str = "expand", refine_with_llm: bool = True, expand_keywords: int = 6,
-                 generation: dict[str, Any] | None = None, models_dir: str | Path = "models",
-                 index_root: str | None = None, details_paths: int = 5, index_dir: str | None = None) -> None:
-        super().__init__(encoder=encoder, llm=llm, device=device)
-        self.causal_settings = causal if isinstance(causal, CausalGraphSettings) else CausalGraphSettings(**(causal or {}))
-        self.classifier_spec = classifier
-        self.traversal_settings = {"max_depth": 3, "decay": 0.8, "seed_top_n": 5, "seed_min_sim": 0.4,
-                                   "max_paths": 20, "backward": True, "use_aliases": True, **(traversal or {})}
-        self.path_weight = path_weight
-        self.policy_spec = policy
-        if fixed_action not in (*ACTIONS, "none"):
-            raise ValueError(f"fixed_action={fixed_action!r}; expected one of {ACTIONS + ('none',)}")
-        self.fixed_action = fixed_action
-        self.generation_settings = dict(generation or {})
-        self.models_dir = Path(models_dir)
-        self.index_root = index_root
-        self.index_dir = index_dir
-        self.details_paths = details_paths
-        self.refiner = QueryRefiner(llm, use_llm=refine_with_llm, expand_keywords=expand_keywords,
+    def __init__(self, settings: CDFRAGSettings, **kwargs: Unpack[RetrieverArgs]) -> None:
+        super().__init__(settings, **kwargs)
+        self.models_dir = Path(settings.models_dir)
+        self.refiner = QueryRefiner(self.llm, use_llm=settings.refine_with_llm,
+                                    expand_keywords=settings.expand_keywords,
                                     top_passage=self._top_passage_texts)
         self.causal_index: CausalIndex | None = None
         self.traversal: CausalTraversal | None = None
@@ -128,13 +105,14 @@ class CDFRAGRetriever(Retriever):
         if self.passage_emb is None:
             self.passage_emb = self.encoder.encode(self.passage_texts, desc="passages")
         self.passage_emb = self.passage_emb.to(self.device)
-        self.classifier_path = find_checkpoint(self.classifier_spec, self.models_dir, "causal_pair", None)
-        self.causal_index = load_or_build_causal_index(dataset, self.encoder, self.causal_settings,
+        s = self.settings
+        self.classifier_path = find_checkpoint(s.classifier, self.models_dir, "causal_pair", None)
+        self.causal_index = load_or_build_causal_index(dataset, self.encoder, s.causal,
                                                        classifier_path=self.classifier_path, llm=self.llm,
-                                                       root=self.index_root, openie_triples=triples,
+                                                       root=s.index_root, openie_triples=triples,
                                                        openie_key=triples_key)
-        self.traversal = CausalTraversal(self.causal_index.graph, **self.traversal_settings)
-        self.policy_path = find_checkpoint(self.policy_spec, self.models_dir, "ppo", dataset.name)
+        self.traversal = CausalTraversal(self.causal_index.graph, s.traversal)
+        self.policy_path = find_checkpoint(s.policy, self.models_dir, "ppo", dataset.name)
         if self.policy_path is not None:
             from hyperrag.refinement.ppo import PPOPolicy
 
@@ -144,16 +122,13 @@ class CDFRAGRetriever(Retriever):
     def _index_dir_triples(self, dataset: Dataset) -> tuple[list[list[tuple[str, str, str]]], str]:
         """The index's per-passage triples and key (its passage embeddings are kept when the encoder matches)."""
         from hyperrag.graph.provenance import passage_triples
-        from hyperrag.index.kg_index import load_kg_directory
 
-        assert self.index_dir is not None
-        kg = load_kg_directory(self.index_dir)
-        check_index_passages(kg.graph.passage_ids, dataset, self.index_dir)
+        kg = self.open_index_dir(dataset)
+        assert kg is not None
         if kg.provenance is None:
             raise InputError("the index has no provenance.pt (built by an older version), so its passages' "
                              "OpenIE triples are unknown; rebuild it with `python -m hyperrag.index build`",
                              path=self.index_dir, field="index_dir")
-        self.index_key = kg.key
         if kg.encoder_key and kg.encoder_key == getattr(self.encoder, "model_key", None):
             self.passage_emb = kg.embeddings.passage
         return passage_triples(kg.graph, kg.provenance), f"kg-index:{kg.key}"
@@ -174,7 +149,7 @@ class CDFRAGRetriever(Retriever):
     def choose_actions(self, questions: list[str]) -> tuple[list[str], list[list[float]] | None]:
         """The policy's greedy actions (and π) or the fixed action."""
         if self.policy is None:
-            return [self.fixed_action] * len(questions), None
+            return [self.settings.fixed_action] * len(questions), None
         states = self.encoder.encode(questions, desc="queries")
         probs = self.policy.probabilities(states)
         return [self.policy.actions[i] for i in probs.argmax(-1).tolist()], probs.tolist()
@@ -200,7 +175,7 @@ class CDFRAGRetriever(Retriever):
                         best[tuple(p.edges)] = p
             paths.append(sorted(best.values(), key=lambda p: -p.score)[: self.traversal.max_paths])
         path_scores = self.traversal.passage_scores(paths, sims.shape[1]).to(self.device)
-        scores = dense + self.path_weight * path_scores
+        scores = dense + self.settings.path_weight * path_scores
         idx, val = topk_rows(scores, top_k)
         originals = self.encoder.encode(questions, desc="queries")
         info = []
@@ -222,9 +197,10 @@ class CDFRAGRetriever(Retriever):
         idx, val, paths, info = self.search(questions, refinements, top_k)
         details = []
         graph = self.causal_graph
+        shown = self.settings.details_paths
         for b, (r, inf) in enumerate(zip(refinements, info)):
             row: dict[str, Any] = {"action": r.action, "refinement_source": r.source, "queries": r.queries, **inf,
-                                   "causal_paths": [p.describe(graph) for p in paths[b][: self.details_paths]]}
+                                   "causal_paths": [p.describe(graph) for p in paths[b][: shown]]}
             if probs is not None:
                 row["policy_probs"] = {a: round(p, 4) for a, p in zip(self.policy.actions, probs[b])}
             details.append(row)
@@ -233,7 +209,7 @@ class CDFRAGRetriever(Retriever):
             self._totals["depth_sum"] += inf["causal_depth"]
             self._totals["similarity_sum"] += inf["refinement_similarity"]
             self._actions_taken[r.action] = self._actions_taken.get(r.action, 0) + 1
-        do_generate = self.generation_settings.get("enabled", True) if generate is None else generate
+        do_generate = self.settings.generation.enabled if generate is None else generate
         if do_generate and self.llm_available:
             self._generate(questions, idx, paths, details)
         return RetrievalOutput(idx, val, details)
@@ -248,8 +224,7 @@ class CDFRAGRetriever(Retriever):
         if self._generator is None:
             from hyperrag.causal.generation import CausalGenerator
 
-            settings = {k: v for k, v in self.generation_settings.items() if k != "enabled"}
-            self._generator = CausalGenerator(self.llm, **settings)
+            self._generator = CausalGenerator(self.llm, self.settings.generation)
         return self._generator
 
     def _generate(self, questions: list[str], idx: torch.Tensor, paths: list[list[CausalPath]],
@@ -274,16 +249,17 @@ class CDFRAGRetriever(Retriever):
         t = self._totals
         n = max(1, t["queries"])
         info: dict[str, Any] = {
-            "method": self.name, "path_weight": self.path_weight, "traversal": self.traversal_settings,
+            "method": self.name, "path_weight": self.settings.path_weight,
+            "traversal": as_dict(self.settings.traversal),
             "policy": str(self.policy_path) if self.policy_path else None,
-            "fixed_action": None if self.policy_path else self.fixed_action,
+            "fixed_action": None if self.policy_path else self.settings.fixed_action,
             "classifier": str(self.classifier_path) if self.classifier_path else None,
             "refine_with_llm": self.refiner.llm_on, "refinement_llm_calls": self.refiner.llm_calls,
             "actions_taken": dict(self._actions_taken),
             "mean_causal_depth": round(t["depth_sum"] / n, 4),
             "mean_refinement_similarity": round(t["similarity_sum"] / n, 4),
             "queries_with_causal_paths": t["with_paths"],
-            "generation": bool(self.generation_settings.get("enabled", True) and self.llm_available),
+            "generation": bool(self.settings.generation.enabled and self.llm_available),
         }
         if self.causal_index is not None:
             info["causal_graph"] = self.causal_graph.stats

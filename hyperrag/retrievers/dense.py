@@ -3,39 +3,37 @@
 from __future__ import annotations
 
 import torch
+from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
-from hyperrag.embedding.encoder import TextEncoder
-from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages, topk_rows
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
+from hyperrag.retrievers.settings import DenseSettings
 
 
 class DenseRetriever(Retriever):
     """Args:
+        settings: :class:`~hyperrag.retrievers.settings.DenseSettings` (none of its own).
         encoder: sentence embedder (passages cached on disk).
         device: where the passage matrix lives for scoring.
         index_dir: retrieve over this knowledge-graph index directory's passages (its stored passage
-            embeddings are reused when they come from the same encoder).
+            embeddings are reused; it must come from ``encoder``).
     """
 
     name = "dense"
     supports_index_dir = True
+    settings: DenseSettings
 
-    def __init__(self, *, encoder: TextEncoder, llm: object = None, device: str = "auto",
-                 index_dir: str | None = None) -> None:
-        super().__init__(encoder=encoder, llm=llm, device=device)
-        self.index_dir = index_dir
+    def __init__(self, settings: DenseSettings, **kwargs: Unpack[RetrieverArgs]) -> None:
+        super().__init__(settings, **kwargs)
         self.passage_emb: torch.Tensor | None = None
 
     def index(self, dataset: Dataset) -> None:
         self.passage_emb = None
         if self.index_dir:
-            from hyperrag.index.kg_index import load_kg_directory
-
-            kg = load_kg_directory(self.index_dir)
-            check_index_passages(kg.graph.passage_ids, dataset, self.index_dir)
-            self.index_key = kg.key
-            if kg.encoder_key == getattr(self.encoder, "model_key", None):
-                self.passage_emb = kg.embeddings.passage
+            kg = self.open_index_dir(dataset)
+            assert kg is not None
+            if kg.encoder_key and kg.encoder_key == getattr(self.encoder, "model_key", None):
+                self.passage_emb = kg.embeddings.passage  # else (unknown embedder identity): re-embedded
         if self.passage_emb is None:
             self.passage_emb = self.encoder.encode([p.content for p in dataset.corpus.passages], desc="passages")
         self.passage_emb = self.passage_emb.to(self.device)

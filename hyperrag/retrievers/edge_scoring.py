@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import EdgeType
 from hyperrag.ops.ppr import EdgeWeightDelta
 
@@ -65,7 +66,7 @@ class RelationAdjacency:
         ent_order = torch.argsort(ent, stable=True)
         ef_ptr = torch.searchsorted(ent[ent_order], torch.arange(graph.num_entities + 1))
         ef_idx = torch.cat([fid, fid])[ent_order]
-        type_weight = {EdgeType[k.upper()]: v for k, v in retriever.edge_weights.items()}
+        type_weight = {EdgeType[k.upper()]: v for k, v in retriever.settings.edge_weights.items()}
         ei, w = graph.weighted_edges(type_weight)
         keys, inverse = torch.unique(ei[0] * graph.num_nodes + ei[1], return_inverse=True)
         summed = torch.zeros(keys.numel()).index_add_(0, inverse, w.float())
@@ -79,10 +80,11 @@ class RelationAdjacency:
         return self.arc_weight[pos]
 
 
-class LLMEdgeScorer:
-    """Callable ``(seeds, retriever) -> EdgeWeightDelta | None`` plugged into :class:`CatRAGRetriever`.
+@settings
+class EdgeScoringSettings:
+    """CatRAG's ``edge_scoring``.
 
-    Args:
+    Attributes:
         n_seed: seed entities per query whose arcs are re-weighted.
         k_edge: relation arcs per seed sent to the LLM (by query–fact similarity); the rest get ``weak``.
         tau_facts: an entity with more facts than this is shown through an LLM summary of them.
@@ -90,11 +92,25 @@ class LLMEdgeScorer:
         max_facts_shown: facts listed as an entity's context (and summarised) at most.
     """
 
-    def __init__(self, n_seed: int = 5, k_edge: int = 15, tau_facts: int = 5, weak_multiplier: float = 0.2,
-                 max_facts_shown: int = 30) -> None:
-        self.n_seed, self.k_edge, self.tau_facts = n_seed, k_edge, tau_facts
-        self.weak_multiplier = weak_multiplier
-        self.max_facts_shown = max_facts_shown
+    n_seed: PositiveInt
+    k_edge: NonNegativeInt
+    tau_facts: NonNegativeInt
+    weak_multiplier: NonNegativeFloat
+    max_facts_shown: PositiveInt
+
+
+class LLMEdgeScorer:
+    """Callable ``(seeds, retriever) -> EdgeWeightDelta | None`` plugged into :class:`CatRAGRetriever`.
+
+    Args:
+        settings: seeds, arcs per seed, summary threshold, weak multiplier (:class:`EdgeScoringSettings`).
+    """
+
+    def __init__(self, settings: EdgeScoringSettings) -> None:
+        s = settings
+        self.n_seed, self.k_edge, self.tau_facts = s.n_seed, s.k_edge, s.tau_facts
+        self.weak_multiplier = s.weak_multiplier
+        self.max_facts_shown = s.max_facts_shown
         self.adjacency: RelationAdjacency | None = None
         self.calls = 0  # LLM scoring calls (not counting summaries), for per-query accounting
         self.failed_calls = 0  # seeds whose scoring call failed (their arcs keep their static weights)
@@ -177,7 +193,8 @@ class LLMEdgeScorer:
         rel = graph.edge_type == EdgeType.RELATION
         keys = graph.edge_index[0, rel] * graph.num_nodes + graph.edge_index[1, rel]
         order = torch.argsort(keys)
-        keys, w = keys[order], graph.edge_weight[rel][order] * retriever.edge_weights.get("relation", 1.0)
+        relation_weight = retriever.settings.edge_weights.get("relation", 1.0)
+        keys, w = keys[order], graph.edge_weight[rel][order] * relation_weight
         key = torch.minimum(u, v) * graph.num_nodes + torch.maximum(u, v)
         pos = torch.searchsorted(keys, key).clamp_max(keys.numel() - 1)
         return torch.where(keys[pos] == key, w[pos], torch.zeros_like(w[pos])).float()

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
-from hyperrag.embedding.encoder import TextEncoder
-from hyperrag.errors import InputError
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
-from hyperrag.index.kg_index import GraphSettings, KGIndex, load_kg_directory, load_or_build_kg_index
+from hyperrag.index.kg_index import KGIndex, load_or_build_kg_index
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
-from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages, topk_rows
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
+from hyperrag.retrievers.settings import HippoRAG2Settings
 
 
 @dataclass
@@ -54,61 +54,35 @@ def min_max(x: torch.Tensor) -> torch.Tensor:
 
 class HippoRAG2Retriever(Retriever):
     """Args:
+        settings: :class:`~hyperrag.retrievers.settings.HippoRAG2Settings` (damping, seed counts, passage node
+            weight, edge-type weights, the KG index settings, PPR convergence, the fact filter).
         encoder: embedder for queries (index embeddings come from the cached KG index).
-        damping: PPR damping (probability of following an edge).
-        fact_top_k: seed facts per query.
-        link_top_k: seed entities kept per query.
-        passage_node_weight: reset mass of passage nodes relative to entity seeds.
-        edge_weights: per-type multipliers ``{relation, synonym, context}`` applied to stored weights.
-        graph: settings of the KG index (synonym threshold, ...).
-        tol, max_iter: PPR convergence.
-        index_root: where KG indexes live (default ``$HYPERRAG_CACHE/index``).
+        llm: the LLM for the fact filter (HippoRAG 2's recognition memory; skipped without one).
         index_dir: retrieve over this built (and possibly updated) index directory instead of the index
-            keyed on the dataset; its own settings (``graph``) apply, and it must have been embedded with
+            keyed on the dataset; its own graph settings apply, and it must have been embedded with
             ``encoder``. The dataset's corpus must be its passages in index order.
         device: ``auto`` / ``cpu`` / ``cuda``.
-        fact_filter: HippoRAG 2's recognition memory — the LLM keeps the relevant facts among the top
-            ``fact_top_k`` (at most ``fact_filter_max``); ignored without an LLM.
-        llm: the LLM for the fact filter.
     """
 
     name = "hipporag2"
     supports_index_dir = True
+    settings: HippoRAG2Settings
 
-    def __init__(self, *, encoder: TextEncoder, damping: float = 0.5, fact_top_k: int = 5, link_top_k: int = 5,
-                 passage_node_weight: float = 0.05, edge_weights: dict[str, float] | None = None,
-                 graph: dict[str, Any] | GraphSettings | None = None, tol: float = 1e-7, max_iter: int = 100,
-                 index_root: str | None = None, device: str = "auto", fact_filter: bool = False,
-                 fact_filter_max: int = 4, llm: Any = None, index_dir: str | None = None) -> None:
-        super().__init__(encoder=encoder, llm=llm, device=device)
-        self.damping = damping
-        self.fact_top_k = fact_top_k
-        self.link_top_k = link_top_k
-        self.passage_node_weight = passage_node_weight
-        self.edge_weights = {k: float(v) for k, v in (edge_weights or {}).items()}
-        self.graph_settings = graph if isinstance(graph, GraphSettings) else GraphSettings(**(graph or {}))
-        self.tol, self.max_iter = tol, max_iter
-        self.index_root = index_root
-        self.index_dir = index_dir
-        self.fact_filter = fact_filter
-        self.fact_filter_max = fact_filter_max
+    def __init__(self, settings: HippoRAG2Settings, **kwargs: Unpack[RetrieverArgs]) -> None:
+        super().__init__(settings, **kwargs)
         self.kg: KGIndex | None = None
         self.ppr_graph: PPRGraph | None = None
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
         if self.index_dir:
-            self.kg = load_kg_directory(self.index_dir)
-            check_index_passages(self.kg.graph.passage_ids, dataset, self.index_dir)
-            if self.kg.encoder_key and self.kg.encoder_key != getattr(self.encoder, "model_key", self.kg.encoder_key):
-                raise InputError(f"the index was embedded with {self.kg.encoder_key!r}, the configured embedder is "
-                                 f"{self.encoder.model_key!r}; use the same embedder", path=self.index_dir,
-                                 field="embedder")
-            self.index_key = self.kg.key
+            self.kg = self.open_index_dir(dataset)
         else:
-            self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
+            s = self.settings
+            self.kg = load_or_build_kg_index(dataset, self.encoder, s.graph, s.index_root)
+        assert self.kg is not None
         graph = self.kg.graph
-        type_weight = {EdgeType[k.upper()]: v for k, v in self.edge_weights.items()}
+        type_weight = {EdgeType[k.upper()]: v for k, v in self.settings.edge_weights.items()}
         edge_index, edge_weight = graph.weighted_edges(type_weight)
         self.ppr_graph = PPRGraph.from_edges(edge_index, graph.num_nodes, edge_weight, directed=False,
                                              device=self.device)
@@ -127,11 +101,11 @@ class HippoRAG2Retriever(Retriever):
     def seed_facts(self, questions: list[str], q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Top facts per query. Returns (fact ids [B, k], normalised scores [B, k], kept mask [B, k])."""
         fact_scores = min_max(q @ self.fact_emb.T)
-        ids, scores = topk_rows(fact_scores, self.fact_top_k)
+        ids, scores = topk_rows(fact_scores, self.settings.fact_top_k)
         keep = torch.ones_like(scores, dtype=torch.bool)
-        if self.fact_filter and self.llm_available:
+        if self.settings.fact_filter and self.llm_available:
             keep = self.recognition_memory(questions, ids)
-        elif self.fact_filter:
+        elif self.settings.fact_filter:
             self.skip("fact_filter", len(questions))
         return ids, scores, keep
 
@@ -140,7 +114,7 @@ class HippoRAG2Retriever(Retriever):
         from hyperrag.llm.recognition import filter_facts
 
         candidates = [[(f, self.graph.facts[f]) for f in row] for row in fact_ids.tolist()]
-        verdicts = filter_facts(self.llm, questions, candidates, max_facts=self.fact_filter_max)
+        verdicts = filter_facts(self.llm, questions, candidates, max_facts=self.settings.fact_filter_max)
         keep = torch.ones_like(fact_ids, dtype=torch.bool)
         for b, (row, kept) in enumerate(zip(fact_ids.tolist(), verdicts)):
             if kept is not None:
@@ -165,9 +139,9 @@ class HippoRAG2Retriever(Retriever):
         occurs.scatter_add_(1, flat, kept)
         occurs = occurs.clamp_min(1.0)
         weight, link = weight / occurs, link / occurs
-        if self.link_top_k and self.link_top_k < num_e:
+        if self.settings.link_top_k and self.settings.link_top_k < num_e:
             # keep only the link_top_k entities with the best mean fact score
-            top = torch.topk(link, self.link_top_k, dim=1).indices
+            top = torch.topk(link, self.settings.link_top_k, dim=1).indices
             mask = torch.zeros_like(weight, dtype=torch.bool).scatter_(1, top, True)
             weight = weight * mask
         return weight
@@ -182,7 +156,8 @@ class HippoRAG2Retriever(Retriever):
 
     def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
         """Reset [B, N]: entity seeds, then ``passage_node_weight ×`` normalised dense passage scores."""
-        return torch.cat([seeds.entity_weight, min_max(seeds.dense) * self.passage_node_weight], dim=1)
+        passage_weight = self.settings.passage_node_weight
+        return torch.cat([seeds.entity_weight, min_max(seeds.dense) * passage_weight], dim=1)
 
     def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
         """Per-query arc re-weighting inside the batched PPR (none in HippoRAG 2; CatRAG overrides)."""
@@ -197,8 +172,9 @@ class HippoRAG2Retriever(Retriever):
         """Returns (PPR [B, N] over all nodes, reset [B, N])."""
         reset = self.reset_vectors(seeds)
         assert self.ppr_graph is not None
-        ppr = personalized_pagerank(self.ppr_graph, reset, damping=self.damping, tol=self.tol,
-                                    max_iter=self.max_iter, edge_delta=self.edge_delta(seeds))
+        s = self.settings
+        ppr = personalized_pagerank(self.ppr_graph, reset, damping=s.damping, tol=s.tol, max_iter=s.max_iter,
+                                    edge_delta=self.edge_delta(seeds))
         return ppr, reset
 
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
@@ -213,10 +189,11 @@ class HippoRAG2Retriever(Retriever):
         return RetrievalOutput(idx.cpu(), val.cpu(), self.details(seeds))
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"method": self.name, "damping": self.damping, "fact_top_k": self.fact_top_k,
-                                "fact_filter": bool(self.fact_filter and self.llm_available),
-                                "link_top_k": self.link_top_k, "passage_node_weight": self.passage_node_weight,
-                                "edge_weights": self.edge_weights}
+        s = self.settings
+        info: dict[str, Any] = {"method": self.name, "damping": s.damping, "fact_top_k": s.fact_top_k,
+                                "fact_filter": bool(s.fact_filter and self.llm_available),
+                                "link_top_k": s.link_top_k, "passage_node_weight": s.passage_node_weight,
+                                "edge_weights": s.edge_weights}
         if self.kg is not None:
             info["graph"] = self.graph.stats
             info["index_dir"] = str(self.kg.directory)

@@ -48,12 +48,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
 from hyperrag.dedup.entities import EntityInfo, read_entity_info
-from hyperrag.dedup.store import DedupIndex, DedupSettings, load_or_build_dedup
-from hyperrag.embedding.encoder import TextEncoder, default_cache_dir
-from hyperrag.errors import InputError
+from hyperrag.dedup.store import DedupIndex, load_or_build_dedup
+from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.expansion.best_first import (
     EdgeKind,
     Expansion,
@@ -64,14 +64,14 @@ from hyperrag.expansion.best_first import (
 from hyperrag.expansion.linearize import Table, linearize
 from hyperrag.expansion.path_selection import CausalPathSelector, Selection
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-from hyperrag.hierarchy.gates import GateBuilder, GateSettings
-from hyperrag.hierarchy.hierarchy import HierarchySettings
+from hyperrag.hierarchy.gates import GateBuilder
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTextSource, ModuleTree
 from hyperrag.hierarchy.store import HierarchyIndex, entity_graph, load_or_build_hierarchy
-from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings
+from hyperrag.hierarchy.summaries import ModuleSummaries
 from hyperrag.hierarchy.tokens import count_tokens
-from hyperrag.index.kg_index import GraphSettings, KGIndex, load_kg_directory, load_or_build_kg_index
-from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_passages
+from hyperrag.index.kg_index import KGIndex, load_or_build_kg_index
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs
+from hyperrag.retrievers.settings import HugRAGSettings
 from hyperrag.seeding.hybrid import HybridScorer
 from hyperrag.seeding.mmr import mmr_select
 
@@ -85,140 +85,71 @@ PathFilter = Callable[[str, dict[str, Any]], list[int]]
 
 class HugRAGRetriever(Retriever):
     """Args:
+        settings: :class:`~hyperrag.retrievers.settings.HugRAGSettings` — hybrid scoring (``alpha``,
+            ``lexical``), MMR seeds (``k0``, ``kl``, ``mmr_lambda``, ``mmr_pool``), the expansion (``gamma``,
+            ``edge_weights``, ``min_gain``, ``token_budget``, ``max_nodes``), passage ranking
+            (``passage_aggregate``, ``entity_specificity``: ``log`` spreads an entity's gain to its passages
+            divided by ``log(1 + #passages mentioning it)`` — hub entities such as "film" say little about any
+            one passage, an IDF-like weight, cf. HippoRAG's node specificity), the stages (``extraction``,
+            ``dedup`` — ``enabled: auto`` deduplicates entity graphs the LLM extracted and leaves an imported
+            OpenIE file's graph as it is, measured on MuSiQue's GPT-3.5 OpenIE: merging costs full-chain
+            recall while synonym edges already join its near-duplicate names —, ``hierarchy``,
+            ``module_text``, ``summaries``, ``gates``, ``path_selection``), the KG index (``graph``,
+            ``index_root``).
         encoder: embedder for queries and module texts (entity/passage embeddings come from the KG index).
-        alpha: weight of the cosine in the hybrid score (``1 − alpha`` on the lexical score).
-        lexical: ``bm25`` (bm25s scores / per-query max) or ``overlap`` (token-set overlap coefficient).
-        k0, kl: MMR seeds per query among entities (H0) and among modules (H>0).
-        mmr_lambda: MMR trade-off λ (1 = pure relevance).
-        mmr_pool: candidates per query the MMR chooses from.
-        gamma: hop decay γ of the expansion gain.
-        edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
-        min_gain: the expansion stops when the best frontier gain is below this.
-        token_budget: the expansion stops before the taken nodes' texts exceed this many tokens.
-        max_nodes: optional cap on nodes taken per query.
-        passage_aggregate: how a passage accumulates its entities' gains, ``sum`` or ``max``.
-        entity_specificity: ``log`` spreads an entity's gain to its passages divided by
-            ``log(1 + #passages mentioning it)`` (hub entities such as "film" say little about any one
-            passage; an IDF-like weight, cf. HippoRAG's node specificity); ``none`` gives each passage the
-            full gain.
-        hierarchy: :class:`HierarchySettings` fields (Leiden backend, resolution, seed, token budget, ...).
-        module_text: :class:`EntityListTexts` fields (stand-in module texts).
-        graph: KG index settings.
-        index_root: where KG and hierarchy indexes live (default ``$HYPERRAG_CACHE/index``).
-        device: ``auto`` / ``cpu`` / ``cuda`` for the batched scoring.
-        module_texts: hook, module texts source (LLM summaries); None → the stand-in.
-        gate_source: hook, causal gate edges between modules; None → no gate edges.
-        path_filter: hook, per-query selection of the reached nodes; None → keep all.
-        details_nodes: expanded nodes listed per query in the details.
-        extraction: ``graphrag`` — with an available LLM and a dataset whose OpenIE comes from the LLM
-            (``openie_source: llm``), extract typed entities with descriptions (task ``openie_graphrag``);
-            ``none`` — always use the dataset's OpenIE file.
-        dedup: :class:`~hyperrag.dedup.store.DedupSettings` fields; ``enabled: auto`` (default) deduplicates
-            entity graphs the LLM extracted (GraphRAG-style, typed and described) and leaves an imported OpenIE
-            file's graph as it is (measured on MuSiQue's GPT-3.5 OpenIE: merging costs full-chain recall, while
-            synonym edges already join its near-duplicate names); ``true`` / ``false`` force it.
-        summaries: :class:`~hyperrag.hierarchy.summaries.SummarySettings` fields (used with an LLM).
-        gates: ``enabled`` plus :class:`~hyperrag.hierarchy.gates.GateSettings` fields; with ``verifier: llm``
-            gates need an LLM (none without one), ``verifier: none`` accepts prefiltered candidates unverified.
-        path_selection: ``enabled``, ``variant`` (``spurious`` | ``standard``), ``max_rows`` (table rows shown),
-            ``max_selected``, ``answer`` (generate the grounded answer), ``answer_passages`` (passages behind the
-            kept items added to the answer's evidence).
         llm: the framework's LLM; ``None`` / ``llm=none`` runs the LLM-free form (stand-in module texts, no
             gates, no filter, no answer).
+        device: ``auto`` / ``cpu`` / ``cuda`` for the batched scoring.
         index_dir: retrieve over this knowledge-graph index directory (built and updated with ``python -m
             hyperrag.index``); the dataset must be its passages in index order (``retrieve.py index_dir=DIR``
             does that); derived stages go to ``<index_dir>/derived`` and follow its inserts / deletes locally
             (see the module docstring). ``index_root`` and ``graph`` are not used then.
+        module_texts: hook, module texts source (LLM summaries); None → summaries / the stand-in.
+        gate_source: hook, causal gate edges between modules; None → Algorithm 2 (with an LLM).
+        path_filter: hook, per-query selection of the reached nodes; None → the LLM path selection.
     """
 
     name = "hugrag"
     supports_index_dir = True
+    settings: HugRAGSettings
 
-    def __init__(self, *, encoder: TextEncoder, alpha: float = 0.7, lexical: str = "bm25", k0: int = 3,
-                 kl: int = 3, mmr_lambda: float = 0.7, mmr_pool: int = 32, gamma: float = 0.8,
-                 edge_weights: dict[str, float] | None = None, min_gain: float = 0.1, token_budget: int = 512,
-                 max_nodes: int | None = None, passage_aggregate: str = "sum",
-                 entity_specificity: str = "log",
-                 hierarchy: dict[str, Any] | HierarchySettings | None = None,
-                 module_text: dict[str, Any] | None = None, graph: dict[str, Any] | GraphSettings | None = None,
-                 index_root: str | None = None, device: str = "auto", module_texts: ModuleTextSource | None = None,
+    def __init__(self, settings: HugRAGSettings, *, module_texts: ModuleTextSource | None = None,
                  gate_source: GateSource | None = None, path_filter: PathFilter | None = None,
-                 details_nodes: int = 20, extraction: str = "graphrag", dedup: dict[str, Any] | None = None,
-                 summaries: dict[str, Any] | None = None, gates: dict[str, Any] | None = None,
-                 path_selection: dict[str, Any] | None = None, llm: Any = None,
-                 index_dir: str | Path | None = None) -> None:
-        if passage_aggregate not in ("sum", "max"):
-            raise ValueError(f"passage_aggregate must be 'sum' or 'max', got {passage_aggregate!r}")
-        if entity_specificity not in ("log", "none"):
-            raise ValueError(f"entity_specificity must be 'log' or 'none', got {entity_specificity!r}")
-        self.entity_specificity = entity_specificity
-        super().__init__(encoder=encoder, llm=llm, device=device)
-        self.alpha, self.lexical = alpha, lexical
-        self.k0, self.kl = k0, kl
-        self.mmr_lambda, self.mmr_pool = mmr_lambda, mmr_pool
-        self.gamma = gamma
-        self.edge_weights = {k: float(v) for k, v in (edge_weights or {}).items()}
-        self.kind_weight = kind_weight_vector(self.edge_weights)
-        self.min_gain, self.token_budget, self.max_nodes = min_gain, token_budget, max_nodes
-        self.passage_aggregate = passage_aggregate
-        if isinstance(hierarchy, HierarchySettings):
-            self.hierarchy_settings = hierarchy
-        else:
-            h = dict(hierarchy or {})
-            if "edge_types" in h:
-                h["edge_types"] = tuple(h["edge_types"])
-            self.hierarchy_settings = HierarchySettings(**h)
-        self.module_text_settings = dict(module_text or {})
-        self.graph_settings = graph if isinstance(graph, GraphSettings) else GraphSettings(**(graph or {}))
-        self.index_root = index_root
+                 **kwargs: Unpack[RetrieverArgs]) -> None:
+        super().__init__(settings, **kwargs)
+        self.kind_weight = kind_weight_vector(settings.edge_weights)
         self.module_texts_source = module_texts
         self.gate_source = gate_source
         self.path_filter = path_filter
-        self.details_nodes = details_nodes
-        if extraction not in ("graphrag", "none"):
-            raise ValueError(f"extraction must be 'graphrag' or 'none', got {extraction!r}")
-        self.extraction = extraction
-        d = dict(dedup or {})
-        enabled = d.pop("enabled", True)
-        if enabled not in (True, False, "auto"):
-            raise ValueError(f"dedup.enabled must be true, false or 'auto', got {enabled!r}")
-        self.dedup_enabled: bool | str = enabled
-        self.dedup_settings = DedupSettings(**d)
-        self.summary_settings = SummarySettings(**(summaries or {}))
-        g = dict(gates or {})
-        self.gates_enabled = bool(g.pop("enabled", True))
-        self.gate_settings = GateSettings(**g)
-        p = {"enabled": True, "variant": "spurious", "max_rows": 40, "max_selected": None, "answer": True,
-             "answer_passages": 3, **(path_selection or {})}
-        self.path_settings = p
-        self.selector = (CausalPathSelector(llm, p["variant"], p["max_selected"]) if p["enabled"] and self.llm_available
-                         else None)
+        self.dedup_settings = settings.dedup  # ``enabled: auto`` resolved per graph in :meth:`deduplicate`
+        p = settings.path_selection
+        self.selector = CausalPathSelector(self.llm, p) if p.enabled and self.llm_available else None
         self.kg: KGIndex | None = None
         self.dedup: DedupIndex | None = None
         self.hier: HierarchyIndex | None = None
         self.gate_stats: dict[str, Any] = {}
         self.summary_stats: dict[str, Any] = {}
-        self.index_dir = str(index_dir) if index_dir else None
         self.hierarchy_status: dict[str, Any] = {}
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
+        s = self.settings
         if self.index_dir:
             self.index_from_directory(dataset)
         else:
-            if self.extraction == "graphrag" and self.llm_available and dataset.openie_source == "llm":
+            if s.extraction == "graphrag" and self.llm_available and dataset.openie_source == "llm":
                 from hyperrag.llm.openie import index_corpus
 
-                root = Path(self.index_root) if self.index_root else default_cache_dir() / "index"
+                root = Path(s.index_root) if s.index_root else default_cache_dir() / "index"
                 path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie",
                                             style="graphrag")
                 log.info("hugrag: GraphRAG-style extraction %s (%s)", path, report)
                 dataset.openie_path = Path(path)
-            self.kg = load_or_build_kg_index(dataset, self.encoder, self.graph_settings, self.index_root)
-            self.dedup = self.deduplicate(read_entity_info(self.kg.graph, dataset.openie_path), self.index_root,
+            self.kg = load_or_build_kg_index(dataset, self.encoder, s.graph, s.index_root)
+            self.dedup = self.deduplicate(read_entity_info(self.kg.graph, dataset.openie_path), s.index_root,
                                           dataset.name, self.kg.directory.name)
             self.info: EntityInfo = self.dedup.info
-            self.hier = load_or_build_hierarchy(self.dedup.graph, self.hierarchy_settings, self.index_root,
+            self.hier = load_or_build_hierarchy(self.dedup.graph, s.hierarchy, s.index_root,
                                                 name=dataset.name, info=self.info)
             tree = ModuleTree.from_hierarchy(self.hier.hierarchy)
             self.hierarchy_status = {"hierarchy": "built" if self.hier.built else "loaded",
@@ -230,8 +161,9 @@ class HugRAGRetriever(Retriever):
         """H0: the KG index deduplicated (``dedup.enabled: auto`` → only LLM-extracted, described entity graphs)."""
         assert self.kg is not None
         # auto: deduplicate LLM-extracted (GraphRAG) entity graphs; an imported OpenIE file is used as it is
-        enabled = info.source == "graphrag" if self.dedup_enabled == "auto" else bool(self.dedup_enabled)
-        self.dedup_settings = replace(self.dedup_settings, enabled=enabled)
+        wanted = self.settings.dedup.enabled
+        enabled = info.source == "graphrag" if wanted == "auto" else bool(wanted)
+        self.dedup_settings = replace(self.settings.dedup, enabled=enabled)
         return load_or_build_dedup(self.kg.graph, self.kg.embeddings, info, self.dedup_settings, root, name=name,
                                    graph_key=graph_key)
 
@@ -240,19 +172,14 @@ class HugRAGRetriever(Retriever):
         from hyperrag.hierarchy.incremental import follow_index
 
         assert self.index_dir is not None
-        self.kg = load_kg_directory(self.index_dir)
-        check_index_passages(self.kg.graph.passage_ids, dataset, self.index_dir)
-        model_key = getattr(self.encoder, "model_key", self.kg.encoder_key)
-        if self.kg.encoder_key and self.kg.encoder_key != model_key:
-            raise InputError(f"the index was embedded with {self.kg.encoder_key!r}, the configured embedder is "
-                             f"{model_key!r}; use the same embedder", path=self.index_dir, field="embedder")
-        self.index_key = self.kg.key
+        self.kg = self.open_index_dir(dataset)
+        assert self.kg is not None
         derived = Path(self.index_dir) / "derived"
         # no types / descriptions in an index directory (HippoRAG-style OpenIE triples): empty entity info
         self.dedup = self.deduplicate(read_entity_info(self.kg.graph, None), derived, "hugrag", self.kg.key)
         self.info = self.dedup.info
         self.hier, self.hierarchy_status = follow_index(
-            self.dedup.graph, self.kg.key, self.hierarchy_settings, derived, name="hugrag", info=self.info,
+            self.dedup.graph, self.kg.key, self.settings.hierarchy, derived, name="hugrag", info=self.info,
             dedup_dir=self.dedup.directory, state_extra={"dedup": asdict(self.dedup_settings)})
         log.info("hugrag over %s: %s", self.index_dir, self.hierarchy_status)
 
@@ -261,19 +188,20 @@ class HugRAGRetriever(Retriever):
         assert self.kg is not None and self.dedup is not None and self.hier is not None
         graph = self.dedup.graph
         self.tree = ModuleTree.from_hierarchy(self.hier.hierarchy)
-        stand_in = EntityListTexts(**{**self.module_text_settings, "info": self.info})
+        stand_in = EntityListTexts(self.settings.module_text, info=self.info)
         if self.module_texts_source is not None:
             source: ModuleTextSource = self.module_texts_source
         else:
-            source = ModuleSummaries(self.llm if self.llm_available else None, self.summary_settings,
-                                     self.hier.directory, self.info, stand_in)
+            llm = self.llm if self.llm_available else None
+            source = ModuleSummaries(llm, self.settings.summaries, stand_in, self.hier.directory, self.info)
         self.module_texts = source(self.tree, graph)
         self.summary_stats = dict(getattr(source, "stats", {}))
         num_e, num_m = graph.num_entities, self.tree.num_modules
         module_emb = self.encoder.encode(self.module_texts, desc="modules")
         emb = self.dedup.embeddings
-        self.entity_scorer = HybridScorer(emb.entity.to(self.device), graph.entity_names, self.alpha, self.lexical)
-        self.module_scorer = HybridScorer(module_emb.to(self.device), self.module_texts, self.alpha, self.lexical)
+        alpha, lexical = self.settings.alpha, self.settings.lexical
+        self.entity_scorer = HybridScorer(emb.entity.to(self.device), graph.entity_names, alpha, lexical)
+        self.module_scorer = HybridScorer(module_emb.to(self.device), self.module_texts, alpha, lexical)
         self.passage_emb = emb.passage.to(self.device)
         self._passage_texts = [p.content for p in dataset.corpus.passages]
 
@@ -282,7 +210,7 @@ class HugRAGRetriever(Retriever):
         self.gate_pairs = gate_pairs  # [2, G] module pairs (tree ids)
         self.num_gates = int(gate_pairs.shape[1])
         self.typed_graph = self.expansion_graph(gate_pairs)
-        module_tokens = torch.tensor(count_tokens(self.module_texts, self.hierarchy_settings.token_counter))
+        module_tokens = torch.tensor(count_tokens(self.module_texts, self.settings.hierarchy.token_counter))
         self.node_tokens = torch.cat([self.hier.tokens, module_tokens]).numpy()
 
         # entity → passage incidence [P, E] for ranking, weighted by entity specificity
@@ -290,7 +218,7 @@ class HugRAGRetriever(Retriever):
         rows = graph.entity_passage_idx
         cols = torch.repeat_interleave(torch.arange(num_e), counts)
         weight = torch.ones(rows.shape[0])
-        if self.entity_specificity == "log":
+        if self.settings.entity_specificity == "log":
             weight = 1.0 / torch.log1p(counts[cols].float().clamp_min(1.0))
         self.passage_entity = torch.sparse_coo_tensor(torch.stack([rows, cols]), weight, (graph.num_passages, num_e),
                                                       check_invariants=True).coalesce().to(self.device)
@@ -319,12 +247,12 @@ class HugRAGRetriever(Retriever):
             pairs, _ = self.gate_source(self.tree, graph)
             self.gate_stats = {"source": "hook", "gates_found": int(pairs.shape[1])}
             return pairs
-        unverified = self.gate_settings.verifier == "none"
-        if not self.gates_enabled or not (self.llm_available or unverified):
+        unverified = self.settings.gates.verifier == "none"
+        if not self.settings.gates.enabled or not (self.llm_available or unverified):
             self.gate_stats = {"source": "none", "gates_found": 0}
             return torch.empty(2, 0, dtype=torch.long)
         assert self.hier is not None
-        builder = GateBuilder(None if unverified else self.llm, self.gate_settings, self.hier.directory)
+        builder = GateBuilder(None if unverified else self.llm, self.settings.gates, self.hier.directory)
         result = builder.build(self.tree, self.module_texts, module_emb)
         self.gate_stats = {"source": "unverified" if unverified else "llm", **result.stats}
         return result.pairs
@@ -341,8 +269,9 @@ class HugRAGRetriever(Retriever):
 
     def seed(self, s_ent: torch.Tensor, s_mod: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """MMR seeds: entity ids [B, k0] and module ids [B, kl] (module ids local to the tree)."""
-        ent, _ = mmr_select(s_ent, self.entity_scorer.embeddings, self.k0, self.mmr_lambda, self.mmr_pool)
-        mod, _ = mmr_select(s_mod, self.module_scorer.embeddings, self.kl, self.mmr_lambda, self.mmr_pool)
+        s = self.settings
+        ent, _ = mmr_select(s_ent, self.entity_scorer.embeddings, s.k0, s.mmr_lambda, s.mmr_pool)
+        mod, _ = mmr_select(s_mod, self.module_scorer.embeddings, s.kl, s.mmr_lambda, s.mmr_pool)
         return ent, mod
 
     def label(self, node: int) -> str:
@@ -365,9 +294,9 @@ class HugRAGRetriever(Retriever):
         return self.module_texts[node - num_e]
 
     def table(self, walk: Expansion) -> Table:
-        nodes = walk.nodes[: self.path_settings["max_rows"]]
+        nodes = walk.nodes[: self.settings.path_selection.max_rows]
         return linearize(walk, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
-                         max_rows=self.path_settings["max_rows"])
+                         max_rows=self.settings.path_selection.max_rows)
 
     def kept_entities(self, walk: Expansion, kept: list[int]) -> set[int]:
         """Entities whose gains rank passages: kept entities, plus the reached members of kept modules."""
@@ -387,10 +316,11 @@ class HugRAGRetriever(Retriever):
         seed_ent, seed_mod = self.seed(s_ent, s_mod)
         node_score = torch.cat([s_ent, s_mod], dim=1).cpu().numpy()
         seeds = torch.cat([seed_ent, seed_mod + num_e], dim=1).tolist()
-        walks = [best_first_expand(self.typed_graph, node_score[b], seeds[b], gamma=self.gamma,
-                                   kind_weight=self.kind_weight, min_gain=self.min_gain,
-                                   token_budget=self.token_budget, node_tokens=self.node_tokens,
-                                   max_nodes=self.max_nodes) for b in range(len(questions))]
+        s = self.settings
+        walks = [best_first_expand(self.typed_graph, node_score[b], seeds[b], gamma=s.gamma,
+                                   kind_weight=self.kind_weight, min_gain=s.min_gain,
+                                   token_budget=s.token_budget, node_tokens=self.node_tokens,
+                                   max_nodes=s.max_nodes) for b in range(len(questions))]
         tables: list[Table | None] = [None] * len(questions)
         selections: list[Selection | None] = [None] * len(questions)
         if self.selector is not None and self.path_filter is None:
@@ -421,7 +351,7 @@ class HugRAGRetriever(Retriever):
                 assert table is not None
                 short = dict(zip(table.nodes, table.ids))
                 d.update({"table": table.render(), "filter_ok": sel.ok, "filter_fallback": fallback,
-                          "invalid_ids": sel.invalid_ids, "variant": self.path_settings["variant"],
+                          "invalid_ids": sel.invalid_ids, "variant": self.settings.path_selection.variant,
                           "kept_items": [[short[v], self.label(v)] for v in sel.kept],
                           "spurious_items": [[short[v], self.label(v)] for v in sel.spurious]})
             details.append(d)
@@ -432,7 +362,7 @@ class HugRAGRetriever(Retriever):
         by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)
         full = by_dense.gather(1, by_gain)
         order = full[:, :top_k]
-        if self.selector is not None and self.path_settings["answer"]:
+        if self.selector is not None and self.settings.path_selection.answer:
             self.answer(questions, tables, selections, full, passage_gain, details)
         return RetrievalOutput(order.cpu(), passage_gain.gather(1, order).cpu(), details)
 
@@ -440,7 +370,7 @@ class HugRAGRetriever(Retriever):
                ranked: torch.Tensor, passage_gain: torch.Tensor, details: list[dict[str, Any]]) -> None:
         """Grounded answers from the kept rows (and the passages behind them) only; written into ``details``."""
         assert self.selector is not None
-        n_pass = int(self.path_settings["answer_passages"])
+        n_pass = int(self.settings.path_selection.answer_passages)
         evidence: list[list[tuple[Any, str]]] = []
         corpus_text = self._passage_texts
         for b, (table, sel) in enumerate(zip(tables, selections)):
@@ -461,7 +391,7 @@ class HugRAGRetriever(Retriever):
 
     def aggregate(self, gains: torch.Tensor) -> torch.Tensor:
         """Entity gains [B, E] → passage scores [B, P] (sum or max over the entities each passage mentions)."""
-        if self.passage_aggregate == "sum":
+        if self.settings.passage_aggregate == "sum":
             return torch.sparse.mm(self.passage_entity, gains.T).T
         idx = self.passage_entity.indices()  # [2, nnz] (passage, entity)
         out = torch.zeros(gains.shape[0], self.graph.num_passages, device=gains.device)
@@ -481,25 +411,27 @@ class HugRAGRetriever(Retriever):
                       self.module_texts[v - num_e][:80]] for v in seeds if v >= num_e]
         kinds = {-1: "seed", **{int(k): k.name.lower() for k in EdgeKind}}
         expanded = [[self.label(v), round(g, 4), h, kinds[k]] for v, g, h, k in
-                    zip(walk.nodes[: self.details_nodes], walk.gain, walk.hop, walk.via)]
+                    zip(walk.nodes[: self.settings.details_nodes], walk.gain, walk.hop, walk.via)]
         reached_e = sum(v < num_e for v in walk.nodes)
         return {"seed_entities": ent_seeds, "seed_modules": mod_seeds, "expanded": expanded,
                 "reached_entities": reached_e, "reached_modules": len(walk.nodes) - reached_e, "kept": kept,
                 "tokens": walk.tokens, "stop": walk.stop}
 
     def describe(self) -> dict[str, Any]:
+        s = self.settings
         info: dict[str, Any] = {
-            "method": self.name, "alpha": self.alpha, "lexical": self.lexical, "k0": self.k0, "kl": self.kl,
-            "mmr_lambda": self.mmr_lambda, "gamma": self.gamma, "edge_weights": kind_weight_vector(
-                self.edge_weights).tolist(), "min_gain": self.min_gain, "token_budget": self.token_budget,
-            "passage_aggregate": self.passage_aggregate, "entity_specificity": self.entity_specificity,
-            "hierarchy_settings": asdict(self.hierarchy_settings),
+            "method": self.name, "alpha": s.alpha, "lexical": s.lexical, "k0": s.k0, "kl": s.kl,
+            "mmr_lambda": s.mmr_lambda, "gamma": s.gamma, "edge_weights": self.kind_weight.tolist(),
+            "min_gain": s.min_gain, "token_budget": s.token_budget, "passage_aggregate": s.passage_aggregate,
+            "entity_specificity": s.entity_specificity, "hierarchy_settings": asdict(s.hierarchy),
             "module_texts": "hook" if self.module_texts_source else ("llm summaries" if self.llm_available
                                                                       else "entity-list stand-in"),
-            "gates": "hook" if self.gate_source else ("llm" if self.llm_available and self.gates_enabled else "none"),
-            "path_filter": "hook" if self.path_filter else (self.path_settings["variant"] if self.selector else "none"),
-            "extraction": self.extraction, "dedup_settings": asdict(self.dedup_settings),
-            "gate_settings": asdict(self.gate_settings), "summary_settings": asdict(self.summary_settings)}
+            "gates": "hook" if self.gate_source else
+                     ("llm" if self.llm_available and s.gates.enabled else "none"),
+            "path_filter": "hook" if self.path_filter else
+                           (s.path_selection.variant if self.selector else "none"),
+            "extraction": s.extraction, "dedup_settings": asdict(self.dedup_settings),
+            "gate_settings": asdict(s.gates), "summary_settings": asdict(s.summaries)}
         if self.kg is not None and self.hier is not None:
             info["graph"] = self.graph.stats
             info["hierarchy"] = self.hier.hierarchy.summary()

@@ -55,9 +55,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from typing_extensions import Unpack
 
+from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset
-from hyperrag.retrievers.base import RetrievalOutput, Retriever
+from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs
+from hyperrag.retrievers.settings import HyperRAGSettings
 from hyperrag.utils.digest import stable_digest as _digest
 
 log = logging.getLogger(__name__)
@@ -67,33 +70,15 @@ log = logging.getLogger(__name__)
 
 class HyperRAGRetriever(Retriever):
     """Args:
+        settings: :class:`~hyperrag.retrievers.settings.HyperRAGSettings` — the graph variant (``graph``), the
+            passage graph (``keywords``, ``explicit``, ``implicit``, ``implicit_queries``, ``fusion``), the
+            training relations (``query_closure_depth``, ``query_edge_repeat``), the ball and its training
+            (``model``, ``train``), ranking (``query_position``, ``multi_step``, ``max_sub_questions``),
+            ``streaming``, corpus updates (``update_epochs``, ``update``), ``models_dir``, ``index_root``,
+            ``retrain``.
         encoder: sentence embedder (passages, questions, missing concepts).
         llm: the framework's LLM (passage selection / relations / missing concepts, decomposition);
             ``None`` / ``NoLLM``: the documented stand-ins and single-step retrieval.
-        graph: ``explicit`` | ``implicit`` | ``fused`` — the forest the ball is trained on.
-        keywords: :class:`~hyperrag.passage_graph.KeywordSettings` fields.
-        explicit: :func:`~hyperrag.passage_graph.keyword_edges` settings (threshold, max_neighbors,
-            max_keyword_df).
-        implicit: :class:`~hyperrag.passage_graph.ImplicitSettings` fields.
-        implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
-        model: :class:`~hyperrag.hyperbolic.PoincareEmbedding` keyword arguments.
-        train: ``max_epochs``, ``batch_size``, ``num_negatives``, ``negative_group_size``, ``seed``.
-        fusion: ``implicit_first`` (each query tree is kept whole, keyword edges join where they fit) or
-            ``weight`` (all edges strongest first) — how the ``fused`` forest is built.
-        query_closure_depth: training relations add query node ↔ descendants up to this depth (1: forest
-            edges only; 2: also the second-hop passages of the query's feedback / missing-concept rounds).
-        query_edge_repeat: direct query → passage relations repeated this many times in training.
-        query_position: ``trained`` — a question that is a query node of the ball is ranked from its trained
-            position (other questions: projected); ``projected`` — always the projected embedding.
-        multi_step: decompose with the LLM (ignored without one).
-        max_sub_questions: sub-questions used at most.
-        streaming: ``enabled``, ``update_frequency``, ``epochs``, ``max_query_age``, ``max_query_nodes``.
-        update_epochs: epochs of the new + touched nodes' training after :meth:`insert` / :meth:`delete`.
-        update: ``min_reuse`` — the least share of the dataset's corpus a saved ball must cover for
-            :meth:`index` to update it (delete + insert) rather than train from scratch.
-        models_dir: root of trained models (``<models_dir>/hyperrag/...``).
-        index_root: cache of keyword sets.
-        retrain: train even when a checkpoint exists.
         device: ``auto`` / ``cpu`` / ``cuda`` for the ball and the top-k.
         index_dir: retrieve over this knowledge-graph index directory's passages (the dataset must list them in
             index order, as ``retrieve.py index_dir=DIR`` does); the ball follows the index's inserts/deletes.
@@ -101,56 +86,28 @@ class HyperRAGRetriever(Retriever):
 
     name = "hyperrag"
     supports_index_dir = True
+    settings: HyperRAGSettings
 
-    def __init__(self, *, encoder: Any, llm: Any = None, graph: str = "fused",
-                 keywords: dict[str, Any] | None = None, explicit: dict[str, Any] | None = None,
-                 implicit: dict[str, Any] | None = None, implicit_queries: str = "query_file",
-                 model: dict[str, Any] | None = None, train: dict[str, Any] | None = None,
-                 fusion: str = "implicit_first", query_closure_depth: int = 2, query_edge_repeat: int = 1,
-                 query_position: str = "trained",
-                 multi_step: bool = True, max_sub_questions: int = 4, streaming: dict[str, Any] | None = None,
-                 models_dir: str | Path = "models", index_root: str | Path | None = None, retrain: bool = False,
-                 device: str = "auto", update_epochs: int = 10, update: dict[str, Any] | None = None,
-                 index_dir: str | Path | None = None) -> None:
-        from hyperrag.passage_graph import VARIANTS, ImplicitSettings, KeywordSettings
-
-        super().__init__(encoder=encoder, llm=llm, device=device)
-        if graph not in VARIANTS:
-            raise ValueError(f"graph must be one of {VARIANTS}, got {graph!r}")
-        if implicit_queries not in ("query_file", "none"):
-            raise ValueError(f"implicit_queries must be 'query_file' or 'none', got {implicit_queries!r}")
-        self.variant = graph
-        self.keyword_settings = KeywordSettings(**(keywords or {}))
-        self.explicit_settings = dict(explicit or {})
-        self.implicit_settings = ImplicitSettings(**(implicit or {}))
-        self.implicit_queries = implicit_queries
-        self.model_settings = dict(model or {})
-        self.train_settings = {"max_epochs": 20, "batch_size": 1024, "num_negatives": 10,
-                               "negative_group_size": 8, "seed": 0, **(train or {})}
-        if query_position not in ("trained", "projected"):
-            raise ValueError(f"query_position must be 'trained' or 'projected', got {query_position!r}")
-        if fusion not in ("implicit_first", "weight"):
-            raise ValueError(f"fusion must be 'implicit_first' or 'weight', got {fusion!r}")
-        self.fusion = fusion
-        self.query_closure_depth = int(query_closure_depth)
-        self.query_edge_repeat = int(query_edge_repeat)
-        self.query_position = query_position
-        self.multi_step = multi_step
-        self.max_sub_questions = max_sub_questions
-        self.streaming_settings = {"enabled": False, "update_frequency": 16, "epochs": 5, "max_query_age": 512,
-                                   "max_query_nodes": None, **(streaming or {})}
-        self.models_dir = Path(models_dir)
-        self.index_root = Path(index_root) if index_root else None
-        self.retrain = retrain
-        self.update_epochs = int(update_epochs)
-        self.update_settings = {"min_reuse": 0.5, **(update or {})}
-        if not 0.0 <= float(self.update_settings["min_reuse"]) <= 1.0:
-            raise ValueError(f"update.min_reuse must be in [0, 1], got {self.update_settings['min_reuse']!r}")
-        self.index_dir = str(index_dir) if index_dir else None
+    def __init__(self, settings: HyperRAGSettings, **kwargs: Unpack[RetrieverArgs]) -> None:
+        super().__init__(settings, **kwargs)
         self.updated_passage_ids: set[str] = set()
         self.model = None
         self.stream = None
         self.info: dict[str, Any] = {}
+
+    @property
+    def variant(self) -> str:
+        """The forest the ball is trained on: ``explicit`` | ``implicit`` | ``fused``."""
+        return self.settings.graph
+
+    @property
+    def models_dir(self) -> Path:
+        return Path(self.settings.models_dir)
+
+    @property
+    def keyword_cache(self) -> Path | None:
+        """Where YAKE keyword sets are cached (``<index_root>/hyperrag``), or None."""
+        return Path(self.settings.index_root) / "hyperrag" if self.settings.index_root else None
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def prepare(self, dataset: Dataset) -> dict[str, Any]:
@@ -171,14 +128,14 @@ class HyperRAGRetriever(Retriever):
         self.texts = [p.content for p in passages]
         self.titles = [p.title or p.id for p in passages]
         self.passage_emb = self.encoder.encode(self.texts, desc="passages")
-        cache = self.index_root / "hyperrag" if self.index_root else None
-        self.keyword_sets = extract_keywords(self.texts, self.keyword_settings, cache_dir=cache)
-        graph = PassageGraph(len(self.texts), explicit=keyword_edges(self.keyword_sets, **self.explicit_settings),
-                             implicit_first=self.fusion == "implicit_first")
-        self.builder = QueryGraphBuilder(self.passage_emb, self.texts, encoder=self.encoder, llm=self.llm,
-                                         settings=self.implicit_settings, keyword_sets=self.keyword_sets)
+        s = self.settings
+        self.keyword_sets = extract_keywords(self.texts, s.keywords, cache_dir=self.keyword_cache)
+        graph = PassageGraph(len(self.texts), explicit=keyword_edges(self.keyword_sets, s.explicit),
+                             implicit_first=s.fusion == "implicit_first")
+        self.builder = QueryGraphBuilder(self.passage_emb, self.texts, s.implicit, encoder=self.encoder,
+                                         llm=self.llm, keyword_sets=self.keyword_sets)
         questions: list[str] = []
-        if self.implicit_queries == "query_file" and self.variant != "explicit":
+        if s.implicit_queries == "query_file" and self.variant != "explicit":
             questions = list(dict.fromkeys(q.question for q in dataset.queries))
         self.base_questions = questions
         query_emb = torch.empty(0, self.passage_emb.shape[1])
@@ -190,9 +147,9 @@ class HyperRAGRetriever(Retriever):
             graph.stats["query_graphs_by_stand_in"] = sum(not g.llm for g in qgraphs)
         graph.stats["llm_calls"] = self.builder.llm_calls
         self.graph = graph
-        relations = graph.relations(self.variant, self.query_closure_depth, self.query_edge_repeat)
+        relations = graph.relations(self.variant, s.query_closure_depth, s.query_edge_repeat)
         key = _digest(corpus_fingerprint(dataset), getattr(self.encoder, "model_key", ""), self.variant,
-                      relations, questions, self.model_settings, self.train_settings)[:10]
+                      relations, questions, as_dict(s.model), as_dict(s.train))[:10]
         path = self.models_dir / "hyperrag" / f"{dataset.name}-{self.variant}-{key}" / "model.ckpt"
         return {"relations": relations, "init": torch.cat([self.passage_emb, query_emb]), "path": path,
                 "key": key}
@@ -201,17 +158,16 @@ class HyperRAGRetriever(Retriever):
         """An untrained ball over ``init``'s rows (passages, then query nodes with their own anchor weight)."""
         from hyperrag.hyperbolic import PoincareEmbedding
 
-        settings = dict(self.model_settings)
-        settings.setdefault("num_passages", self.graph.num_passages)
-        return PoincareEmbedding(init.shape[0], init_embeddings=init, seed=self.train_settings["seed"], **settings)
+        return PoincareEmbedding(init.shape[0], init_embeddings=init, seed=self.settings.train.seed,
+                                 num_passages=self.graph.num_passages, **as_dict(self.settings.model))
 
     def datamodule(self, relations: torch.Tensor, num_nodes: int):  # type: ignore[no-untyped-def]
         """The training relations as batches with Nickel & Kiela negatives (known relations excluded)."""
         from hyperrag.hyperbolic import EdgeDataModule
 
-        ts = self.train_settings
-        return EdgeDataModule(relations, num_nodes, batch_size=ts["batch_size"], num_negatives=ts["num_negatives"],
-                              negative_group_size=ts["negative_group_size"], exclude="both", seed=ts["seed"])
+        ts = self.settings.train
+        return EdgeDataModule(relations, num_nodes, batch_size=ts.batch_size, num_negatives=ts.num_negatives,
+                              negative_group_size=ts.negative_group_size, exclude="both", seed=ts.seed)
 
     def index(self, dataset: Dataset) -> None:
         from hyperrag.retrievers.hyperrag_update import dataset_questions, find_checkpoint, update_from
@@ -221,13 +177,14 @@ class HyperRAGRetriever(Retriever):
         self.stream = None
         self.updated_passage_ids = set()
         if self.index_dir:
-            self._check_index(dataset)
+            self.open_index_dir(dataset, load=False)
         self.base_questions = dataset_questions(self, dataset)
-        found = None if self.retrain else find_checkpoint(self, dataset)
+        found = None if self.settings.retrain else find_checkpoint(self, dataset)
         refused = None
-        if found is not None and found.kind != "exact" and found.reuse < float(self.update_settings["min_reuse"]):
+        min_reuse = self.settings.update.min_reuse
+        if found is not None and found.kind != "exact" and found.reuse < min_reuse:
             refused = {"checkpoint": str(found.folder / "model.ckpt"), "reused_passages": found.reused,
-                       "passages": found.total, "min_reuse": float(self.update_settings["min_reuse"])}
+                       "passages": found.total, "min_reuse": min_reuse}
             log.warning("hyperrag: the best saved ball %s covers only %d of %d passages (%.0f%% < min_reuse %.0f%%; "
                         "%d to delete, %d to insert): training from scratch instead", found.folder, found.reused,
                         found.total, 100 * found.reuse, 100 * refused["min_reuse"], len(found.deleted),
@@ -247,20 +204,12 @@ class HyperRAGRetriever(Retriever):
             self.info["update_refused"] = refused
         self._ready(trained, t0)
 
-    def _check_index(self, dataset: Dataset) -> None:
-        """The dataset must be the index directory's passages in index order (``dataset_for_index``)."""
-        from hyperrag.index.passages import index_passage_ids
-        from hyperrag.retrievers.base import check_index_passages
-
-        ids, _, key = index_passage_ids(self.index_dir)
-        check_index_passages(ids, dataset, self.index_dir)
-        self.index_key = key
-
     def _ready(self, trained: bool, t0: float) -> None:
         """Model on the device in eval mode, ``info`` filled in, the streaming ball set up when enabled."""
         graph = self.graph
         forest = graph.forest(self.variant)
-        relations = graph.relations(self.variant, self.query_closure_depth, self.query_edge_repeat)
+        s = self.settings
+        relations = graph.relations(self.variant, s.query_closure_depth, s.query_edge_repeat)
         self.model.to(self.device)
         self.model.eval()
         self.info.update({"graph": self.variant, "trained_now": trained,
@@ -271,16 +220,16 @@ class HyperRAGRetriever(Retriever):
                           "index_s": round(time.perf_counter() - t0, 2)})
         log.info("hyperrag index: %s", self.info)
         self.stream = None
-        if self.streaming_settings["enabled"]:
+        if s.streaming.enabled:
             from hyperrag.hyperbolic.streaming import StreamingBall
 
-            s = self.streaming_settings
+            stream = s.streaming
             self.stream = StreamingBall(self.model, graph, self.variant, self.builder,
-                                        update_frequency=s["update_frequency"], epochs=s["epochs"],
-                                        max_query_age=s["max_query_age"], max_query_nodes=s["max_query_nodes"],
-                                        batch_size=self.train_settings["batch_size"],
-                                        num_negatives=self.train_settings["num_negatives"],
-                                        query_closure_depth=self.query_closure_depth)
+                                        update_frequency=stream.update_frequency, epochs=stream.epochs,
+                                        max_query_age=stream.max_query_age,
+                                        max_query_nodes=stream.max_query_nodes,
+                                        batch_size=s.train.batch_size, num_negatives=s.train.num_negatives,
+                                        query_closure_depth=s.query_closure_depth)
 
     @torch.no_grad()
     def _moved(self) -> float:
@@ -295,21 +244,21 @@ class HyperRAGRetriever(Retriever):
         from hyperrag.hyperbolic import PoincareEmbedding
         from hyperrag.retrievers.hyperrag_update import save_state
 
-        if path.exists() and not self.retrain:
+        if path.exists() and not self.settings.retrain:
             log.info("hyperrag: loading %s", path)
             model = PoincareEmbedding.load_from_checkpoint(str(path), map_location="cpu")
             if not (path.parent / "corpus.json").exists():  # written by older versions: add the update manifest
                 self.model = model
                 save_state(self, path.parent, self.base_questions, save_model=False)
             return model, False
-        ts = self.train_settings
+        ts = self.settings.train
         model = self.new_model(init)
-        if relations.shape[1] == 0 or ts["max_epochs"] <= 0:
+        if relations.shape[1] == 0:
             log.warning("hyperrag: no relations to train on (%s); the ball keeps its semantic initialisation",
                         self.variant)
         else:
             data = self.datamodule(relations, init.shape[0])
-            trainer = L.Trainer(max_epochs=ts["max_epochs"], accelerator="gpu" if self.device.startswith("cuda")
+            trainer = L.Trainer(max_epochs=ts.max_epochs, accelerator="gpu" if self.device.startswith("cuda")
                                 else "cpu", devices=1, logger=False, enable_checkpointing=False,
                                 enable_model_summary=False, enable_progress_bar=True)
             trainer.fit(model, data)
@@ -318,9 +267,9 @@ class HyperRAGRetriever(Retriever):
         # the layout LightningModule.load_from_checkpoint reads (also for a ball saved without any fit)
         torch.save({"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams),
                     "pytorch-lightning_version": L.__version__}, path)
-        (path.parent / "meta.json").write_text(json.dumps({"graph": self.variant,
-                                                           "relations": int(relations.shape[1]),
-                                                           "train": ts, "model": self.model_settings}, indent=1))
+        meta = {"graph": self.variant, "relations": int(relations.shape[1]), "train": as_dict(ts),
+                "model": as_dict(self.settings.model)}
+        (path.parent / "meta.json").write_text(json.dumps(meta, indent=1))
         self.model = model
         save_state(self, path.parent, self.base_questions, save_model=False)  # graph, keywords, corpus manifest
         log.info("hyperrag: trained ball saved to %s", path)
@@ -353,7 +302,7 @@ class HyperRAGRetriever(Retriever):
         trained``), else the sentence embedding mapped by the model's fitted Euclidean → ball map."""
         assert self.model is not None, "call index() first"
         q = self.model.embed(query_emb.to(self.device))
-        if questions is not None and self.query_position == "trained" and self.graph.num_queries:
+        if questions is not None and self.settings.query_position == "trained" and self.graph.num_queries:
             node = {t: self.graph.num_passages + i for i, t in enumerate(self.graph.questions)}
             rows = [(b, node[t]) for b, t in enumerate(questions) if t in node]
             if rows:
@@ -377,7 +326,7 @@ class HyperRAGRetriever(Retriever):
         q_emb = self.encoder.encode(questions, desc="queries")
         if self.stream is not None:
             self.stream.observe(questions, q_emb)
-        if self.multi_step and self.llm_available:
+        if self.settings.multi_step and self.llm_available:
             return self._multi_step(questions, q_emb, top_k)
         idx, dist = self.distances(q_emb, top_k, questions)
         return RetrievalOutput(idx.cpu(), (-dist).cpu())
@@ -391,7 +340,7 @@ class HyperRAGRetriever(Retriever):
         pool = max(top_k, 50)
         out_idx, out_score, details = [], [], []
         for b, (question, res) in enumerate(zip(questions, results)):
-            subs = [str(s) for s in (res.value or [])][: self.max_sub_questions] if res.ok else []
+            subs = [str(s) for s in (res.value or [])][: self.settings.max_sub_questions] if res.ok else []
             best: dict[int, float] = {}
             idx, dist = self.distances(q_emb[b: b + 1], pool, [question])
             for i, d in zip(idx[0].tolist(), dist[0].tolist()):

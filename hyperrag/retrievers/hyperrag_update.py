@@ -43,11 +43,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset, Passage
+
+if TYPE_CHECKING:
+    from hyperrag.retrievers.hyperrag import HyperRAGRetriever
 
 log = logging.getLogger(__name__)
 
@@ -56,30 +60,29 @@ def passage_hash(p: Passage) -> str:
     return hashlib.sha1(f"{p.id}\x1f{p.title}\x1f{p.text}".encode()).hexdigest()[:16]
 
 
-def settings_key(r: Any) -> str:
+def settings_key(r: HyperRAGRetriever) -> str:
     """Digest of everything but the corpus that shapes the ball (ckpts are only reused under the same key)."""
-    from dataclasses import asdict
-
     from hyperrag.retrievers.hyperrag import _digest
 
-    return _digest(getattr(r.encoder, "model_key", ""), r.variant, asdict(r.keyword_settings), r.explicit_settings,
-                   asdict(r.implicit_settings), r.implicit_queries, r.fusion, r.query_closure_depth,
-                   r.query_edge_repeat, r.model_settings, r.train_settings)[:16]
+    s = r.settings
+    return _digest(getattr(r.encoder, "model_key", ""), r.variant, as_dict(s.keywords), as_dict(s.explicit),
+                   as_dict(s.implicit), s.implicit_queries, s.fusion, s.query_closure_depth,
+                   s.query_edge_repeat, as_dict(s.model), as_dict(s.train))[:16]
 
 
 def _questions_key(questions: Sequence[str]) -> str:
     return hashlib.sha1("\x00".join(questions).encode()).hexdigest()[:16]
 
 
-def dataset_questions(r: Any, dataset: Dataset) -> list[str]:
+def dataset_questions(r: HyperRAGRetriever, dataset: Dataset) -> list[str]:
     """The query-file questions that become query nodes at index time (as in ``prepare``)."""
-    if r.implicit_queries == "query_file" and r.variant != "explicit":
+    if r.settings.implicit_queries == "query_file" and r.variant != "explicit":
         return list(dict.fromkeys(q.question for q in dataset.queries))
     return []
 
 
 # ---- persistence ---------------------------------------------------------------------------------------------
-def save_state(r: Any, folder: Path, questions: Sequence[str], save_model: bool = True) -> Path:
+def save_state(r: HyperRAGRetriever, folder: Path, questions: Sequence[str], save_model: bool = True) -> Path:
     """Write ``model.ckpt`` (Lightning layout), ``graph.json``, ``keywords.json``, ``corpus.json`` atomically."""
     import lightning as L
 
@@ -106,7 +109,7 @@ def save_state(r: Any, folder: Path, questions: Sequence[str], save_model: bool 
     return path
 
 
-def save_generation(r: Any) -> Path:
+def save_generation(r: HyperRAGRetriever) -> Path:
     """Save the updated ball as ``<folder of the ball it started from>/gen-N/model.ckpt``; returns the path."""
     base = Path(r.info["base_checkpoint"]).parent
     gens = [int(p.name[4:]) for p in base.glob("gen-*") if p.name[4:].isdigit()]
@@ -162,7 +165,7 @@ def reuse_plan(saved: Sequence[str], hashes: Sequence[str]) -> tuple[int, list[i
     return m, [i for i in range(len(saved)) if i not in kept]
 
 
-def find_checkpoint(r: Any, dataset: Dataset) -> CheckpointMatch | None:
+def find_checkpoint(r: HyperRAGRetriever, dataset: Dataset) -> CheckpointMatch | None:
     """The best saved ball for ``dataset`` (see :class:`CheckpointMatch`), or ``None``.
 
     Candidates: every ``corpus.json`` under ``<models_dir>/hyperrag/<data>-<graph>-*/`` (bases and their
@@ -199,7 +202,7 @@ def find_checkpoint(r: Any, dataset: Dataset) -> CheckpointMatch | None:
     return None if best is None else best[1]
 
 
-def load_state(r: Any, folder: Path, passages: Sequence[Passage | None]) -> None:
+def load_state(r: HyperRAGRetriever, folder: Path, passages: Sequence[Passage | None]) -> None:
     """Restore the retriever's index state from a saved ball over ``passages`` (no training, no query graphs).
 
     ``passages``: the ball's passages in its order; ``None`` for one that is about to be deleted and whose text
@@ -226,14 +229,14 @@ def load_state(r: Any, folder: Path, passages: Sequence[Passage | None]) -> None
     r.passage_emb = emb
     r.keyword_sets = [frozenset(k) for k in json.loads((folder / "keywords.json").read_text())]
     r.graph = PassageGraph.from_dict(json.loads((folder / "graph.json").read_text()))
-    r.builder = QueryGraphBuilder(r.passage_emb, r.texts, encoder=r.encoder, llm=r.llm,
-                                  settings=r.implicit_settings, keyword_sets=r.keyword_sets)
+    r.builder = QueryGraphBuilder(r.passage_emb, r.texts, r.settings.implicit, encoder=r.encoder, llm=r.llm,
+                                  keyword_sets=r.keyword_sets)
     r.model = PoincareEmbedding.load_from_checkpoint(str(folder / "model.ckpt"), map_location="cpu")
     if r.graph.num_nodes != r.model.points.shape[0] or len(r.keyword_sets) != len(r.texts):
         raise ValueError(f"{folder}: the saved graph / keywords do not match the ball or the corpus")
 
 
-def update_from(r: Any, match: CheckpointMatch, dataset: Dataset) -> None:
+def update_from(r: HyperRAGRetriever, match: CheckpointMatch, dataset: Dataset) -> None:
     """Load the ball of ``match`` and bring it to ``dataset``'s corpus: delete the ball's passages that are gone,
     append the new ones (only new + touched nodes train), save the result as the next generation (unless
     ``exact``). Fills ``r.info`` with ``loaded_from`` and the counts."""
@@ -258,22 +261,22 @@ def update_from(r: Any, match: CheckpointMatch, dataset: Dataset) -> None:
 
 
 # ---- updates ------------------------------------------------------------------------------------------------
-def _ball(r: Any, epochs: int | None):  # type: ignore[no-untyped-def]
+def _ball(r: HyperRAGRetriever, epochs: int | None):  # type: ignore[no-untyped-def]
     from hyperrag.hyperbolic.streaming import StreamingBall
 
-    ts = r.train_settings
+    s = r.settings
     if r.stream is not None:
         ball = r.stream
     else:  # the streaming machinery, without streaming: never due by itself, never prunes
         ball = StreamingBall(r.model, r.graph, r.variant, r.builder, update_frequency=2 ** 62,
-                             epochs=r.update_epochs, max_query_age=None, batch_size=ts["batch_size"],
-                             num_negatives=ts["num_negatives"], seed=ts["seed"],
-                             query_closure_depth=r.query_closure_depth)
-    ball.epochs = r.update_epochs if epochs is None else int(epochs)
+                             epochs=s.update_epochs, max_query_age=None, batch_size=s.train.batch_size,
+                             num_negatives=s.train.num_negatives, seed=s.train.seed,
+                             query_closure_depth=s.query_closure_depth)
+    ball.epochs = s.update_epochs if epochs is None else int(epochs)
     return ball
 
 
-def _note_trained(r: Any, nodes: Any) -> None:
+def _note_trained(r: HyperRAGRetriever, nodes: Any) -> None:
     """Record the passages whose rows an update trains (``r.updated_passage_ids``; every other row is frozen)."""
     p = r.graph.num_passages
     trained = getattr(r, "updated_passage_ids", None)
@@ -282,13 +285,13 @@ def _note_trained(r: Any, nodes: Any) -> None:
     trained.update(r.passage_ids[t] for t in nodes if t < p)
 
 
-def _sync_builder(r: Any) -> None:
+def _sync_builder(r: HyperRAGRetriever) -> None:
     r.builder.passage_emb = r.passage_emb.float()
     r.builder.texts = list(r.texts)
     r.builder.keyword_sets = list(r.keyword_sets)
 
 
-def _refresh_query_graphs(r: Any, ball: Any, first: int, count: int) -> tuple[int, int]:
+def _refresh_query_graphs(r: HyperRAGRetriever, ball: Any, first: int, count: int) -> tuple[int, int]:
     """Query nodes whose dense candidates (top ``implicit.top_k``) now include a new passage get their query
     graph rebuilt (stand-in or LLM, as at index time); the edges of it that touch a new passage join the
     implicit graph, and the query node and those endpoints are marked touched. Returns (queries, edges)."""
@@ -297,7 +300,7 @@ def _refresh_query_graphs(r: Any, ball: Any, first: int, count: int) -> tuple[in
         return 0, 0
     q_emb = r.encoder.encode(graph.questions, desc="queries").float()
     sims = q_emb @ r.passage_emb.float().T  # [Q, P + count]; the builder's dense candidates are this top-k
-    kth = sims[:, :first].topk(min(r.implicit_settings.top_k, first), dim=1).values[:, -1]
+    kth = sims[:, :first].topk(min(r.settings.implicit.top_k, first), dim=1).values[:, -1]
     affected = torch.nonzero(sims[:, first:first + count].max(1).values >= kth).flatten().tolist()
     if not affected:
         return 0, 0
@@ -315,7 +318,7 @@ def _refresh_query_graphs(r: Any, ball: Any, first: int, count: int) -> tuple[in
     return len({int(x) for x in edges.parent.tolist() if x >= p}), len(edges)
 
 
-def insert_passages(r: Any, passages: Sequence[Passage], epochs: int | None = None,
+def insert_passages(r: HyperRAGRetriever, passages: Sequence[Passage], epochs: int | None = None,
                     refresh_queries: bool = True) -> dict[str, Any]:
     """Append ``passages`` to an indexed retriever and train only the new and touched nodes.
 
@@ -339,13 +342,12 @@ def insert_passages(r: Any, passages: Sequence[Passage], epochs: int | None = No
         return {"inserted": 0, "new_edges": 0, "trained_nodes": 0, "relations": 0, "seconds": 0.0}
     texts = [p.content for p in passages]
     emb = r.encoder.encode(texts, desc="passages")
-    cache = r.index_root / "hyperrag" if r.index_root else None
-    kw = extract_keywords(texts, r.keyword_settings, cache_dir=cache, show_progress=False)
+    kw = extract_keywords(texts, r.settings.keywords, cache_dir=r.keyword_cache, show_progress=False)
     t_features = time.perf_counter()
     graph = r.graph
     first = graph.num_passages
     keyword_sets = list(r.keyword_sets) + list(kw)
-    edges = keyword_edges_incremental(keyword_sets, first, graph.explicit, **r.explicit_settings)
+    edges = keyword_edges_incremental(keyword_sets, first, graph.explicit, r.settings.explicit)
     graph.pin(r.variant)
     ball = _ball(r, epochs)
     r.model.train()
@@ -374,7 +376,8 @@ def insert_passages(r: Any, passages: Sequence[Passage], epochs: int | None = No
     return out
 
 
-def delete_passages(r: Any, passage_ids: Sequence[str], epochs: int | None = None) -> dict[str, Any]:
+def delete_passages(r: HyperRAGRetriever, passage_ids: Sequence[str],
+                    epochs: int | None = None) -> dict[str, Any]:
     """Remove passages (unknown ids are ignored) from the graph and the ball; see the module docstring."""
     assert r.model is not None, "call index() first"
     t0 = time.perf_counter()

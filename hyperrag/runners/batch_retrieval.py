@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lightning as L
 import torch
@@ -29,6 +29,9 @@ from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.retrievers.base import Retriever
 from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 PREDICTIONS = "predictions.jsonl"
@@ -49,7 +52,7 @@ class _QueryList(torch.utils.data.Dataset):
 class RetrievalModule(L.LightningModule):
     """Wraps a retriever so Lightning can shard query batches over devices/processes; answers per batch."""
 
-    def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int, llm: Any = None,
+    def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int, llm: LanguageModel | None = None,
                  answer_top_n: int = 0) -> None:
         super().__init__()
         self.retriever = retriever
@@ -140,8 +143,9 @@ def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True)
 
 def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | Path, *, top_k: int = 10,
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
-                        devices: int | str = 1, index_seconds: float | None = None, llm: Any = None,
-                        answer_top_n: int = 5, resume: bool = True, reader_llm: Any = None) -> dict[str, Any]:
+                        devices: int | str = 1, index_seconds: float | None = None,
+                        llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
+                        reader_llm: LanguageModel | None = None) -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
 

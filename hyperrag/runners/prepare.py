@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.data.types import Dataset
-from hyperrag.errors import InputError
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder, LanguageModel
+    from hyperrag.retrievers.base import Retriever
 
 log = logging.getLogger(__name__)
 
 
-def resolve_openie(dataset: Dataset, llm: Any, cache_dir: str | Path, extraction: str | None = None) -> Dataset:
+def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
+                   extraction: str | None = None) -> Dataset:
     """Point ``dataset.openie_path`` at the triples to build the graph from.
 
     * ``openie_source == "llm"`` or no OpenIE file: extract with the LLM when one is available (resumable,
@@ -38,11 +42,12 @@ def resolve_openie(dataset: Dataset, llm: Any, cache_dir: str | Path, extraction
     return dataset
 
 
-def prepare_dataset(dataset: Dataset, llm: Any, cache_dir: str | Path, index_dir: str | Path | None = None,
+def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
+                    index_dir: str | Path | None = None,
                     extraction: str | None = None) -> Dataset:
     """With ``index_dir``: the dataset over that index's passages (in index order; no OpenIE needed — the
     index holds its graph); otherwise :func:`resolve_openie` (``extraction``: the method's
-    ``retriever.extraction``, e.g. ``cfg.method.retriever.get("extraction")``)."""
+    settings' ``extraction``, HugRAG's)."""
     if index_dir:
         from hyperrag.index.passages import dataset_for_index
 
@@ -50,16 +55,20 @@ def prepare_dataset(dataset: Dataset, llm: Any, cache_dir: str | Path, index_dir
     return resolve_openie(dataset, llm, cache_dir, extraction)
 
 
-def build_retriever(factory: Any, encoder: Any, llm: Any, index_dir: str | Path | None = None) -> Any:
-    """``factory(encoder=..., llm=...)`` (a Hydra partial of the method's retriever), with ``index_dir`` when given.
+def build_retriever(settings: Any, encoder: Encoder | None, llm: LanguageModel | None,
+                    index_dir: str | Path | None = None, device: str = "auto") -> Retriever:
+    """The retriever a method's settings object names (``settings.retriever``: a class or its dotted path),
+    built with the run's encoder, LLM and device, over ``index_dir`` when given.
 
     Raises :class:`InputError` when the method cannot retrieve over an index directory.
     """
-    if not index_dir:
-        return factory(encoder=encoder, llm=llm)
-    cls = getattr(factory, "func", factory)
-    if not getattr(cls, "supports_index_dir", False):
-        raise InputError(f"method {getattr(cls, 'name', cls.__name__)!r} cannot retrieve over an index directory "
-                         "(every built-in method can; a retriever declares it with supports_index_dir = True)",
-                         field="index_dir")
-    return factory(encoder=encoder, llm=llm, index_dir=str(index_dir))
+    from hydra.utils import get_class
+
+    from hyperrag.retrievers.base import require_index_dir_support
+
+    target = settings.retriever
+    cls = target if isinstance(target, type) else get_class(target)
+    if index_dir:
+        require_index_dir_support(cls)
+    return cls(settings, encoder=encoder, llm=llm, device=device,
+               index_dir=str(index_dir) if index_dir else None)

@@ -4,10 +4,14 @@ fallback (low causal consistency) and the hallucination rewrite are provably tak
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 
 from hyperrag.causal.generation import CausalGenerator
+from hyperrag.config import method_settings
 from tests.causal.llm_double import fake_llm, task_of, user_text
 from tests.llm.fake_server import FakeOpenAIServer
+
+GENERATION = method_settings("cdfrag").generation
 
 QUESTION = "Why did the town of Varden lose its drinking water supply?"
 PASSAGES = [("c01", "Severe soil erosion caused the silting of the Varden reservoir."),
@@ -59,7 +63,7 @@ class Script:
 
 def run(tmp_path, script: Script, **kw) -> dict:
     with FakeOpenAIServer(responder=script) as server, fake_llm(server, tmp_path) as llm:
-        rec = CausalGenerator(llm, **kw).run(QUESTION, PASSAGES, PAIRS)
+        rec = CausalGenerator(llm, replace(GENERATION, **kw)).run(QUESTION, PASSAGES, PAIRS)
         assert server.stats["requests"] == sum(script.calls.values())
     return rec
 
@@ -111,7 +115,7 @@ def test_failed_rewrite_falls_back_to_verbatim_pairs(tmp_path):
         return Script(reverse_links=False, refute_first=False)(body)
 
     with FakeOpenAIServer(responder=broken_rewrite) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
-        rec = CausalGenerator(llm).run(QUESTION, PASSAGES, PAIRS)
+        rec = CausalGenerator(llm, GENERATION).run(QUESTION, PASSAGES, PAIRS)
     first = rec["steps"][0]
     assert first["step"] == "rewrite_context" and first["ok"] is False and first["fallback"] == "verbatim pairs"
     assert rec["context"]["links"] == [list(p[:2]) for p in PAIRS]

@@ -1,17 +1,20 @@
 import json
 import re
+from dataclasses import replace
 
 import torch
 
 from hyperrag.causal.graph import (
     CausalGraph,
-    CausalGraphSettings,
     build_causal_graph,
     load_or_build_causal_index,
 )
+from hyperrag.config import method_settings
 from tests.causal.corpus import causal_dataset
 from tests.causal.llm_double import fake_llm, task_of, user_text
 from tests.llm.fake_server import FakeOpenAIServer
+
+CAUSAL = method_settings("cdfrag").causal
 
 
 def edges(graph: CausalGraph) -> dict[tuple[str, str], int]:
@@ -20,7 +23,7 @@ def edges(graph: CausalGraph) -> dict[tuple[str, str], int]:
 
 def test_rule_graph_is_directed_with_provenance(tmp_path, encoder):
     ds = causal_dataset(tmp_path)
-    g = build_causal_graph(ds, encoder, CausalGraphSettings(use_openie=False))
+    g = build_causal_graph(ds, encoder, replace(CAUSAL, use_openie=False))
     e = edges(g)
     assert g.stats["candidates"]["strong"] == 10 and g.num_edges == 10  # weak connectives not accepted
     rain = e[("Torrential rain in the spring of 2004", "a flood in the lower valley")]
@@ -31,7 +34,7 @@ def test_rule_graph_is_directed_with_provenance(tmp_path, encoder):
     assert g.node_emb.shape == (g.num_nodes, 384)
     assert torch.allclose(g.node_emb.norm(dim=1), torch.ones(g.num_nodes), atol=1e-4)
     # weak connectives enter with a prior, OpenIE relations with theirs
-    g2 = build_causal_graph(ds, encoder, CausalGraphSettings(weak_prior=0.5, openie_prior=0.6),
+    g2 = build_causal_graph(ds, encoder, replace(CAUSAL, weak_prior=0.5, openie_prior=0.6),
                             openie_triples=[[tuple(t) for t in d["extracted_triples"]]
                                             for d in json.loads(ds.openie_path.read_text())["docs"]])
     assert g2.num_edges > g.num_edges
@@ -39,7 +42,7 @@ def test_rule_graph_is_directed_with_provenance(tmp_path, encoder):
 
 
 def test_alias_links_join_similar_nodes(tmp_path, encoder):
-    g = build_causal_graph(causal_dataset(tmp_path), encoder, CausalGraphSettings(use_openie=False, alias_threshold=0.6))
+    g = build_causal_graph(causal_dataset(tmp_path), encoder, replace(CAUSAL, use_openie=False, alias_threshold=0.6))
     assert g.alias_index.shape[1] > 0 and g.alias_index.shape[1] % 2 == 0
     names = {(g.node_names[u], g.node_names[v]) for u, v in g.alias_index.t().tolist()}
     assert ("mass migration to the coast", "the migration") in names  # famine -> migration -> city grew
@@ -55,7 +58,7 @@ class PositionalClassifier:
 
 
 def test_classifier_scores_and_reorients(tmp_path, encoder):
-    g = build_causal_graph(causal_dataset(tmp_path), encoder, CausalGraphSettings(use_openie=False),
+    g = build_causal_graph(causal_dataset(tmp_path), encoder, replace(CAUSAL, use_openie=False),
                            classifier=PositionalClassifier())
     e = edges(g)
     # "Crop failures followed because the drought dried the wells": the double prefers the textual order
@@ -79,7 +82,7 @@ def verifier(body: dict) -> str:
 def test_llm_verification_drops_and_reorients(tmp_path, encoder):
     ds = causal_dataset(tmp_path)
     with FakeOpenAIServer(responder=verifier) as server, fake_llm(server, tmp_path) as llm:
-        g = build_causal_graph(ds, encoder, CausalGraphSettings(use_openie=False), llm=llm)
+        g = build_causal_graph(ds, encoder, replace(CAUSAL, use_openie=False), llm=llm)
         assert all(task_of(b) == "causal_pair_verification" for b in server.requests)
         assert server.stats["requests"] == 10
     e = edges(g)
@@ -95,12 +98,12 @@ def test_llm_verification_drops_and_reorients(tmp_path, encoder):
 
 def test_index_is_cached_and_keyed(tmp_path, encoder):
     ds = causal_dataset(tmp_path)
-    first = load_or_build_causal_index(ds, encoder, root=tmp_path / "idx")
-    again = load_or_build_causal_index(ds, encoder, root=tmp_path / "idx")
+    first = load_or_build_causal_index(ds, encoder, CAUSAL, root=tmp_path / "idx")
+    again = load_or_build_causal_index(ds, encoder, CAUSAL, root=tmp_path / "idx")
     assert first.built and not again.built and first.directory == again.directory
     assert again.graph.node_names == first.graph.node_names
     assert torch.equal(again.graph.edge_index, first.graph.edge_index)
     assert again.graph.edge_info == first.graph.edge_info
-    other = load_or_build_causal_index(ds, encoder, CausalGraphSettings(weak_prior=0.5), root=tmp_path / "idx")
+    other = load_or_build_causal_index(ds, encoder, replace(CAUSAL, weak_prior=0.5), root=tmp_path / "idx")
     assert other.built and other.directory != first.directory
     assert (first.directory / "manifest.json").is_file()

@@ -3,6 +3,7 @@
 import json
 import math
 import re
+from dataclasses import replace
 
 import pytest
 import torch
@@ -12,16 +13,18 @@ import hyperrag.causal.records as causal_records
 from hyperrag.causal.candidates import extract_candidates
 from hyperrag.causal.graph import (
     CausalGraph,
-    CausalGraphSettings,
     build_causal_graph,
     load_or_build_causal_index,
 )
 from hyperrag.causal.records import RECORDS_FILE, load_records
+from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Dataset, Passage
 from hyperrag.index.store import IndexDirectory, fingerprint
 from tests.causal.corpus import OPENIE, PASSAGES
 from tests.causal.llm_double import fake_llm, task_of, user_text
 from tests.llm.fake_server import FakeOpenAIServer
+
+CAUSAL = method_settings("cdfrag").causal
 
 ROWS = {pid: (title, text, triples) for (pid, title, text), triples in zip(PASSAGES, OPENIE)}
 ROWS["c12"] = (
@@ -92,7 +95,7 @@ def insert_then_delete(tmp_path, encoder, settings, **kw):
 
 
 def test_insert_then_delete_equals_full_rebuild(tmp_path, encoder):
-    settings = CausalGraphSettings(
+    settings = replace(CAUSAL, 
         weak_prior=0.5
     )  # rule priors: strong, weak and OpenIE candidates all enter
     base, grown, final, final_ds = insert_then_delete(tmp_path, encoder, settings)
@@ -170,7 +173,7 @@ def test_only_new_passages_are_extracted_and_scored(tmp_path, encoder, monkeypat
     monkeypatch.setattr(causal_graph, "load_pair_classifier", lambda path: loads.append(path) or clf)
     ckpt = tmp_path / "pair.ckpt"
     ckpt.write_bytes(b"test double checkpoint")
-    settings = CausalGraphSettings()
+    settings = CAUSAL
     kw = {"classifier_path": ckpt, "root": tmp_path / "idx"}
     base = load_or_build_causal_index(dataset(tmp_path, BASE), encoder, settings, **kw)
     assert extracted == [BASE] and len(loads) == 1
@@ -211,7 +214,7 @@ def test_llm_is_asked_only_about_new_pairs(tmp_path, encoder):
         asked.append(re.search(r'<node id="A">\n(.*?)\n</node>', user_text(body), re.DOTALL).group(1))
         return json.dumps({"relation": "a_causes_b", "confidence": 8, "reason": "r"})
 
-    settings = CausalGraphSettings(use_openie=False, verify_max_pairs=3)
+    settings = replace(CAUSAL, use_openie=False, verify_max_pairs=3)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     with FakeOpenAIServer(responder=verifier) as server:
@@ -252,7 +255,7 @@ def test_random_pair_classifier_insert_delete_equals_full(tmp_path, encoder, mon
     monkeypatch.setattr(causal_graph, "load_pair_classifier", lambda path: model)
     ckpt = tmp_path / "pair.ckpt"
     ckpt.write_bytes(b"random classifier")
-    settings = CausalGraphSettings()
+    settings = CAUSAL
     _, _, final, final_ds = insert_then_delete(tmp_path, encoder, settings, classifier_path=ckpt)
     assert final.graph.stats["passages_computed"] == 1 and final.graph.num_edges > 10
     full = load_or_build_causal_index(
@@ -263,7 +266,7 @@ def test_random_pair_classifier_insert_delete_equals_full(tmp_path, encoder, mon
 
 
 def test_damaged_base_is_not_reused(tmp_path, encoder, caplog):
-    settings = CausalGraphSettings()
+    settings = CAUSAL
     base = load_or_build_causal_index(dataset(tmp_path, BASE), encoder, settings, root=tmp_path / "idx")
     with open(base.directory / RECORDS_FILE, "a", encoding="utf-8") as handle:
         handle.write("{}\n")
@@ -274,6 +277,6 @@ def test_damaged_base_is_not_reused(tmp_path, encoder, caplog):
     assert "not reused" in caplog.text and RECORDS_FILE in caplog.text
     # a different family (other settings) is never a base
     other = load_or_build_causal_index(
-        dataset(tmp_path, BASE + ["c12"]), encoder, CausalGraphSettings(weak_prior=0.5), root=tmp_path / "idx"
+        dataset(tmp_path, BASE + ["c12"]), encoder, replace(CAUSAL, weak_prior=0.5), root=tmp_path / "idx"
     )
     assert other.base is None and other.graph.stats["passages_reused"] == 0

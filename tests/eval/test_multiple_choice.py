@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from hyperrag.config import method_settings
 from hyperrag.data.multiple_choice import read_multiple_choice
 from hyperrag.eval.qa import option_accuracy, option_correct, parse_option
 from hyperrag.eval.suite import EvalInputs, evaluate_rows
@@ -67,7 +68,7 @@ def test_batch_runner_passes_options_and_scores_accuracy(tmp_path, scripted_llm)
     queries = write_jsonl(tmp_path / "dev.jsonl", multiple_choice_records())
     corpus = write_jsonl(tmp_path / "passages.jsonl", [{"title": t, "text": text_of(t)} for t in TITLES])
     ds = read_multiple_choice(queries, corpus, cop_base=0)
-    retriever = BM25Retriever()
+    retriever = BM25Retriever(method_settings("bm25"))
     retriever.index(ds)
     llm = scripted_llm(mc_reader)
     metrics = run_batch_retrieval(ds, retriever, tmp_path / "run", top_k=3, ks=(1, 3), accelerator="cpu",

@@ -1,14 +1,16 @@
 """Recursive Leiden hierarchy: validity, stop rule, determinism, cache, module tree, module texts."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
+from hyperrag.config import graph_settings, method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy import (
     EntityListTexts,
     Hierarchy,
-    HierarchySettings,
     ModuleTree,
     approx_tokens,
     build_hierarchy,
@@ -21,7 +23,9 @@ from hyperrag.hierarchy.leiden import canonical_labels
 from hyperrag.index.kg_index import load_or_build_kg_index
 from tests.hierarchy.graphs import planted_partition
 
-SETTINGS = HierarchySettings(backend="cpu", token_budget=120, min_module_size=4, max_levels=4, seed=0)
+HUGRAG = method_settings("hugrag")
+HIERARCHY = HUGRAG.hierarchy
+SETTINGS = replace(HIERARCHY, backend="cpu", token_budget=120, min_module_size=4, max_levels=4, seed=0)
 
 
 def purity(found: torch.Tensor, truth: torch.Tensor) -> float:
@@ -84,21 +88,21 @@ def test_top_level_is_plain_leiden_and_stop_rule_holds(hierarchy, nested):
 def test_budget_controls_depth(nested):
     edge_index, weight, _block, tokens = nested
     flat = build_hierarchy(edge_index, weight, 160, tokens,
-                           HierarchySettings(backend="cpu", token_budget=10_000))
+                           replace(HIERARCHY, backend="cpu", token_budget=10_000))
     assert flat.num_levels == 1  # everything fits: Leiden once, no recursion
     capped = build_hierarchy(edge_index, weight, 160, tokens,
-                             HierarchySettings(backend="cpu", token_budget=1, min_module_size=2, max_levels=3))
+                             replace(HIERARCHY, backend="cpu", token_budget=1, min_module_size=2, max_levels=3))
     assert capped.num_levels == 3
     capped.validate()
     tiny = build_hierarchy(edge_index, weight, 160, tokens,
-                           HierarchySettings(backend="cpu", token_budget=1, min_module_size=50))
+                           replace(HIERARCHY, backend="cpu", token_budget=1, min_module_size=50))
     assert tiny.num_levels == 1  # modules of < 50 entities are never split
 
 
 def test_same_seed_same_hierarchy(nested):
     _edge_index, _, _, _tokens = nested
     noisy = planted_partition([12] * 12, p_in=0.35, p_out=0.03, seed=5, groups=[3] * 4, p_group=0.1)
-    settings = HierarchySettings(backend="cpu", token_budget=60, min_module_size=3, seed=11)
+    settings = replace(HIERARCHY, backend="cpu", token_budget=60, min_module_size=3, seed=11)
     toks = torch.full((144,), 10)
     a = build_hierarchy(noisy[0], noisy[1], 144, toks, settings)
     b = build_hierarchy(noisy[0], noisy[1], 144, toks, settings)
@@ -133,15 +137,15 @@ def test_copies_and_module_tree():
 
 def test_save_load_and_cache(tmp_path, encoder):
     ds = sample_dataset()
-    kg = load_or_build_kg_index(ds, encoder, root=tmp_path)
-    settings = HierarchySettings(backend="cpu", token_budget=40, min_module_size=3)
+    kg = load_or_build_kg_index(ds, encoder, graph_settings(), root=tmp_path)
+    settings = replace(HIERARCHY, backend="cpu", token_budget=40, min_module_size=3)
     first = load_or_build_hierarchy(kg.graph, settings, root=tmp_path, name="sample")
     assert first.built and (first.directory / "manifest.json").is_file()
     again = load_or_build_hierarchy(kg.graph, settings, root=tmp_path, name="sample")
     assert not again.built and again.directory == first.directory
     assert all(torch.equal(x, y) for x, y in zip(first.hierarchy.memberships, again.hierarchy.memberships))
     assert again.hierarchy.modularity == first.hierarchy.modularity
-    other = load_or_build_hierarchy(kg.graph, HierarchySettings(backend="cpu", token_budget=40, seed=1),
+    other = load_or_build_hierarchy(kg.graph, replace(HIERARCHY, backend="cpu", token_budget=40, seed=1),
                                     root=tmp_path, name="sample")
     assert other.directory != first.directory
     loaded = Hierarchy.load(first.directory)
@@ -149,14 +153,14 @@ def test_save_load_and_cache(tmp_path, encoder):
     assert loaded.num_entities == kg.graph.num_entities
     # module texts (non-LLM stand-in)
     tree = ModuleTree.from_hierarchy(loaded)
-    texts = EntityListTexts(top_entities=5, top_facts=2)(tree, kg.graph)
+    texts = EntityListTexts(replace(HUGRAG.module_text, top_entities=5, top_facts=2))(tree, kg.graph)
     assert len(texts) == tree.num_modules and all(t.strip() for t in texts)
     for m, text in enumerate(texts):
         assert any(kg.graph.entity_names[e] in text for e in tree.entities(m).tolist())
 
 
 def test_entity_texts_and_tokens(encoder, tmp_path):
-    graph: KnowledgeGraph = load_or_build_kg_index(sample_dataset(), encoder, root=tmp_path).graph
+    graph: KnowledgeGraph = load_or_build_kg_index(sample_dataset(), encoder, graph_settings(), root=tmp_path).graph
     names = entity_texts(graph, "name")
     full = entity_texts(graph, "name+facts")
     assert names == graph.entity_names

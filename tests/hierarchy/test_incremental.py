@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from dataclasses import replace
 
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.data import read_openie, sample_dataset
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.data.types import Corpus
@@ -15,8 +17,8 @@ from hyperrag.graph.build import build_knowledge_graph
 from hyperrag.graph.incremental import delete_passages, insert_passages
 from hyperrag.graph.provenance import build_provenance
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
-from hyperrag.hierarchy.gates import GateBuilder, GateSettings
-from hyperrag.hierarchy.hierarchy import HierarchySettings, build_hierarchy
+from hyperrag.hierarchy.gates import GateBuilder
+from hyperrag.hierarchy.hierarchy import build_hierarchy
 from hyperrag.hierarchy.incremental import (
     carry_checkpoints,
     changed_modules,
@@ -27,15 +29,17 @@ from hyperrag.hierarchy.incremental import (
     update_hierarchy,
     update_hierarchy_index,
 )
-from hyperrag.hierarchy.modules import ModuleTree
+from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree
 from hyperrag.hierarchy.store import entity_graph, entity_texts, load_or_build_hierarchy
-from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings
+from hyperrag.hierarchy.summaries import ModuleSummaries
 from hyperrag.hierarchy.tokens import count_tokens
 from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
 from tests.hierarchy.graphs import planted_partition
 from tests.reliability.doubles import HashEncoder
 
-SETTINGS = HierarchySettings(backend="cpu", token_budget=10, min_module_size=4, max_levels=3)
+HUGRAG = method_settings("hugrag")
+STAND_IN = EntityListTexts(HUGRAG.module_text)
+SETTINGS = replace(HUGRAG.hierarchy, backend="cpu", token_budget=10, min_module_size=4, max_levels=3)
 
 
 def test_update_keeps_untouched_modules_planted():
@@ -125,7 +129,7 @@ def _embed(texts):
 
 
 def test_insert_delete_summaries_and_gates_local(tmp_path):
-    settings = HierarchySettings(backend="cpu", token_budget=60, min_module_size=3, max_levels=3)
+    settings = replace(HUGRAG.hierarchy, backend="cpu", token_budget=60, min_module_size=3, max_levels=3)
     graph, ins, _ = _sample_graphs()
     old = build_hierarchy(*_hier(graph, settings)[:2], graph.num_entities, _hier(graph, settings)[2], settings)
     new_graph = ins.graph
@@ -136,10 +140,10 @@ def test_insert_delete_summaries_and_gates_local(tmp_path):
     match = match_modules(tree_old, graph.entity_names, tree_new, new_graph.entity_names)
     kept = int((match >= 0).sum())
     assert kept > 0 and kept < tree_new.num_modules
-    gate_settings = GateSettings(top_m=3, threshold=-1.0)
+    gate_settings = replace(HUGRAG.gates, top_m=3, threshold=-1.0)
     old_dir, new_dir = tmp_path / "old", tmp_path / "new"
     with fake_llm(_responder(), tmp_path) as (llm, server):
-        src = ModuleSummaries(llm, SummarySettings(), old_dir, progress=False)
+        src = ModuleSummaries(llm, HUGRAG.summaries, STAND_IN, old_dir, progress=False)
         old_texts = src(tree_old, graph)
         assert server.stats["requests"] == tree_old.num_modules
         old_gates = GateBuilder(llm, gate_settings, old_dir, progress=False).build(tree_old, old_texts,
@@ -147,7 +151,7 @@ def test_insert_delete_summaries_and_gates_local(tmp_path):
     assert carry_checkpoints(old_dir, new_dir) == ["summaries.jsonl", "gates.jsonl"]
     before = set(JsonlCheckpoint(new_dir / "summaries.jsonl").by_digest())
     with fake_llm(_responder(), tmp_path / "fresh-cache") as (llm, server):  # fresh LLM cache: counts are real
-        src = ModuleSummaries(llm, SummarySettings(), new_dir, progress=False)
+        src = ModuleSummaries(llm, HUGRAG.summaries, STAND_IN, new_dir, progress=False)
         new_texts = src(tree_new, new_graph)
         asked = server.stats["requests"]
         records = JsonlCheckpoint(new_dir / "summaries.jsonl").by_digest()
@@ -196,7 +200,7 @@ def test_insert_delete_summaries_and_gates_local(tmp_path):
 
 
 def test_update_hierarchy_index_is_found_by_load_or_build(tmp_path):
-    settings = HierarchySettings(backend="cpu", token_budget=60, min_module_size=3, max_levels=3)
+    settings = replace(HUGRAG.hierarchy, backend="cpu", token_budget=60, min_module_size=3, max_levels=3)
     graph, ins, _ = _sample_graphs()
     old = load_or_build_hierarchy(graph, settings, tmp_path, name="s")
     (old.directory / "summaries.jsonl").write_text('{"key": "0", "digest": "d", "text": "t"}\n')

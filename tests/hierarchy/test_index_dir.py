@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from hyperrag.config import graph_settings, method_settings
 from hyperrag.data.jsonl import read_jsonl_corpus
 from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus, Dataset
@@ -42,7 +43,8 @@ HIER = {"backend": "cpu", "token_budget": 40, "min_module_size": 3}
 
 def build_index(tmp_path, encoder):
     index = tmp_path / "index"
-    build_kg_directory(index, read_jsonl_corpus(SAMPLE / "corpus.jsonl"), SAMPLE / "openie_handwritten.json", encoder)
+    build_kg_directory(index, read_jsonl_corpus(SAMPLE / "corpus.jsonl"), SAMPLE / "openie_handwritten.json", encoder,
+                       graph_settings())
     return index
 
 
@@ -57,7 +59,8 @@ def index_dataset(index):
 
 
 def hugrag(index, encoder, llm=None, **kw):
-    return HugRAGRetriever(encoder=encoder, llm=llm, device="cpu", index_dir=str(index), hierarchy=HIER, **kw)
+    return HugRAGRetriever(method_settings("hugrag", hierarchy=HIER, **kw), encoder=encoder, llm=llm, device="cpu",
+                           index_dir=str(index))
 
 
 def test_retrieve_follows_build_insert_delete(tmp_path, encoder):

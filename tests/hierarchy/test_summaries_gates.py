@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
-from hyperrag.hierarchy.gates import GateBuilder, GateSettings, prefilter_neighbors
-from hyperrag.hierarchy.modules import ModuleTree
-from hyperrag.hierarchy.summaries import ModuleSummaries, SummarySettings, descendants
+from hyperrag.hierarchy.gates import GateBuilder, prefilter_neighbors
+from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree
+from hyperrag.hierarchy.summaries import ModuleSummaries, descendants
 from tests.hierarchy.fake_llm import fake_llm, prompt_of
 from tests.llm.fake_server import Reply
+
+HUGRAG = method_settings("hugrag")
+STAND_IN = EntityListTexts(HUGRAG.module_text)
 
 
 def toy_tree() -> ModuleTree:
@@ -52,7 +57,7 @@ def summary_responder(fail: set[str] | None = None):
 def test_summaries_bottom_up_cached_and_resumable(tmp_path):
     tree, graph = toy_tree(), toy_graph()
     with fake_llm(summary_responder(fail={"epsilon", "zeta"}), tmp_path) as (llm, server):
-        src = ModuleSummaries(llm, SummarySettings(), tmp_path / "hier", progress=False)
+        src = ModuleSummaries(llm, HUGRAG.summaries, STAND_IN, tmp_path / "hier", progress=False)
         texts = src(tree, graph)
         assert src.stats["llm_summaries"] == 3 and src.stats["failed"] == 2  # module 2 and its parent 4
         prompts = [prompt_of(b) for b in server.requests]
@@ -61,24 +66,24 @@ def test_summaries_bottom_up_cached_and_resumable(tmp_path):
         assert texts[0].startswith("About beta") and "epsilon" in texts[2]  # stand-in for the failed one
         assert len(JsonlCheckpoint(tmp_path / "hier" / "summaries.jsonl").load()) == 3
     with fake_llm(summary_responder(), tmp_path) as (llm, server):  # rerun: only the two missing modules
-        src = ModuleSummaries(llm, SummarySettings(), tmp_path / "hier", progress=False)
+        src = ModuleSummaries(llm, HUGRAG.summaries, STAND_IN, tmp_path / "hier", progress=False)
         texts = src(tree, graph)
         assert src.stats["resumed"] == 3 and server.stats["requests"] == 2 and src.stats["stand_in"] == 0
         assert texts[2].startswith("About epsilon") or texts[2].startswith("About zeta")
     with (tmp_path / "hier" / "summaries.jsonl").open("a") as fh:
         fh.write('{"key": "0", "digest": "torn')  # a killed writer's torn line is ignored
     with fake_llm(summary_responder(), tmp_path) as (llm, server):
-        src = ModuleSummaries(llm, SummarySettings(), tmp_path / "hier", progress=False)
+        src = ModuleSummaries(llm, HUGRAG.summaries, STAND_IN, tmp_path / "hier", progress=False)
         src(tree, graph)
         assert server.stats["requests"] == 0 and src.stats["resumed"] == 5
 
 
 def test_summaries_cap_and_no_llm(tmp_path):
     tree, graph = toy_tree(), toy_graph()
-    standin = ModuleSummaries(None)(tree, graph)
+    standin = ModuleSummaries(None, HUGRAG.summaries, STAND_IN)(tree, graph)
     assert standin[0].startswith("beta") and "alpha causes beta" in standin[0]
     with fake_llm(summary_responder(), tmp_path) as (llm, server):
-        src = ModuleSummaries(llm, SummarySettings(max_llm_modules=2), None, progress=False)
+        src = ModuleSummaries(llm, replace(HUGRAG.summaries, max_llm_modules=2), STAND_IN, None, progress=False)
         src(tree, graph)
         assert server.stats["requests"] == 2 and src.stats["stand_in"] == 3  # the two largest modules only
 
@@ -106,7 +111,7 @@ def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):
     texts = ["m0", "m1", "m2", "m3", "m4"]
     # every module similar to every other: the prefilter keeps all pairs
     emb = torch.nn.functional.normalize(torch.ones(5, 4) + 0.01 * torch.arange(20.0).view(5, 4), dim=1)
-    settings = GateSettings(top_m=4, threshold=0.0)
+    settings = replace(HUGRAG.gates, top_m=4, threshold=0.0)
     with fake_llm(gate_responder({("m3", "m4")}), tmp_path) as (llm, server):
         result = GateBuilder(llm, settings, tmp_path / "hier", progress=False).build(tree, texts, emb)
         s = result.stats
@@ -125,8 +130,8 @@ def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):
         open_ = GateBuilder(llm, settings, None, progress=False).build(tree, texts, emb).stats
         assert open_["candidates_inter"] == 3 and open_["pruned_hierarchy"] == 3 and open_["gates_found"] == 0
     with fake_llm(gate_responder(set()), tmp_path / "budget") as (llm, server):
-        capped = GateBuilder(llm, GateSettings(top_m=4, threshold=0.0, max_calls=2), None,
+        capped = GateBuilder(llm, replace(HUGRAG.gates, top_m=4, threshold=0.0, max_calls=2), None,
                              progress=False).build(tree, texts, emb)
         assert server.stats["requests"] == 2 and capped.stats["skipped_budget"] > 0
-    free = GateBuilder(None, GateSettings(top_m=4, threshold=0.0, verifier="none"), None).build(tree, texts, emb)
+    free = GateBuilder(None, replace(HUGRAG.gates, top_m=4, threshold=0.0, verifier="none"), None).build(tree, texts, emb)
     assert free.stats["llm_calls"] == 0 and free.stats["gates_found"] >= 1

@@ -1,7 +1,10 @@
 """Streaming updates: query graphs join the ball, only new + touched nodes move, stale query nodes pruned."""
 
+from dataclasses import replace
+
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.hyperbolic import PoincareEmbedding
 from hyperrag.hyperbolic.streaming import StreamingBall
 from hyperrag.passage_graph import EdgeSet, PassageGraph, QueryGraphBuilder
@@ -12,7 +15,8 @@ def _setup(n=30, dim=8):
     p = torch.nn.functional.normalize(torch.randn(n, dim), dim=1)
     graph = PassageGraph(n, explicit=EdgeSet.from_lists([0, 1], [1, 2], [0.5, 0.5], ["keyword"] * 2))
     model = PoincareEmbedding(n, init_embeddings=p, init_radius=1.0, anchor_weight=0.1, lr=0.05)
-    builder = QueryGraphBuilder(p, [f"p{i}" for i in range(n)], llm=None)
+    implicit = replace(method_settings("hyperrag").implicit, max_selected=4)
+    builder = QueryGraphBuilder(p, [f"p{i}" for i in range(n)], implicit, llm=None)
     return p, graph, model, builder
 
 

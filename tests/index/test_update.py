@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from hyperrag.config import graph_settings
 from hyperrag.data import read_openie, sample_dataset
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.data.types import Corpus, Dataset
@@ -20,6 +21,8 @@ from hyperrag.index.update import delete_documents, insert_documents
 from hyperrag.llm.openie import write_openie
 from tests.conftest import REPO_ROOT
 from tests.reliability.doubles import HashEncoder
+
+GRAPH = graph_settings()  # hydra_configs/graph/default.yaml
 
 
 def split_sample(tmp_path, head: int = 8):
@@ -37,7 +40,7 @@ def split_sample(tmp_path, head: int = 8):
 def test_insert_delete_directory_equals_full_build(tmp_path):
     enc = HashEncoder()
     base, new, new_openie, _ = split_sample(tmp_path)
-    kg = load_or_build_kg_index(base, enc, root=tmp_path / "idx")
+    kg = load_or_build_kg_index(base, enc, GRAPH, root=tmp_path / "idx")
     before = enc.encoded_count
     res = insert_documents(kg.directory, new, new_openie, enc)
     assert enc.encoded_count - before == res.encoded < 100
@@ -59,7 +62,7 @@ def test_insert_delete_directory_equals_full_build(tmp_path):
 def test_crash_mid_update_keeps_previous_generation(tmp_path, monkeypatch):
     enc = HashEncoder()
     base, new, new_openie, _ = split_sample(tmp_path)
-    kg = load_or_build_kg_index(base, enc, root=tmp_path / "idx")
+    kg = load_or_build_kg_index(base, enc, GRAPH, root=tmp_path / "idx")
     from hyperrag.index import update
 
     def boom(*args, **kwargs):
@@ -76,7 +79,7 @@ def test_crash_mid_update_keeps_previous_generation(tmp_path, monkeypatch):
 
 def test_cli_delete_insert_verify_and_errors(tmp_path, encoder, monkeypatch, capsys):
     base, new, _, docs = split_sample(tmp_path)
-    kg = load_or_build_kg_index(base, encoder, root=tmp_path / "idx")
+    kg = load_or_build_kg_index(base, encoder, GRAPH, root=tmp_path / "idx")
     corpus = tmp_path / "new.jsonl"
     corpus.write_text("".join(json.dumps({"id": p.id, "title": p.title, "text": p.text}) + "\n" for p in new.passages))
     openie = tmp_path / "new_openie.json"
@@ -117,7 +120,7 @@ def test_passage_texts_follow_insert_and_delete(tmp_path):
     """The index stores its passages' texts in graph order; insert/delete keep them in step."""
     enc = HashEncoder()
     base, new, new_openie, _ = split_sample(tmp_path)
-    kg = load_or_build_kg_index(base, enc, root=tmp_path / "idx")
+    kg = load_or_build_kg_index(base, enc, GRAPH, root=tmp_path / "idx")
     assert stored_passages(kg.directory) == base.corpus.passages
     insert_documents(kg.directory, new, new_openie, enc)
     delete_documents(kg.directory, ["p02", "p10"])
@@ -133,7 +136,7 @@ def test_dataset_for_index_reorders_and_checks_gold_ids(tmp_path):
 
     enc = HashEncoder()
     base, new, new_openie, _ = split_sample(tmp_path)
-    kg = load_or_build_kg_index(base, enc, root=tmp_path / "idx")
+    kg = load_or_build_kg_index(base, enc, GRAPH, root=tmp_path / "idx")
     insert_documents(kg.directory, new, new_openie, enc)
     delete_documents(kg.directory, ["p02"])
     ds = sample_dataset()

@@ -1,13 +1,15 @@
 """Explicit keyword edges, the LLM-free implicit stand-in, and tree fusion (property-tested forests)."""
 
+from dataclasses import replace
+
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hyperrag.config import method_settings
 from hyperrag.passage_graph import (
     RELATIONS,
     EdgeSet,
-    ImplicitSettings,
     PassageGraph,
     QueryGraphBuilder,
     build_forest,
@@ -16,6 +18,10 @@ from hyperrag.passage_graph import (
     keyword_edges,
     keyword_similarity,
 )
+
+HYPERRAG = method_settings("hyperrag")
+EXPLICIT, KEYWORDS = HYPERRAG.explicit, HYPERRAG.keywords  # θ 0.15, ≤ 3 neighbours, df ≤ 50; YAKE top 10
+IMPLICIT = replace(HYPERRAG.implicit, max_selected=4)
 
 
 def test_keyword_similarity_is_overlap_coefficient():
@@ -27,29 +33,29 @@ def test_keyword_similarity_is_overlap_coefficient():
 def test_keyword_edges_threshold_and_degree_cap():
     sets = [frozenset({"k", f"a{i}", f"b{i}", f"c{i}"}) for i in range(6)]  # all share "k": sim 0.25
     sets.append(frozenset({"u1", "u2", "u3", "u4", "u5", "u6", "u7"}))  # shares nothing
-    e = keyword_edges(sets, threshold=0.15, max_neighbors=3)
+    e = keyword_edges(sets, replace(EXPLICIT, threshold=0.15, max_neighbors=3))
     deg = torch.bincount(torch.cat([e.parent, e.child]), minlength=7)
     assert int(deg.max()) <= 3 and int(deg[6]) == 0 and len(e) > 0
     assert torch.allclose(e.weight, torch.full_like(e.weight, 0.25))
-    assert len(keyword_edges(sets, threshold=0.3)) == 0  # 0.25 < θ
-    assert len(keyword_edges(sets, max_keyword_df=5)) == 0  # "k" is in 6 passages: skipped
+    assert len(keyword_edges(sets, replace(EXPLICIT, threshold=0.3))) == 0  # 0.25 < θ
+    assert len(keyword_edges(sets, replace(EXPLICIT, max_keyword_df=5))) == 0  # "k" is in 6 passages: skipped
 
 
 def test_extract_keywords_with_yake_and_cache(tmp_path):
     texts = ["The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
              "Gustave Eiffel's company designed and built the Eiffel Tower in Paris."]
-    ks = extract_keywords(texts, cache_dir=tmp_path, show_progress=False)
+    ks = extract_keywords(texts, KEYWORDS, cache_dir=tmp_path, show_progress=False)
     assert any("eiffel tower" in k or "eiffel" in k for k in ks[0]) and "paris" in ks[1]
     assert list(tmp_path.glob("keywords-*.json"))
-    assert extract_keywords(texts, cache_dir=tmp_path, show_progress=False) == ks  # from the cache
-    assert len(keyword_edges(ks, threshold=0.15)) == 1
+    assert extract_keywords(texts, KEYWORDS, cache_dir=tmp_path, show_progress=False) == ks  # from the cache
+    assert len(keyword_edges(ks, replace(EXPLICIT, threshold=0.15))) == 1
 
 
 def test_implicit_stand_in_builds_query_trees():
     torch.manual_seed(0)
     p = torch.nn.functional.normalize(torch.randn(20, 8), dim=1)
     q = torch.nn.functional.normalize(p[:2] + 0.05 * torch.randn(2, 8), dim=1)
-    builder = QueryGraphBuilder(p, [f"p{i}" for i in range(20)], llm=None)
+    builder = QueryGraphBuilder(p, [f"p{i}" for i in range(20)], IMPLICIT, llm=None)
     edges, graphs = builder.build(["q0", "q1"], q)
     assert builder.llm_calls == 0 and not any(g.llm for g in graphs)
     assert graphs[0].selected[0][0] == 0 and graphs[1].selected[0][0] == 1  # the nearest passage is kept first
@@ -130,16 +136,15 @@ def test_stand_in_feedback_round_reaches_the_bridge_passage():
     enc = _BagEncoder(["alice", "born", "wonderland", "capital", "hearts", "tea", "bob", "cheese", "where"])
     kws = [frozenset({"alice", "wonderland"}), frozenset({"wonderland", "hearts"}), frozenset({"tea"}),
            frozenset({"cheese"})]
-    settings = ImplicitSettings(top_k=2, max_selected=1, round_top_k=1, max_rounds=2, margin=0.0)
-    builder = QueryGraphBuilder(enc.encode(texts), texts, encoder=enc, llm=None, settings=settings,
-                                keyword_sets=kws)
+    feedback = replace(IMPLICIT, top_k=2, max_selected=1, round_top_k=1, max_rounds=2, margin=0.0)
+    builder = QueryGraphBuilder(enc.encode(texts), texts, feedback, encoder=enc, llm=None, keyword_sets=kws)
     assert builder.feedback_query("where was alice born", 0) == ("where was alice born wonderland", ["wonderland"])
     edges, graphs = builder.build(["where was alice born"], enc.encode(["where was alice born"]))
     assert graphs[0].selected == [[0], [1]] and graphs[0].concepts == ["wonderland"]
     expand = edges.select(edges.relation == RELATIONS.index("expand"))
     assert list(zip(expand.parent.tolist(), expand.child.tolist())) == [(0, 1)]  # best passage → bridge
-    off = QueryGraphBuilder(enc.encode(texts), texts, encoder=enc, llm=None, keyword_sets=kws,
-                            settings=ImplicitSettings(top_k=2, max_selected=1, feedback="none"))
+    off = QueryGraphBuilder(enc.encode(texts), texts, replace(IMPLICIT, top_k=2, max_selected=1, feedback="none"),
+                            encoder=enc, llm=None, keyword_sets=kws)
     assert len(off.build(["where was alice born"], enc.encode(["where was alice born"]))[1][0].selected) == 1
 
 

@@ -14,6 +14,7 @@ import json
 import time
 from pathlib import Path
 
+from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.data.types import Dataset, Query
 from hyperrag.retrievers import BM25Retriever
@@ -37,7 +38,7 @@ class SlowBM25(BM25Retriever):
     """BM25 that sleeps per batch (to give a killer time to strike) and counts what it retrieved."""
 
     def __init__(self, delay: float = 0.0, **kw) -> None:
-        super().__init__(**kw)
+        super().__init__(method_settings("bm25"), **kw)
         self.delay = delay
         self.retrieved = 0
 

@@ -1,5 +1,6 @@
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.ops.ppr import personalized_pagerank
 from hyperrag.retrievers.catrag import CatRAGRetriever, EntityMatcher
@@ -16,9 +17,10 @@ def test_entity_matcher_longest_salient_spans():
 
 def test_anchors_add_weak_reset_mass(tmp_path, encoder):
     ds = sample_dataset()
-    kwargs = {"encoder": encoder, "device": "cpu", "index_root": str(tmp_path)}
-    plain = CatRAGRetriever(anchoring=False, passage_boost=False, **kwargs)
-    anchored = CatRAGRetriever(anchoring=True, passage_boost=False, **kwargs)
+    kwargs = {"encoder": encoder, "device": "cpu"}
+    plain = CatRAGRetriever(method_settings("catrag", index_root=str(tmp_path), anchoring=False, passage_boost=False),
+                            **kwargs)
+    anchored = CatRAGRetriever(method_settings("catrag", index_root=str(tmp_path), passage_boost=False), **kwargs)
     plain.index(ds)
     anchored.index(ds)
     question = ["Where was Henri Becquerel born?"]
@@ -34,7 +36,8 @@ def test_anchors_add_weak_reset_mass(tmp_path, encoder):
 
 def test_passage_boost_is_a_per_query_delta_equal_to_a_rebuilt_graph(tmp_path, encoder):
     ds = sample_dataset()
-    r = CatRAGRetriever(encoder=encoder, device="cpu", index_root=str(tmp_path), anchoring=False)
+    r = CatRAGRetriever(method_settings("catrag", index_root=str(tmp_path), anchoring=False), encoder=encoder,
+                        device="cpu")
     r.index(ds)
     seeds = r.seed(["Who was the husband of Marie Curie's elder daughter?", "Where is Le Havre?"])
     delta = r.passage_boost_delta(seeds)
@@ -49,7 +52,7 @@ def test_passage_boost_is_a_per_query_delta_equal_to_a_rebuilt_graph(tmp_path, e
     from hyperrag.graph.knowledge_graph import EdgeType
     from hyperrag.ops.ppr import PPRGraph
 
-    ei, w = r.graph.weighted_edges({EdgeType[k.upper()]: v for k, v in r.edge_weights.items()})
+    ei, w = r.graph.weighted_edges({EdgeType[k.upper()]: v for k, v in r.settings.edge_weights.items()})
     src = torch.cat([ei[0], ei[1]])
     dst = torch.cat([ei[1], ei[0]])
     ww = torch.cat([w, w]).clone()
@@ -63,9 +66,10 @@ def test_passage_boost_is_a_per_query_delta_equal_to_a_rebuilt_graph(tmp_path, e
 
 def test_catrag_without_extras_equals_hipporag2(tmp_path, encoder):
     ds = sample_dataset()
-    kwargs = {"encoder": encoder, "device": "cpu", "index_root": str(tmp_path)}
-    a = HippoRAG2Retriever(**kwargs)
-    b = CatRAGRetriever(anchoring=False, passage_boost=False, edge_weighting=False, **kwargs)
+    kwargs = {"encoder": encoder, "device": "cpu"}
+    a = HippoRAG2Retriever(method_settings("hipporag2", index_root=str(tmp_path)), **kwargs)
+    b = CatRAGRetriever(method_settings("catrag", index_root=str(tmp_path), anchoring=False, passage_boost=False,
+                                        edge_weighting=False, edge_weights=a.settings.edge_weights), **kwargs)
     a.index(ds)
     b.index(ds)
     qs = [q.question for q in ds.queries]
@@ -79,7 +83,8 @@ def test_edge_delta_names_each_arc_once_and_multiplies_overlapping_parts(tmp_pat
     from hyperrag.ops.ppr import EdgeWeightDelta
 
     ds = sample_dataset()
-    r = CatRAGRetriever(encoder=encoder, device="cpu", index_root=str(tmp_path), anchoring=False)
+    r = CatRAGRetriever(method_settings("catrag", index_root=str(tmp_path), anchoring=False), encoder=encoder,
+                        device="cpu")
     r.index(ds)
     seeds = r.seed(["Who was the husband of Marie Curie's elder daughter?", "Where is Le Havre?"])
     boost = r.passage_boost_delta(seeds)

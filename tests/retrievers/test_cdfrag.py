@@ -8,6 +8,7 @@ import lightning
 import pytest
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.errors import InputError
 from hyperrag.llm.base import NoLLM
 from hyperrag.refinement.ppo import PPOPolicy
@@ -18,12 +19,12 @@ from tests.conftest import MUSIQUE_DIR, REPO_ROOT, requires_musique
 from tests.llm.fake_server import FakeOpenAIServer, schema_reply
 
 
-def make(encoder, tmp_path, **kw) -> CDFRAGRetriever:
-    kw.setdefault("llm", NoLLM())
+def make(encoder, tmp_path, llm=None, **kw) -> CDFRAGRetriever:
     kw.setdefault("policy", None)
     kw.setdefault("classifier", None)
-    return CDFRAGRetriever(encoder=encoder, device="cpu", index_root=str(tmp_path / "idx"),
-                           models_dir=tmp_path / "models", causal={"alias_threshold": 0.6}, **kw)
+    settings = method_settings("cdfrag", index_root=str(tmp_path / "idx"), models_dir=str(tmp_path / "models"),
+                               causal={"alias_threshold": 0.6}, **kw)
+    return CDFRAGRetriever(settings, encoder=encoder, llm=llm or NoLLM(), device="cpu")
 
 
 def ranks(r: CDFRAGRetriever, ds) -> dict[str, list[int]]:
@@ -156,8 +157,9 @@ def test_musique_beats_dense(tmp_path):
     from hyperrag.eval.retrieval import retrieval_metrics
 
     ds = musique_dataset(MUSIQUE_DIR)
-    r = CDFRAGRetriever(encoder=TextEncoder(show_progress=False),  # the user cache: cold once, then warm llm=NoLLM(), device="cpu", policy=None, classifier=None,
-                        fixed_action="expand", index_root=str(tmp_path))
+    settings = method_settings("cdfrag", policy=None, classifier=None, fixed_action="expand", index_root=str(tmp_path))
+    r = CDFRAGRetriever(settings, encoder=TextEncoder(show_progress=False),  # the user cache: cold once, then warm
+                        llm=NoLLM(), device="cpu")
     r.index(ds)
     out = r.retrieve([q.question for q in ds.queries], 10)
     m = retrieval_metrics([[ds.corpus[i].id for i in row] for row in out.indices.tolist()],

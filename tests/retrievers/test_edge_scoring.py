@@ -4,6 +4,7 @@ import random
 import pytest
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.retrievers.catrag import CatRAGRetriever
 from hyperrag.retrievers.edge_scoring import score_to_multiplier
@@ -35,9 +36,10 @@ def test_llm_edge_weights_are_forward_seed_arcs(tmp_path, encoder):
                                cache_path=str(tmp_path / "llm.sqlite"),
                                client={"concurrency": 4, "timeout_s": 5, "max_retries": 1})
         with llm:
-            r = CatRAGRetriever(encoder=encoder, llm=llm, device="cpu", index_root=str(tmp_path),
-                                anchoring=False, passage_boost=False, fact_filter=False,
-                                edge_scoring={"n_seed": 5, "k_edge": 3, "tau_facts": 3, "weak_multiplier": 0.2})
+            settings = method_settings("catrag", index_root=str(tmp_path), anchoring=False, passage_boost=False,
+                                       fact_filter=False, edge_scoring={"n_seed": 5, "k_edge": 3, "tau_facts": 3,
+                                                                        "weak_multiplier": 0.2})
+            r = CatRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
             r.index(ds)
             seeds = r.seed(["Which prizes did Marie Curie win, and whom did she marry?"])
             delta = r.edge_delta(seeds)

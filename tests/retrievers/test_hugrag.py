@@ -8,6 +8,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
+from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.retrievers.hugrag import HugRAGRetriever
 from tests.conftest import REPO_ROOT
@@ -42,7 +43,7 @@ def test_sample_end_to_end(tmp_path):
     assert saved["method"] == "hugrag" and saved["hierarchy"]["levels"]
     assert saved["expansion_edges"]["hierarchy"] > 0 and saved["expansion_edges"]["gate"] == 0
     # a second run reuses the cached KG and hierarchy index directories
-    again = instantiate(cfg.method.retriever)(encoder=instantiate(cfg.embedder))
+    again = HugRAGRetriever(instantiate(cfg.method.retriever), encoder=instantiate(cfg.embedder), device="cpu")
     again.index(instantiate(cfg.data))
     assert not again.hier.built and not again.kg.built
 
@@ -67,9 +68,10 @@ def test_hooks_gates_and_path_filter(tmp_path, encoder, sample):
     def summaries(tree, graph):
         return [f"module {m} about " + graph.entity_names[int(tree.entities(m)[0])] for m in range(tree.num_modules)]
 
-    ret = HugRAGRetriever(encoder=encoder, device="cpu", index_root=str(tmp_path), gate_source=gates,
-                          path_filter=keep_seeds, module_texts=summaries,
-                          hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3})
+    settings = method_settings("hugrag", index_root=str(tmp_path),
+                               hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3})
+    ret = HugRAGRetriever(settings, encoder=encoder, device="cpu", gate_source=gates, path_filter=keep_seeds,
+                          module_texts=summaries)
     ret.index(sample)
     assert ret.typed_graph.count_by_kind()["gate"] == 1 and ret.num_gates == 1
     assert ret.module_texts[0].startswith("module 0 about")
@@ -82,17 +84,19 @@ def test_hooks_gates_and_path_filter(tmp_path, encoder, sample):
 
 
 def test_specificity_and_aggregation(tmp_path, encoder, sample):
-    base = {"encoder": encoder, "device": "cpu", "index_root": str(tmp_path), "hierarchy": {"backend": "cpu"}}
-    plain = HugRAGRetriever(**base, entity_specificity="none")
+    base = {"index_root": str(tmp_path), "hierarchy": {"backend": "cpu"}}
+    plain = HugRAGRetriever(method_settings("hugrag", **base, entity_specificity="none"), encoder=encoder,
+                            device="cpu")
     plain.index(sample)
     gains = torch.zeros(1, plain.graph.num_entities)
     hub = int(torch.argmax(plain.graph.entity_passage_count))
     gains[0, hub] = 1.0
     passages = plain.graph.entity_passage_idx[plain.graph.entity_passage_ptr[hub]: plain.graph.entity_passage_ptr[hub + 1]]
     assert torch.allclose(plain.aggregate(gains)[0, passages], torch.ones(passages.shape[0]))
-    weighted = HugRAGRetriever(**base, entity_specificity="log", passage_aggregate="max")
+    weighted = HugRAGRetriever(method_settings("hugrag", **base, entity_specificity="log", passage_aggregate="max"),
+                               encoder=encoder, device="cpu")
     weighted.index(sample)
     expected = 1.0 / torch.log1p(torch.tensor(float(passages.shape[0])))
     assert torch.allclose(weighted.aggregate(gains)[0, passages], expected.expand(passages.shape[0]))
-    with pytest.raises(ValueError):
-        HugRAGRetriever(**base, passage_aggregate="mean")
+    with pytest.raises(ValueError, match="method.retriever.passage_aggregate: must be one of 'sum' or 'max'"):
+        method_settings("hugrag", **base, passage_aggregate="mean")

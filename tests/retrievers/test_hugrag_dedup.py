@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.dedup.fuzzy import fuzzy_pairs
 from hyperrag.dedup.semantic import semantic_pairs
-from hyperrag.dedup.store import DedupSettings, load_or_build_dedup
+from hyperrag.dedup.store import load_or_build_dedup
 from hyperrag.graph.build import GraphEmbeddings
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+
+DEDUP = method_settings("hugrag").dedup  # the configured dedup settings (enabled: true)
 
 
 def test_fuzzy_guards():
@@ -42,7 +46,7 @@ def toy_graph() -> tuple[KnowledgeGraph, GraphEmbeddings]:
 def test_merge_pools_and_audits(tmp_path):
     g, emb = toy_graph()
     info = EntityInfo(["person", "person", "", "", ""], [["44th president"], ["politician"], [], [], []])
-    idx = load_or_build_dedup(g, emb, info, DedupSettings(fuzzy_threshold=90, embedding_threshold=0.95), tmp_path,
+    idx = load_or_build_dedup(g, emb, info, replace(DEDUP, fuzzy_threshold=90, embedding_threshold=0.95), tmp_path,
                               name="toy")
     assert idx.built and idx.stats["fuzzy_merges"] == 1 and idx.stats["embedding_merges"] == 1
     merged = idx.graph
@@ -56,10 +60,10 @@ def test_merge_pools_and_audits(tmp_path):
     audit = [json.loads(line) for line in idx.audit_path.read_text().splitlines()]
     assert {a["stage"] for a in audit} == {"fuzzy", "embedding"}
     assert {(a["kept"], a["merged"]) for a in audit} >= {("barack obama", "barrack obama")}
-    again = load_or_build_dedup(g, emb, info, DedupSettings(fuzzy_threshold=90, embedding_threshold=0.95), tmp_path,
+    again = load_or_build_dedup(g, emb, info, replace(DEDUP, fuzzy_threshold=90, embedding_threshold=0.95), tmp_path,
                                 name="toy")
     assert not again.built and again.graph.entity_names == merged.entity_names
-    off = load_or_build_dedup(g, emb, info, DedupSettings(enabled=False))
+    off = load_or_build_dedup(g, emb, info, replace(DEDUP, enabled=False))
     assert off.graph is g and off.directory is None
 
 

@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.retrievers.hugrag import HugRAGRetriever
 from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
@@ -38,9 +39,10 @@ def sample():
 
 
 def make(llm, tmp_path, encoder, **kw):
-    return HugRAGRetriever(encoder=encoder, llm=llm, device="cpu", index_root=str(tmp_path / "index"),
-                           hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3},
-                           gates={"top_m": 2, "threshold": 0.0, "max_calls": 6}, **kw)
+    settings = method_settings("hugrag", index_root=str(tmp_path / "index"),
+                               hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3},
+                               gates={"top_m": 2, "threshold": 0.0, "max_calls": 6}, **kw)
+    return HugRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
 
 
 def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):

@@ -1,10 +1,12 @@
 """HyperRAG retriever: train-or-load the ball, hyperbolic top-k, variants, multi-step with the fake LLM."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 
+from hyperrag.config import method_settings
 from tests.conftest import requires_musique
 from tests.test_retrieve_entry import compose_retrieve, retrieve
 
@@ -34,8 +36,9 @@ def test_ranking_is_hyperbolic_distance(tmp_path, encoder):
     from hyperrag.retrievers.hyperrag import HyperRAGRetriever
 
     ds = sample_dataset()
-    r = HyperRAGRetriever(encoder=encoder, graph="fused", models_dir=tmp_path, index_root=tmp_path,
-                          device="cpu", train={"max_epochs": 2}, model={"anchor_weight": 1.0, "init_radius": 1.0})
+    settings = method_settings("hyperrag", graph="fused", models_dir=str(tmp_path), index_root=str(tmp_path),
+                               train={"max_epochs": 2}, model={"anchor_weight": 1.0, "init_radius": 1.0})
+    r = HyperRAGRetriever(settings, encoder=encoder, device="cpu")
     r.index(ds)
     assert r.info["trained_now"] and r.info["query_nodes"] == len(ds.queries)
     qs = [q.question for q in ds.queries]
@@ -51,7 +54,7 @@ def test_ranking_is_hyperbolic_distance(tmp_path, encoder):
     unseen = ["Which tower is in Paris?"]
     d_new = pairwise_poincare_distance(r.model.embed(encoder.encode(unseen)).double(), pts.double())
     assert torch.equal(r.retrieve(unseen, 5).indices, torch.topk(-d_new, 5).indices)
-    r.query_position = "projected"
+    r.settings = replace(r.settings, query_position="projected")
     d_proj = pairwise_poincare_distance(r.model.embed(encoder.encode(qs)).double(), pts.double())
     assert torch.equal(r.retrieve(qs, 5).indices, torch.topk(-d_proj, 5).indices)
 

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Passage
 from tests.test_retrieve_index_dir import (
     NEW_OPENIE,
@@ -20,7 +21,7 @@ from tests.test_retrieve_index_dir import (
     write_jsonl,
 )
 
-SETTINGS = {"graph": "fused", "device": "cpu", "train": {"max_epochs": 3}, "update_epochs": 3,
+SETTINGS = {"graph": "fused", "train": {"max_epochs": 3}, "update_epochs": 3,
             "model": {"anchor_weight": 20.0, "query_anchor_weight": 0.0, "lr": 0.005, "init_radius": 0.5}}
 BAIKAL = Passage("n1", "Lake Baikal", "Lake Baikal is a rift lake in Siberia, the deepest lake in the world, "
                  "holding about a fifth of the fresh surface water on Earth.")
@@ -31,8 +32,9 @@ RAILWAY = Passage("n2", "Trans-Siberian Railway", "The Trans-Siberian Railway ru
 def _retriever(tmp_path, encoder, **kw):
     from hyperrag.retrievers.hyperrag import HyperRAGRetriever
 
-    return HyperRAGRetriever(encoder=encoder, models_dir=tmp_path / "models", index_root=tmp_path / "index",
-                             **{**SETTINGS, **kw})
+    settings = method_settings("hyperrag", models_dir=str(tmp_path / "models"), index_root=str(tmp_path / "index"),
+                               **{**SETTINGS, **kw})
+    return HyperRAGRetriever(settings, encoder=encoder, device="cpu")
 
 
 def _with_corpus(ds, passages):
@@ -113,7 +115,7 @@ def test_min_reuse_falls_back_to_training(tmp_path, encoder, trained, caplog):
     assert "training from scratch instead" in caplog.text
     assert not list((tmp_path / "models" / "hyperrag").glob("*/gen-*"))  # nothing was updated
     assert r.passage_ids == changed.corpus.ids and "n1" in _ranked(r, ["deepest lake in the world"], 3)[0]
-    with pytest.raises(ValueError, match="min_reuse"):
+    with pytest.raises(ValueError, match="method.retriever.update.min_reuse: must be <= 1.0, got 1.5"):
         _retriever(tmp_path, encoder, update={"min_reuse": 1.5})
 
 
@@ -176,14 +178,13 @@ def test_ball_follows_index_directory(tmp_path):
 
     raw = jsonl_dataset(corpus, after)
     with pytest.raises(InputError, match="not this index's passages in index order"):
-        HyperRAGRetriever(encoder=None, index_dir=str(index), models_dir=tmp_path / "models", **SETTINGS).index(raw)
+        settings = method_settings("hyperrag", models_dir=str(tmp_path / "models"), **SETTINGS)
+        HyperRAGRetriever(settings, encoder=None, index_dir=str(index), device="cpu").index(raw)
 
 
 def test_build_retriever_accepts_index_dir(tmp_path):
-    from functools import partial
-
     from hyperrag.retrievers.hyperrag import HyperRAGRetriever
     from hyperrag.runners.prepare import build_retriever
 
-    r = build_retriever(partial(HyperRAGRetriever, device="cpu"), None, None, tmp_path)
-    assert r.index_dir == str(tmp_path) and r.supports_index_dir
+    r = build_retriever(method_settings("hyperrag"), None, None, tmp_path, device="cpu")
+    assert isinstance(r, HyperRAGRetriever) and r.index_dir == str(tmp_path) and r.supports_index_dir

@@ -7,6 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Passage
 from hyperrag.passage_graph import EdgeSet, PassageGraph, keyword_edges, keyword_edges_incremental
 
@@ -18,15 +19,16 @@ NEW = [
     Passage("n3", "Vladivostok", "Vladivostok is a port city on the Sea of Japan, the eastern terminus of the "
             "Trans-Siberian Railway."),
 ]
-SETTINGS = {"graph": "fused", "device": "cpu", "train": {"max_epochs": 3},
+SETTINGS = {"graph": "fused", "train": {"max_epochs": 3},
             "model": {"anchor_weight": 20.0, "query_anchor_weight": 0.0, "lr": 0.005, "init_radius": 0.5}}
 
 
 def _retriever(tmp_path, encoder, **kw):
     from hyperrag.retrievers.hyperrag import HyperRAGRetriever
 
-    return HyperRAGRetriever(encoder=encoder, models_dir=tmp_path / "models", index_root=tmp_path / "index",
-                             **{**SETTINGS, **kw})
+    settings = method_settings("hyperrag", models_dir=str(tmp_path / "models"), index_root=str(tmp_path / "index"),
+                               **{**SETTINGS, **kw})
+    return HyperRAGRetriever(settings, encoder=encoder, device="cpu")
 
 
 def _grown(ds, extra):
@@ -131,8 +133,9 @@ def test_generation_saved_and_prefix_corpus_updated_not_retrained(tmp_path, enco
 
 def test_incremental_edges_only_touch_new_passages_and_respect_caps():
     sets = [frozenset(s.split()) for s in ["a b c", "a b d", "c d e", "x y", "a b c d", "x y z"]]
-    base = keyword_edges(sets[:4], threshold=0.3, max_neighbors=2)
-    new = keyword_edges_incremental(sets, 4, base, threshold=0.3, max_neighbors=2)
+    caps = dataclasses.replace(method_settings("hyperrag").explicit, threshold=0.3, max_neighbors=2)
+    base = keyword_edges(sets[:4], caps)
+    new = keyword_edges_incremental(sets, 4, base, caps)
     assert len(new) and all(p >= 4 or c >= 4 for p, c in zip(new.parent.tolist(), new.child.tolist()))
     deg = torch.bincount(torch.cat([base.parent, base.child, new.parent, new.child]), minlength=6)
     assert int(deg.max()) <= 2

@@ -2,6 +2,7 @@
 
 import pytest
 
+from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.retrieval import retrieval_metrics
@@ -30,14 +31,14 @@ def evaluate(retriever, ds):
 @pytest.mark.slow
 @requires_musique
 def test_dense_sanity(musique, user_encoder):
-    m = evaluate(DenseRetriever(encoder=user_encoder, device="cpu"), musique)
+    m = evaluate(DenseRetriever(method_settings("dense"), encoder=user_encoder, device="cpu"), musique)
     assert m["recall@5"] == pytest.approx(58.7, abs=1.0) and m["fcr@5"] == pytest.approx(31.4, abs=2.0)
 
 
 @pytest.mark.slow
 @requires_musique
 def test_hipporag2_beats_prototype_floor(musique, user_encoder):
-    m = evaluate(HippoRAG2Retriever(encoder=user_encoder, device="cpu"), musique)
+    m = evaluate(HippoRAG2Retriever(method_settings("hipporag2"), encoder=user_encoder, device="cpu"), musique)
     assert m["recall@5"] >= 65.0 and m["fcr@5"] >= 45.1, m
 
 
@@ -46,6 +47,6 @@ def test_hipporag2_beats_prototype_floor(musique, user_encoder):
 def test_catrag_llm_free_at_least_hipporag2(musique, user_encoder):
     from hyperrag.retrievers.catrag import CatRAGRetriever
 
-    base = evaluate(HippoRAG2Retriever(encoder=user_encoder, device="cpu"), musique)
-    cat = evaluate(CatRAGRetriever(encoder=user_encoder, device="cpu", edge_weights={"synonym": 2.0}), musique)
+    base = evaluate(HippoRAG2Retriever(method_settings("hipporag2"), encoder=user_encoder, device="cpu"), musique)
+    cat = evaluate(CatRAGRetriever(method_settings("catrag"), encoder=user_encoder, device="cpu"), musique)
     assert cat["recall@5"] >= base["recall@5"] and cat["fcr@5"] >= base["fcr@5"], (cat, base)

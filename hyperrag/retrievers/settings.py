@@ -1,0 +1,313 @@
+"""One settings class per retrieval method: what ``hydra_configs/method/<name>.yaml`` may say, nothing else.
+
+The YAML's ``retriever`` node instantiates the class (``_target_``); the YAML holds every value, the class
+only types and bounds them (see :mod:`hyperrag.config`), so a bad override stops at composition with one line
+naming it. Each class names its retriever (``retriever``), which
+:func:`hyperrag.runners.prepare.build_retriever` builds. A new setting is one line here and one in the YAML.
+Tests and scripts compose a method's settings with :func:`hyperrag.config.method_settings` instead of
+repeating them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field
+
+from hyperrag.causal.generation import GenerationSettings
+from hyperrag.causal.graph import CausalGraphSettings
+from hyperrag.causal.traversal import TraversalSettings
+from hyperrag.config.validation import (
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Probability,
+    settings,
+)
+from hyperrag.dedup.store import DedupSettings
+from hyperrag.expansion.path_selection import PathSelectionSettings
+from hyperrag.hierarchy.gates import GateSettings
+from hyperrag.hierarchy.hierarchy import HierarchySettings
+from hyperrag.hierarchy.modules import ModuleTextSettings
+from hyperrag.hierarchy.summaries import SummarySettings
+from hyperrag.index.kg_index import GraphSettings
+from hyperrag.passage_graph.explicit import ExplicitSettings
+from hyperrag.passage_graph.implicit import ImplicitSettings
+from hyperrag.passage_graph.keywords import KeywordSettings
+from hyperrag.retrievers.edge_scoring import EdgeScoringSettings
+
+#: PPR damping: the probability of following an edge (0 and 1 have no personalised stationary vector)
+Damping = Annotated[float, Field(gt=0, lt=1)]
+
+
+# ---- baselines ---------------------------------------------------------------------------------------------
+@settings
+class BM25Settings:
+    """``method/bm25.yaml``.
+
+    Attributes:
+        k1, b: BM25 parameters.
+        stemmer: Snowball language for PyStemmer, or None for no stemming.
+        stopwords: bm25s stop-word list name (``en``) or None.
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.bm25.BM25Retriever"
+    k1: NonNegativeFloat
+    b: Probability
+    stemmer: str | None
+    stopwords: str | None
+
+
+@settings
+class DenseSettings:
+    """``method/dense.yaml``: dense retrieval has no settings of its own (the embedder is ``embedder/``)."""
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.dense.DenseRetriever"
+
+
+# ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------
+@settings
+class HippoRAG2Settings:
+    """``method/hipporag2.yaml``.
+
+    Attributes:
+        damping: PPR damping (probability of following an edge).
+        fact_top_k: seed facts per query.
+        link_top_k: seed entities kept per query (0: every entity a seed fact names).
+        passage_node_weight: reset mass of passage nodes relative to entity seeds.
+        fact_filter: HippoRAG 2's recognition memory (the LLM keeps the relevant top facts); needs an LLM.
+        fact_filter_max: facts the filter keeps at most.
+        edge_weights: per-type multipliers of the stored edge weights.
+        graph: the knowledge-graph index settings (``graph/``).
+        tol, max_iter: PPR convergence.
+        index_root: where KG indexes live (``null``: ``$HYPERRAG_CACHE/index``).
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.hipporag2.HippoRAG2Retriever"
+    damping: Damping
+    fact_top_k: PositiveInt
+    link_top_k: NonNegativeInt
+    passage_node_weight: NonNegativeFloat
+    fact_filter: bool
+    fact_filter_max: PositiveInt
+    edge_weights: dict[Literal["relation", "synonym", "context"], NonNegativeFloat]
+    graph: GraphSettings
+    tol: PositiveFloat
+    max_iter: PositiveInt
+    index_root: str | None
+
+
+@settings
+class CatRAGSettings(HippoRAG2Settings):
+    """``method/catrag.yaml``: HippoRAG 2's settings plus
+
+    Attributes:
+        anchoring: query-named entities as weak seeds; ``anchor_epsilon`` their reset mass before division by
+            their passage count; ``anchor_min_chars`` the shortest entity name matched.
+        passage_boost: context arcs seed entity → passage holding a seed fact weighted ``× (1 + boost_beta)``.
+        edge_weighting: LLM dynamic edge weights (skipped without an LLM), with ``edge_scoring``.
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.catrag.CatRAGRetriever"
+    anchoring: bool
+    anchor_epsilon: NonNegativeFloat
+    anchor_min_chars: NonNegativeInt
+    passage_boost: bool
+    boost_beta: NonNegativeFloat
+    edge_weighting: bool
+    edge_scoring: EdgeScoringSettings
+
+
+# ---- HugRAG ------------------------------------------------------------------------------------------------
+@settings
+class HugRAGSettings:
+    """``method/hugrag.yaml``.
+
+    Attributes:
+        alpha: weight of the cosine in the hybrid score (``1 − alpha`` on the lexical score).
+        lexical: ``bm25`` (bm25s scores / per-query max) or ``overlap`` (token-set overlap coefficient).
+        k0, kl: MMR seeds per query among entities (H0) and among modules (H>0).
+        mmr_lambda: MMR trade-off λ (1 = pure relevance); ``mmr_pool``: candidates the MMR chooses from.
+        gamma: hop decay γ of the expansion gain.
+        edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
+        min_gain: the expansion stops when the best frontier gain is below this.
+        token_budget: the expansion stops before the taken nodes' texts exceed this many tokens.
+        max_nodes: optional cap on nodes taken per query.
+        passage_aggregate: how a passage accumulates its entities' gains, ``sum`` or ``max``.
+        entity_specificity: ``log`` spreads an entity's gain to its passages divided by
+            ``log(1 + #passages mentioning it)``; ``none`` gives each passage the full gain.
+        extraction: ``graphrag`` (with an LLM and ``openie_source: llm``: typed entities with descriptions) or
+            ``none`` (the dataset's OpenIE file).
+        dedup, hierarchy, module_text, summaries, gates, path_selection: the stages' settings.
+        graph: the knowledge-graph index settings (``graph/``).
+        index_root: where KG and hierarchy indexes live (``null``: ``$HYPERRAG_CACHE/index``).
+        details_nodes: expanded nodes listed per query in the prediction details.
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.hugrag.HugRAGRetriever"
+    alpha: Probability
+    lexical: Literal["bm25", "overlap"]
+    k0: NonNegativeInt
+    kl: NonNegativeInt
+    mmr_lambda: Probability
+    mmr_pool: PositiveInt
+    gamma: Annotated[float, Field(gt=0, le=1)]
+    edge_weights: dict[Literal["gate", "hierarchy", "structural"], NonNegativeFloat]
+    min_gain: NonNegativeFloat
+    token_budget: PositiveInt
+    max_nodes: PositiveInt | None
+    passage_aggregate: Literal["sum", "max"]
+    entity_specificity: Literal["log", "none"]
+    extraction: Literal["graphrag", "none"]
+    dedup: DedupSettings
+    hierarchy: HierarchySettings
+    module_text: ModuleTextSettings
+    summaries: SummarySettings
+    gates: GateSettings
+    path_selection: PathSelectionSettings
+    graph: GraphSettings
+    index_root: str | None
+    details_nodes: NonNegativeInt
+
+
+# ---- HyperRAG ----------------------------------------------------------------------------------------------
+@settings
+class PoincareModelSettings:
+    """HyperRAG's ``model``: :class:`~hyperrag.hyperbolic.PoincareEmbedding` arguments (in the ball's key).
+
+    Attributes:
+        dim: ball dimension (``null``: the sentence-embedding dimension).
+        curvature: c of the ball.
+        loss: ``nickel_kiela`` or ``edge_distance``.
+        anchor_weight / query_anchor_weight: weight of the semantic anchor term for passages / query nodes.
+        lr, lr_schedule: Riemannian Adam's rate and its decay (``constant`` | ``linear`` | ``cosine``).
+        init_radius: mean hyperbolic radius of the projected embeddings; ``center``: centre them first.
+    """
+
+    dim: PositiveInt | None
+    curvature: PositiveFloat
+    loss: Literal["nickel_kiela", "edge_distance"]
+    anchor_weight: NonNegativeFloat
+    query_anchor_weight: NonNegativeFloat | None
+    lr: PositiveFloat
+    lr_schedule: Literal["constant", "linear", "cosine"]
+    init_radius: PositiveFloat
+    center: bool
+
+
+@settings
+class PoincareTrainSettings:
+    """HyperRAG's ``train`` (part of the ball's key): epochs, relations per batch, Nickel & Kiela negatives
+    per relation, relations sharing one draw of negatives, seed."""
+
+    max_epochs: PositiveInt
+    batch_size: PositiveInt
+    num_negatives: PositiveInt
+    negative_group_size: PositiveInt
+    seed: int
+
+
+@settings
+class StreamingSettings:
+    """HyperRAG's ``streaming``: query graphs join the ball at retrieval time when ``enabled``; every
+    ``update_frequency`` queries the new and touched nodes train ``epochs`` epochs; query nodes unseen for
+    ``max_query_age`` queries (or beyond ``max_query_nodes``) are pruned (``null``: never)."""
+
+    enabled: bool
+    update_frequency: PositiveInt
+    epochs: PositiveInt
+    max_query_age: PositiveInt | None
+    max_query_nodes: PositiveInt | None
+
+
+@settings
+class BallUpdateSettings:
+    """HyperRAG's ``update``: a saved ball is updated (delete + insert) rather than retrained when it covers
+    at least ``min_reuse`` of the dataset's corpus."""
+
+    min_reuse: Probability
+
+
+@settings
+class HyperRAGSettings:
+    """``method/hyperrag.yaml``.
+
+    Attributes:
+        graph: ``explicit`` | ``implicit`` | ``fused`` — the forest the ball is trained on.
+        keywords, explicit, implicit: the passage graph's keyword sets, keyword edges and query graphs.
+        implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
+        fusion: ``implicit_first`` or ``weight`` — how the ``fused`` forest is built.
+        query_closure_depth: training relations add query node ↔ descendants up to this depth.
+        query_edge_repeat: direct query → passage relations repeated this many times in training.
+        query_position: ``trained`` (a question that is a query node is ranked from its trained point) or
+            ``projected``.
+        model, train: the ball and its training.
+        multi_step: decompose with the LLM (ignored without one); ``max_sub_questions`` used at most.
+        streaming: query graphs at retrieval time.
+        models_dir: root of trained models (``<models_dir>/hyperrag/...``).
+        index_root: cache of keyword sets.
+        retrain: train even when a checkpoint exists.
+        update_epochs: epochs of the new + touched nodes' training after an insert / delete.
+        update: when a saved ball is updated rather than retrained.
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.hyperrag.HyperRAGRetriever"
+    graph: Literal["explicit", "implicit", "fused"]
+    keywords: KeywordSettings
+    explicit: ExplicitSettings
+    implicit_queries: Literal["query_file", "none"]
+    implicit: ImplicitSettings
+    fusion: Literal["implicit_first", "weight"]
+    query_closure_depth: PositiveInt
+    query_edge_repeat: PositiveInt
+    query_position: Literal["trained", "projected"]
+    model: PoincareModelSettings
+    train: PoincareTrainSettings
+    multi_step: bool
+    max_sub_questions: PositiveInt
+    streaming: StreamingSettings
+    models_dir: str
+    index_root: str | None
+    retrain: bool
+    update_epochs: PositiveInt
+    update: BallUpdateSettings
+
+
+# ---- CDF-RAG -----------------------------------------------------------------------------------------------
+@settings
+class CDFRAGSettings:
+    """``method/cdfrag.yaml``.
+
+    Attributes:
+        classifier: pair-classifier checkpoint: ``auto`` (newest under ``models_dir/causal_pair``), a path, or
+            null (rule priors).
+        policy: refinement-policy checkpoint: ``auto`` (newest under ``models_dir/ppo``), a path, or null.
+        fixed_action: the action when there is no policy.
+        refine_with_llm: carry actions out with the LLM when one is available (else the stand-ins).
+        expand_keywords: words the expand stand-in adds.
+        path_weight: weight of the causal path score added to the dense cosine.
+        causal, traversal, generation: the causal graph, its traversal and the generation loop.
+        details_paths: causal paths written per query in the prediction details.
+        models_dir: where ``auto`` looks for checkpoints.
+        index_root: where causal indexes are cached (``null``: ``$HYPERRAG_CACHE/index``).
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.cdfrag.CDFRAGRetriever"
+    classifier: str | None
+    policy: str | None
+    fixed_action: Literal["expand", "simplify", "decompose", "none"]
+    refine_with_llm: bool
+    expand_keywords: NonNegativeInt
+    path_weight: NonNegativeFloat
+    causal: CausalGraphSettings
+    traversal: TraversalSettings
+    generation: GenerationSettings
+    details_paths: NonNegativeInt
+    models_dir: str
+    index_root: str | None
+
+
+__all__ = ["BM25Settings", "BallUpdateSettings", "CDFRAGSettings", "CatRAGSettings", "DenseSettings",
+           "HippoRAG2Settings", "HugRAGSettings", "HyperRAGSettings", "PoincareModelSettings",
+           "PoincareTrainSettings", "StreamingSettings"]

@@ -1,0 +1,196 @@
+"""Typed settings: the YAML is their only source, bad values stop at composition with one line and exit 2."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+from pydantic.dataclasses import is_pydantic_dataclass
+
+from hyperrag.config import as_dict, method_settings
+from hyperrag.errors import InputError
+from hyperrag.runners.run_settings import check_retrieve_config, check_train_config
+from tests.conftest import REPO_ROOT
+
+CONFIGS = REPO_ROOT / "hydra_configs"
+METHODS = sorted(p.stem for p in (CONFIGS / "method").glob("*.yaml"))
+
+
+def compose_config(name: str, *overrides: str):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
+        return compose(name, overrides=list(overrides))
+
+
+def settings_classes(cls: type, seen: set[type] | None = None) -> set[type]:
+    """``cls`` and every settings class nested in its fields."""
+    seen = set() if seen is None else seen
+    seen.add(cls)
+    for kind in typing.get_type_hints(cls).values():
+        if isinstance(kind, type) and is_pydantic_dataclass(kind) and kind not in seen:
+            settings_classes(kind, seen)
+    return seen
+
+
+def tuples_as_lists(value):
+    if isinstance(value, dict):
+        return {k: tuples_as_lists(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [tuples_as_lists(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_yaml_is_the_settings(method):
+    """What the method's YAML says is exactly its settings object, field for field (no field the YAML lacks, no
+    YAML key the class lacks), and no settings class anywhere below it has a default of its own."""
+    cfg = compose_config("retrieve", f"method={method}", "llm=none")
+    node = OmegaConf.to_container(cfg.method.retriever, resolve=True)
+    node.pop("_target_")
+    settings = method_settings(method)
+    assert tuples_as_lists(as_dict(settings)) == node
+    for cls in settings_classes(type(settings)):
+        with_default = [f.name for f in dataclasses.fields(cls)
+                        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING]
+        assert not with_default, f"{cls.__name__} has Python defaults for {with_default}: they belong in the YAML"
+    assert settings.retriever.endswith("Retriever")
+
+
+def test_method_settings_merges_overrides_and_validates():
+    base = method_settings("hugrag")
+    changed = method_settings("hugrag", alpha=0.5, hierarchy={"backend": "cpu"}, gates={"max_calls": 3})
+    assert changed.alpha == 0.5 and changed.hierarchy.backend == "cpu" and changed.gates.max_calls == 3
+    assert changed.hierarchy.token_budget == base.hierarchy.token_budget  # the rest stays as configured
+    assert dataclasses.replace(changed.gates, top_m=1).top_m == 1
+    with pytest.raises(ValueError, match="greater than or equal to 0"):  # checked in Python too (pydantic's message)
+        dataclasses.replace(changed.gates, top_m=-1)
+    with pytest.raises(InputError, match=r"^method\.retriever\.no_such_setting: unknown setting$"):
+        method_settings("hugrag", no_such_setting=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        changed.alpha = 0.1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("overrides, line", [
+    (["batch_size=0"], "batch_size: must be >= 1, got 0"),
+    (["top_k=-5"], "top_k: must be >= 1, got -5"),
+    (["ks=[2,0]"], "ks[1]: must be >= 1, got 0"),
+    (["limit_queries=-1"], "limit_queries: must be >= 1, got -1"),
+    (["embedder.batch_size=0"], "embedder.batch_size: must be >= 1, got 0"),
+    (["method=hipporag2", "method.retriever.damping=1.0"], "method.retriever.damping: must be < 1.0, got 1.0"),
+    (["method=hipporag2", "method.retriever.fact_top_k=-3"], "method.retriever.fact_top_k: must be >= 1, got -3"),
+    (["method=catrag", "method.retriever.edge_scoring.k_edge=-1"],
+     "method.retriever.edge_scoring.k_edge: must be >= 0, got -1"),
+    (["method=hugrag", "method.retriever.lexical=tfidf"],
+     "method.retriever.lexical: must be one of 'bm25' or 'overlap', got 'tfidf'"),
+    (["method=hugrag", "method.retriever.hierarchy.min_module_size=0"],
+     "method.retriever.hierarchy.min_module_size: must be >= 1, got 0"),
+    (["method=hugrag", "method.retriever.gates.threshold=2"], "method.retriever.gates.threshold: must be <= 1.0, got 2"),
+    (["method=hyperrag", "method.retriever.train.batch_size=0"],
+     "method.retriever.train.batch_size: must be >= 1, got 0"),
+    (["method=hyperrag", "method.retriever.train.max_epochs=0"],
+     "method.retriever.train.max_epochs: must be >= 1, got 0"),
+    (["method=hyperrag", "method.retriever.implicit.top_k=-2"], "method.retriever.implicit.top_k: must be >= 1, got -2"),
+    (["method=cdfrag", "method.retriever.traversal.decay=1.5"], "method.retriever.traversal.decay: must be <= 1.0, got 1.5"),
+    (["method=cdfrag", "method.retriever.fixed_action=paraphrase"],
+     "method.retriever.fixed_action: must be one of 'expand', 'simplify', 'decompose' or 'none', got 'paraphrase'"),
+    (["method=bm25", "+method.retriever.k3=1"], "method.retriever.k3: unknown setting"),
+])
+def test_retrieve_config_check_names_the_setting(overrides, line):
+    cfg = compose_config("retrieve", *overrides)
+    with pytest.raises(InputError) as err:
+        check_retrieve_config(cfg)
+    assert err.value.one_line() == line
+
+
+@pytest.mark.parametrize("overrides, line", [
+    (["task=poincare", "method.retriever.train.batch_size=0"], "method.retriever.train.batch_size: must be >= 1, got 0"),
+    (["task=poincare_tree", "task.datamodule.batch_size=0"], "task.datamodule.batch_size: must be >= 1, got 0"),
+    (["task=poincare_tree", "task.depth=-1"], "task.depth: must be >= 1, got -1"),
+    (["task=poincare_openie", "task.model.lr=0"], "task.model.lr: must be > 0.0, got 0"),
+    (["task=poincare_openie", "task.graph.max_neighbors=0"], "task.graph.max_neighbors: must be >= 1, got 0"),
+    (["task=causal_pair", "task.labels.negative_ratio=-1"], "task.labels.negative_ratio: must be >= 0.0, got -1"),
+    (["task=causal_pair", "task.datamodule.val_fraction=1.5"],
+     "task.datamodule.val_fraction: must be <= 1.0, got 1.5"),
+    (["task=ppo", "task.env.k=0"], "task.env.k: must be >= 1, got 0"),
+    (["task=ppo", "task.model.minibatch_size=0"], "task.model.minibatch_size: must be >= 1, got 0"),
+    (["task=ppo", "method.retriever.traversal.max_paths=0"], "method.retriever.traversal.max_paths: must be >= 1, got 0"),
+    (["torch_threads=0"], "torch_threads: must be >= 1, got 0"),
+])
+def test_train_config_check_names_the_setting(overrides, line):
+    cfg = compose_config("train", *overrides)
+    with pytest.raises(InputError) as err:
+        check_train_config(cfg)
+    assert err.value.one_line() == line
+
+
+@pytest.mark.parametrize("task", sorted(p.stem for p in (CONFIGS / "task").glob("*.yaml")))
+def test_every_task_config_passes_the_check(task):
+    check_train_config(compose_config("train", f"task={task}"))
+
+
+def sweep_jobs(experiment: str) -> list[list[str]]:
+    """One override list per swept value of every parameter of the experiment's sweeper (the others at their
+    first value); ``glob(...)`` of methods expands to the method configs it names."""
+    params = OmegaConf.load(CONFIGS / "experiment" / f"{experiment}.yaml").hydra.sweeper.params
+    choices = {}
+    for key, spec in params.items():
+        spec = str(spec)
+        if spec.startswith("glob("):
+            inner = spec[5:-1]
+            names = METHODS if inner.startswith("*") else [m for m in inner.strip("[]").split(",") if m in METHODS]
+            choices[key] = names
+        else:
+            choices[key] = spec.split(",")
+    jobs = []
+    for key, values in choices.items():
+        for v in values:
+            job = {k: vs[0] for k, vs in choices.items()}
+            job[key] = v
+            jobs.append([f"{k}={x}" for k, x in job.items()])
+    return jobs
+
+
+@pytest.mark.parametrize("experiment", sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml")))
+def test_every_experiment_job_composes_and_passes_the_check(experiment):
+    """The override paths the README and the experiment sweeps use exist and hold valid values."""
+    for job in sweep_jobs(experiment):
+        cfg = compose_config("retrieve", f"experiment={experiment}", *job)
+        check_retrieve_config(cfg)
+        assert type(instantiate(cfg.method.retriever)).__name__.endswith("Settings")
+
+
+@pytest.mark.parametrize("ablation", sorted(p.stem for p in (CONFIGS / "ablation").glob("*.yaml")))
+def test_ablations_switch_one_catrag_component(ablation):
+    cfg = compose_config("retrieve", "method=catrag", f"+ablation={ablation}")
+    check_retrieve_config(cfg)
+    settings = instantiate(cfg.method.retriever)
+    off = {k for k in ("anchoring", "passage_boost", "edge_weighting") if not getattr(settings, k)}
+    assert off == (set() if ablation == "full" else {ablation.removeprefix("no_")})
+
+
+def run_entry(script: str, tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HYPERRAG_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
+    return subprocess.run([sys.executable, str(REPO_ROOT / script), f"out={tmp_path / 'run'}", *overrides],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize("script, overrides, line", [
+    ("retrieve.py", ["batch_size=0"], "error: batch_size: must be >= 1, got 0"),
+    ("retrieve.py", ["method=catrag", "method.retriever.fact_top_k=-2"],
+     "error: method.retriever.fact_top_k: must be >= 1, got -2"),
+    ("train.py", ["task=poincare", "method.retriever.train.batch_size=0"],
+     "error: method.retriever.train.batch_size: must be >= 1, got 0"),
+    ("train.py", ["task=poincare_tree", "task.datamodule.num_negatives=-3"],
+     "error: task.datamodule.num_negatives: must be >= 1, got -3"),
+])
+def test_entry_points_stop_with_one_line_and_exit_2(tmp_path, script, overrides, line):
+    proc = run_entry(script, tmp_path, *overrides)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [line]  # one line, no traceback
