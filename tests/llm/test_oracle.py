@@ -81,8 +81,10 @@ def test_passage_selection_and_relations(oracle):
     assert sel.value == ["b", "a"]  # the shown gold passages, in the order shown; never an unshown one
     rel = oracle.complete_structured("passage_relations", {"query": QUESTION, "passages": shown})
     assert [(s, t) for s, t, *_ in rel.value] == [("a", "b")]  # hop 1 -> hop 2; the distractor links nothing
-    no_question = oracle.complete_structured("passage_relations", {"passages": shown})
-    assert not no_question.ok and no_question.error_kind == "no_gold"
+    with pytest.raises(ValueError, match="query"):  # the task shows the question it is about, always
+        oracle.complete_structured("passage_relations", {"passages": shown})
+    kinds = {k for *_, k, _ in rel.value}
+    assert kinds == {"complement"}  # a type from the task's schema (support / complement / expand)
 
 
 def test_missing_concepts_names_the_next_hop(oracle):

@@ -1,9 +1,16 @@
-"""Passage relations (HyperRAG): typed links between passages, used as hyperedges/edges.
+"""Passage relations (HyperRAG §3.1.2): how passages relate *in answering one question*.
 
-Given a handful of passages with short IDs, the model names pairs that are related and how — the
-same entity seen from two sides, one elaborating another, a cause and its effect, a temporal
-sequence, or a contradiction. Both endpoints are checked against the IDs shown; self-links and
-duplicates are dropped.
+The model sees the question and a handful of passages it judged helpful (short IDs) and names the pairs that
+work together towards the answer, with one of the paper's three relation types:
+
+* ``support`` — the two passages back the same step of the answer (corroborate each other);
+* ``complement`` — each holds a different piece that the answer needs (e.g. one names an entity, the other
+  says something about it);
+* ``expand`` — the target goes further from what the source establishes (the next step of the reasoning).
+
+The link is directed ``source → target`` (the step taken first → the one it leads to), which is how the
+query tree is hung together. Both endpoints are checked against the IDs shown; self-links and duplicates are
+dropped.
 """
 
 from __future__ import annotations
@@ -13,13 +20,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from hyperrag.llm.prompting import key_map, make_items, render_items, require
+from hyperrag.llm.prompting import block, key_map, make_items, render_items, require
 from hyperrag.llm.tasks.base import Task, Text, filter_ids
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
-RelationType = Literal["same_entity", "elaborates", "causes", "precedes", "contradicts", "related"]
-RELATION_TYPES = ("same_entity", "elaborates", "causes", "precedes", "contradicts", "related")
+RelationType = Literal["support", "complement", "expand"]
+RELATION_TYPES = ("support", "complement", "expand")
+# words a model may use for one of the three types
+_SYNONYMS = {"supports": "support", "supporting": "support", "corroborates": "support",
+             "complements": "complement", "complementary": "complement",
+             "expands": "expand", "expands_upon": "expand", "expand_upon": "expand", "elaborates": "expand"}
 
 
 class PassageLink(BaseModel):
@@ -32,7 +43,7 @@ class PassageLink(BaseModel):
     @classmethod
     def _norm(cls, v: Any) -> Any:
         v = str(v).strip().lower().replace(" ", "_").replace("-", "_")
-        return v if v in RELATION_TYPES else "related"
+        return _SYNONYMS.get(v, v) if _SYNONYMS.get(v, v) in RELATION_TYPES else "complement"
 
 
 class PassageLinks(BaseModel):
@@ -40,28 +51,34 @@ class PassageLinks(BaseModel):
 
 
 class PassageRelations(Task):
-    """Inputs: ``passages``. ``value``: list of ``(source_key, target_key, type, description)``."""
+    """Inputs: ``query`` (the question), ``passages``. ``value``: ``(source_key, target_key, type, description)``."""
 
     name = "passage_relations"
     SCHEMA_VERSION = SCHEMA_VERSION
     Output = PassageLinks
     max_tokens = 768
     ROLE = (
-        "You find links between passages. For each pair of passages that are meaningfully connected, give "
-        "their IDs, a link type and a short description. Types: same_entity (both describe the same "
-        "entity), elaborates (target adds detail to source), causes (something in source causes or enables "
-        "something in target), precedes (source happens before target), contradicts, related (any other "
-        "substantive link). Skip pairs that only share common words."
+        "You map how evidence fits together for one question. You get the question and passages that were "
+        "judged useful for it, each with an ID. Name every pair of passages that work together in answering "
+        "that question, directed from the passage a reader would use first to the one it leads to, with one "
+        "type: support (both back the same step of the answer), complement (each holds a different piece the "
+        "answer needs, such as an entity in one and a fact about it in the other) or expand (the target goes "
+        "on from what the source establishes, the next step of the reasoning). Add a few words saying how. "
+        "Leave out pairs whose link does not matter for this question, such as passages that merely share "
+        "a topic or a word. For example, for \"In which country was the architect of the Sydney Opera House "
+        "born?\", a passage naming Jørn Utzon as the architect and a passage giving Utzon's birthplace form "
+        "one pair of type expand."
     )
 
     def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]
         return make_items(list(inputs["passages"]), "P")
 
     def user(self, inputs: Mapping[str, Any]) -> str:
-        require(inputs, "passages", task=self.name)
-        return (f"Passages:\n{render_items(self.items(inputs), 'passage')}\n"
-                'Reply with {"relations": [{"source_id": "P1", "target_id": "P2", "type": "...", '
-                '"description": "..."}, ...]}.')
+        require(inputs, "query", "passages", task=self.name)
+        return (f"Question:\n{block('data', inputs['query'])}\nPassages:\n"
+                f"{render_items(self.items(inputs), 'passage')}\n"
+                'Reply with {"relations": [{"source_id": "P1", "target_id": "P2", "type": '
+                '"support|complement|expand", "description": "..."}, ...]} (an empty list when no pair matters).')
 
     def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
         shown = [it.id for it in self.items(inputs)]
