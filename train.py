@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -75,25 +74,18 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         log.info("model found at %s (retrain=true to train again)", ckpt)
         model = task.load(ckpt)
     else:
-        from hyperrag.training import ResumableFit
+        from hyperrag.training.fit import fit_resumable
 
         model, datamodule = task.build_model(), task.build_datamodule()
-        # kill-and-resume: last.ckpt after each epoch (and mid-epoch) in <model_dir>/.partial/, the rerun continues
-        resume = cfg.get("resume") or {}
-        fit = ResumableFit(model_dir / ".partial", every_n_epochs=resume.get("every_n_epochs", 1),
-                           min_interval_s=resume.get("min_interval_s", 0.0), enabled=resume.get("enabled", True),
-                           every_n_steps=resume.get("every_n_steps"), every_seconds=resume.get("every_seconds"))
+        # kill-and-resume: last.ckpt after each epoch (and mid-epoch) in <model_dir>/.partial/, the rerun continues;
         # a task may fix trainer settings its key depends on (task=poincare: the hyperrag method's epochs)
-        trainer = instantiate(cfg.trainer, logger=logger, **getattr(task, "trainer_overrides", dict)(),
-                              **fit.trainer_kwargs())
-        t0 = time.perf_counter()
-        start_epoch = fit.fit(trainer, model, datamodule)
-        start_step = fit.start_step
-        fit_seconds = time.perf_counter() - t0
-        model_dir.mkdir(parents=True, exist_ok=True)
-        trainer.save_checkpoint(ckpt)
+        overrides = getattr(task, "trainer_overrides", dict)()
+        run_ = fit_resumable(model, datamodule, model_dir, resume=cfg.get("resume") or {},
+                             make_trainer=lambda kw: instantiate(cfg.trainer, logger=logger, **overrides, **kw))
         OmegaConf.save(cfg, model_dir / "config.yaml", resolve=True)
-        fit.finish()
+        fit_seconds, start_epoch, start_step = run_.seconds, run_.start_epoch, run_.start_step
+        if hasattr(task, "saved"):  # what else the task keeps beside its model (task=poincare: the ball's graph)
+            task.saved(model, model_dir)
     metrics: dict[str, Any] = {**task.evaluate(model), "fit_seconds": fit_seconds}
     if start_step:  # resumed: the epoch and the training step (global) the interrupted fit had reached
         metrics["resumed_at_epoch"], metrics["resumed_at_step"] = start_epoch, start_step

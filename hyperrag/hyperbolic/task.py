@@ -5,11 +5,10 @@ partials (``_partial_: true``) and are completed here with the task's graph: ``n
 for passages, the sentence embeddings that initialise the ball.
 
 * :class:`HyperRAGGraphTask` (``task=poincare``) — exactly the ball ``retrieve.py method=hyperrag`` uses:
-  the passage graph of :mod:`hyperrag.passage_graph` (explicit keyword forest, query-guided implicit forest
-  or their fusion, ``method.graph``), built and keyed by
-  :meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.prepare` from the ``method.retriever`` settings,
-  saved to ``<models_dir>/hyperrag/<data>-<graph>-<key>/model.ckpt`` — the checkpoint ``retrieve.py
-  method=hyperrag`` loads instead of training. LLM-free (the implicit graph's documented stand-in).
+  the ball index of :meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.build` (explicit keyword forest,
+  query-guided implicit forest or their fusion, ``method.graph``) from the ``method.retriever`` settings,
+  saved to ``<models_dir>/hyperrag/<data>-<graph>-<key>/`` — the folder ``retrieve.py method=hyperrag``
+  loads instead of training. LLM-free (the implicit graph's counted stand-in).
 * :class:`PassageGraphTask` (``task=poincare_openie``) — the passages of ``data``, linked when their OpenIE
   records share a canonical entity (:func:`~hyperrag.hyperbolic.graphs.shared_entity_edges`), initialised
   from the ``embedder``'s sentence embeddings.
@@ -193,12 +192,16 @@ class PassageGraphTask(PoincareTask):
 class HyperRAGGraphTask(PoincareTask):
     """HyperRAG's passage graph and ball, shared with ``retrieve.py method=hyperrag``.
 
+    The ball index is built by :meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.build` (LLM-free: the
+    query graphs' counted stand-in) and trained here by ``train.py`` through the same resumable Lightning fit
+    as :meth:`~hyperrag.hyperbolic.ball_index.BallIndex.train`, into the very folder the retriever looks in
+    (same key); :meth:`saved` writes the graph, keywords and corpus manifest beside ``model.ckpt``.
+
     Args:
         dataset: a :class:`~hyperrag.data.Dataset` (corpus; its query file's questions become query nodes
             for the ``implicit`` / ``fused`` graphs, text only).
         encoder: a :class:`~hyperrag.embedding.TextEncoder`.
-        retriever: the :class:`~hyperrag.retrievers.settings.HyperRAGSettings` of ``method.retriever``; its
-            ``model`` / ``train`` settings define the ball, the optimiser run and the checkpoint key.
+        retriever: the :class:`~hyperrag.retrievers.settings.HyperRAGSettings` of ``method.retriever``.
         device: where the retriever's tensors live (``hardware.device``).
         name: ``hyperrag`` — the ``models/`` folder the retriever reads.
     """
@@ -211,32 +214,39 @@ class HyperRAGGraphTask(PoincareTask):
         self.dataset = dataset
         self.retriever = HyperRAGRetriever(retriever, encoder=encoder, llm=None, device=device)
         self.data_name = f"{dataset.name}-{self.retriever.variant}"
-        self._key = ""
+        self.ball: Any = None
 
     def build_graph(self) -> TaskGraph:
-        prep = self.retriever.prepare(self.dataset)
-        self._key = prep["key"]
-        g = self.retriever.graph
-        labels = list(self.retriever.titles) + [f"Q: {q}" for q in g.questions]
+        from hyperrag.retrievers.hyperrag_update import dataset_questions
+
+        self.ball = ball = self.retriever.build(self.dataset)
+        folder = self.retriever.ball_folder(self.dataset, dataset_questions(self.retriever.settings, self.dataset))
+        g = ball.graph
+        labels = [ball.table.label(i) for i in range(g.num_passages)] + [f"Q: {q}" for q in g.questions]
         colors = torch.cat([torch.zeros(g.num_passages), torch.ones(g.num_queries)])
-        return TaskGraph(edges=prep["relations"], num_nodes=g.num_nodes, init_embeddings=prep["init"],
+        return TaskGraph(edges=ball.relations(), num_nodes=g.num_nodes,
                          plot_edges=g.forest(self.retriever.variant).edges.index, colors=colors, labels=labels,
-                         digest=prep["key"])
+                         digest=folder.name.rsplit("-", 1)[1])
 
     def key(self, **extra: Any) -> str:
-        """The retriever's key (corpus, forest, query nodes, model and training settings); ``extra`` is not
-        used — the epochs are ``method.retriever.train.max_epochs`` (see :meth:`trainer_overrides`)."""
-        _ = self.graph
-        return self._key
+        """The retriever's key (corpus, settings, questions, no LLM); ``extra`` is not used — the epochs are
+        ``method.retriever.train.max_epochs`` (see :meth:`trainer_overrides`)."""
+        return self.graph.digest
 
     def trainer_overrides(self) -> dict[str, Any]:
         return {"max_epochs": self.retriever.settings.train.max_epochs}
 
     def build_model(self) -> PoincareEmbedding:
-        return self.retriever.new_model(self.graph.init_embeddings)
+        _ = self.graph
+        return self.ball.new_model()
 
     def build_datamodule(self) -> EdgeDataModule:
-        return self.retriever.datamodule(self.graph.edges, self.graph.num_nodes)
+        return self.ball.datamodule(self.graph.edges)
+
+    def saved(self, model: PoincareEmbedding, model_dir: Path) -> None:
+        """Beside ``model.ckpt``: the ball's graph, keyword sets and corpus manifest (what the retriever loads)."""
+        self.ball.model = model
+        self.ball.save(model_dir, with_model=False)
 
 
 class TreeClosureTask(PoincareTask):

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import torch
 
 # keyword: explicit keyword overlap; query: query node → a passage it needed; support / complement / expand:
-# passage pairs as the LLM (or its stand-in) relates them for one query.
-RELATIONS = ("keyword", "query", "support", "complement", "expand")
+# passage pairs as the LLM (or its stand-in) relates them for one query; entity: two passages that share a key
+# entity (the fusion's merge, hyperrag.passage_graph.entities). Append only: saved graphs store the indices.
+RELATIONS = ("keyword", "query", "support", "complement", "expand", "entity")
 
 
 @dataclass

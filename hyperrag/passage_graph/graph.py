@@ -4,22 +4,25 @@ Nodes: passages ``0..P-1`` then query nodes ``P..P+Q-1`` (queries whose graphs w
 picks what the Poincaré ball is trained on:
 
 * ``explicit`` — the forest of the keyword edges (passages only);
-* ``implicit`` — the forest of the query-guided edges (query nodes are roots);
-* ``fused`` — both forests merged on their shared passages (:func:`~hyperrag.passage_graph.fusion.fuse_trees`);
-  with ``implicit_first`` (default) the query-guided forest is offered first, so every query tree stays whole
-  and keyword edges join where they neither give a passage a second parent nor close a cycle (weight order:
-  keyword overlaps up to 1.0 would otherwise cut a query's *expand* edges, cos ≈ 0.5–0.7).
+* ``implicit`` — the forest of the query-guided edges: each query's relation chains first (the LLM's *support* /
+  *complement* / *expand* edges between passages), then its *query* edges, so a chain ``q → p₁ → p₂`` keeps its
+  depth (a query edge to ``p₂`` would otherwise take ``p₂``'s one parent and turn the tree into a star);
+* ``fused`` — the trees merged on their shared nodes (:func:`~hyperrag.passage_graph.fusion.fuse_trees`):
+  passages (same id) and passages that share a key entity (``entity`` edges touching a query tree,
+  :mod:`hyperrag.passage_graph.entities`). With ``implicit_first`` (default) the query-guided forest is offered
+  first, whole, then the entity links, then the keyword forest, each joining where it neither gives a node a
+  second parent nor closes a cycle.
 
 Training relations (:meth:`PassageGraph.relations`): every forest edge in both directions (``child ↔ parent``;
 negatives exclude both), so a tree pulls parents and children together while the Nickel & Kiela negatives
 push unrelated passages apart. With ``query_closure_depth = d > 1`` each query node is also related to every
 descendant of its tree at most ``d`` edges below it (Nickel & Kiela's transitive closure, restricted to the
-query roots): a query node is pulled towards its second-hop (*expand*) passages too, not only towards the
-round-1 passages it is linked to directly.
+query roots): a query node is pulled towards its second-hop passages too, not only towards the passages it is
+linked to directly.
 
-Incremental corpus updates (:mod:`hyperrag.retrievers.hyperrag_update`): :meth:`PassageGraph.pin` freezes
-the current forest's edges (``pinned``); :meth:`forest` then offers every pinned edge before any other, so an
-insert keeps the trained forest as it is and the new edges join it only where they neither give a node a
+Incremental corpus updates (:class:`~hyperrag.hyperbolic.ball_index.BallIndex`): :meth:`PassageGraph.pin`
+freezes the current forest's edges (``pinned``); :meth:`forest` then offers every pinned edge before any other,
+so an insert keeps the trained forest as it is and the new edges join it only where they neither give a node a
 second parent nor close a cycle. :meth:`drop_passages` removes passages with every edge touching them (pinned
 ones included); their children become roots of the pinned forest and are re-attached by the remaining
 (unpinned) edges where those fit.
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from hyperrag.passage_graph.edges import EdgeSet
+from hyperrag.passage_graph.edges import RELATIONS, EdgeSet
 from hyperrag.passage_graph.fusion import Forest, build_forest, fuse_trees
 
 VARIANTS = ("explicit", "implicit", "fused")
@@ -45,6 +48,9 @@ class PassageGraph:
         explicit: keyword edges (all, before the forest).
         implicit: query-guided edges (all, before the forest).
         stats: facts worth logging (LLM calls, stand-in use, ...).
+        implicit_first: the fused forest offers the query trees first (else all edges by weight).
+        pinned: the trained forest an incremental update keeps.
+        entity: key-entity links of the corpus (all; the fused forest uses those touching a query tree).
     """
 
     num_passages: int
@@ -54,6 +60,7 @@ class PassageGraph:
     stats: dict = field(default_factory=dict)
     implicit_first: bool = True
     pinned: EdgeSet = field(default_factory=EdgeSet.empty)
+    entity: EdgeSet = field(default_factory=EdgeSet.empty)
 
     @property
     def num_queries(self) -> int:
@@ -70,16 +77,28 @@ class PassageGraph:
         n = self.num_nodes
         if len(self.pinned):  # the pinned forest first, whole; then the variant's forest where it fits
             free = PassageGraph(self.num_passages, self.questions, self.explicit, self.implicit,
-                                implicit_first=self.implicit_first)
+                                implicit_first=self.implicit_first, entity=self.entity)
             return fuse_trees(self.pinned, free.forest(variant).edges, num_nodes=n, priority=True)
         if variant == "explicit":
             return build_forest(self.explicit, n)
+        query = RELATIONS.index("query")
+        implicit = build_forest(self.implicit, n, rank=(self.implicit.relation == query).long())
         if variant == "implicit":
-            return build_forest(self.implicit, n)
-        explicit, implicit = build_forest(self.explicit, n).edges, build_forest(self.implicit, n).edges
+            return implicit
+        explicit = build_forest(self.explicit, n).edges
+        entity = self.entity_links(implicit.edges)
         if self.implicit_first:
-            return fuse_trees(implicit, explicit, num_nodes=n, priority=True)
-        return fuse_trees(explicit, implicit, num_nodes=n)
+            return fuse_trees(implicit.edges, entity, explicit, num_nodes=n, priority=True)
+        return fuse_trees(explicit, entity, implicit.edges, num_nodes=n)
+
+    def entity_links(self, trees: EdgeSet) -> EdgeSet:
+        """The key-entity edges with an endpoint among the passages of ``trees`` (the query trees)."""
+        if not len(self.entity) or not len(trees):
+            return EdgeSet.empty()
+        inside = torch.zeros(self.num_nodes, dtype=torch.bool)
+        inside[trees.parent] = True
+        inside[trees.child] = True
+        return self.entity.select(inside[self.entity.parent] | inside[self.entity.child])
 
     def pin(self, variant: str) -> Forest:
         """Freeze the variant's current forest: later forests keep all of its (surviving) edges."""
@@ -97,8 +116,6 @@ class PassageGraph:
                 the Nickel & Kiela loss: a query node is pulled harder to its first-round passages than to
                 the second-hop ones).
         """
-        from hyperrag.passage_graph.edges import RELATIONS
-
         forest = self.forest(variant)
         e = forest.edges.index
         if query_edge_repeat > 1:
@@ -110,9 +127,7 @@ class PassageGraph:
 
     def query_closure(self, forest: Forest, depth: int) -> torch.Tensor:
         """LongTensor [2, C]: ``(query node, descendant)`` pairs 2..``depth`` edges apart in ``forest``,
-        following query-guided edges only (a keyword child of a query's passage is not the query's evidence)."""
-        from hyperrag.passage_graph.edges import RELATIONS
-
+        following query-guided and entity edges only (a keyword child of a query's passage is not its evidence)."""
         keyword = RELATIONS.index("keyword")
         e = forest.edges
         children: dict[int, list[int]] = {}
@@ -134,10 +149,11 @@ class PassageGraph:
         self.questions.extend(questions)
         self.implicit = self.implicit.cat(edges)
 
-    def add_passages(self, count: int, explicit: EdgeSet) -> None:
+    def add_passages(self, count: int, explicit: EdgeSet, entity: EdgeSet | None = None) -> None:
         """Insert ``count`` passages after the current ones (query node ids shift by ``count``).
 
-        ``explicit``: the new keyword edges, in the new numbering (passages ``0..P+count-1``).
+        ``explicit`` / ``entity``: the new keyword and key-entity edges, in the new numbering (passages
+        ``0..P+count-1``).
         """
         p = self.num_passages
         shift = lambda t: torch.where(t >= p, t + count, t)
@@ -147,6 +163,8 @@ class PassageGraph:
         self.pinned = EdgeSet(shift(pin.parent), shift(pin.child), pin.weight, pin.relation)
         self.num_passages += count
         self.explicit = self.explicit.cat(explicit)
+        if entity is not None:
+            self.entity = self.entity.cat(entity)
 
     def drop_queries(self, keep: torch.Tensor) -> torch.Tensor:
         """Remove query nodes (stale ones) and their edges; later query ids are renumbered.
@@ -176,6 +194,7 @@ class PassageGraph:
         self.explicit = _renumber(self.explicit, node_keep, new_id)
         self.implicit = _renumber(self.implicit, node_keep, new_id)
         self.pinned = _renumber(self.pinned, node_keep, new_id)
+        self.entity = _renumber(self.entity, node_keep, new_id)
         self.num_passages = int(keep.sum())
         return torch.nonzero(node_keep).flatten()
 
@@ -199,14 +218,15 @@ class PassageGraph:
     def to_dict(self) -> dict:
         return {"num_passages": self.num_passages, "questions": self.questions,
                 "explicit": self.explicit.to_dict(), "implicit": self.implicit.to_dict(), "stats": self.stats,
-                "implicit_first": self.implicit_first, "pinned": self.pinned.to_dict()}
+                "implicit_first": self.implicit_first, "pinned": self.pinned.to_dict(),
+                "entity": self.entity.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict) -> PassageGraph:
-        pinned = EdgeSet.from_dict(d["pinned"]) if "pinned" in d else EdgeSet.empty()
+        opt = lambda k: EdgeSet.from_dict(d[k]) if k in d else EdgeSet.empty()
         return cls(d["num_passages"], list(d["questions"]), EdgeSet.from_dict(d["explicit"]),
                    EdgeSet.from_dict(d["implicit"]), dict(d.get("stats", {})), d.get("implicit_first", True),
-                   pinned)
+                   opt("pinned"), opt("entity"))
 
 
 def _renumber(edges: EdgeSet, node_keep: torch.Tensor, new_id: torch.Tensor) -> EdgeSet:

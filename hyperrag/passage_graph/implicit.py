@@ -1,30 +1,34 @@
-"""Query-guided implicit edges (HyperRAG's query graph): dense candidates, LLM selection, relations, rounds.
+"""Query-guided implicit edges (HyperRAG §3.1.2; Algorithm 1, lines 1–8): each question's tree, round by round.
 
-For every query ``q`` (node id ``P + q``):
+For every question ``q`` (node id ``P + q``) and round ``t = 1..T`` (``max_rounds``):
 
-1. **candidates** — the dense top-``K`` passages of the query (cosine of the sentence embeddings);
-2. **selection** — the LLM's ``passage_selection`` keeps the passages that help answer ``q``;
-3. **relations** — ``passage_relations`` links pairs of the selected passages; the task's link types map
-   onto HyperRAG's three relations: ``same_entity`` → *support*, ``elaborates`` → *expand*, ``causes`` /
-   ``precedes`` / ``related`` → *complement* (``contradicts`` gives no edge);
-4. **missing concepts** — ``missing_concepts`` names what the evidence still lacks; each concept is a new
-   dense query whose top-``K_round`` unseen passages go through selection again — at most ``max_rounds``
-   rounds in all, stopping early when the LLM says the evidence suffices.
+1. **Retrieve** — candidates ``P_t``: in round 1 the dense top-``K`` passages of ``q`` (cosine of the sentence
+   embeddings); in later rounds the dense top-``round_top_k`` unseen passages of each *new query* that the
+   previous round's missing-concept step produced (the LLM's follow-up questions; its missing concept names
+   when it gave none);
+2. **SelectRelevant(P_t, q)** — ``passage_selection`` with the question: ``R_t`` is what the LLM kept, at most
+   ``max_selected`` per query of the round. Empty is empty: the question then gains nothing this round;
+3. **BuildEdges(R_t, R_{t-1})** — ``passage_relations`` with the question over ``R_{t-1} ∪ R_t``: typed edges
+   ``source → target`` (*support* / *complement* / *expand*, the paper's three) that touch ``R_t``. A passage of
+   ``R_1``, or of a later round that no relation reaches, also hangs from the query node (*query* edge) — the
+   question chose it. The fused forest offers relation edges before query edges
+   (:meth:`~hyperrag.passage_graph.graph.PassageGraph.forest`), so a relation chain ``q → p₁ → p₂`` keeps its
+   depth instead of becoming a star;
+4. **NeedMoreContext(R_t, q)** — ``missing_concepts`` with the question and every passage kept so far: stop when
+   it says the evidence suffices; otherwise its follow-up questions are round ``t+1``'s new queries.
 
-Edges (parent → child): ``query → selected passage`` (relation *query*, weight ``1 + cos``: a query tree is
-rooted at its query), typed passage pairs (weight ``cos`` of the pair), and for a later round
-``best passage of the previous round → new passage`` (*expand*, weight ``cos(concept, passage)``).
+Weights (the forest keeps strong edges first within a rank): query edges ``1 + cos(q, p)``, relation edges
+``cos`` of the pair.
 
-**LLM-free stand-in** (``llm=none``, or a failed call): selection keeps the candidates whose cosine is within
-``margin`` of the query's best candidate (at most ``max_selected``); each kept passage after the best one is
-linked ``best → passage`` as *support* (weight = their cosine). The missing-concept rounds become
-**pseudo-relevance feedback** (``feedback: keywords``): the missing concepts of round ``t`` are the keywords
-(YAKE sets, ``keyword_sets``) of the round's best passage that the question does not already contain; the
-round's dense query is the question followed by those keywords (``question + " " + " ".join(new keywords)``),
-its ``round_top_k`` best unseen passages are kept and linked ``best passage of round t → passage`` as
-*expand*. MuSiQue's questions are 2–4-hop bridges: the first passage names the bridge entity, the feedback
-query finds the passage about it. It is documented as a stand-in and labelled as such in the statistics —
-never passed off as an LLM's judgement.
+**LLM-free stand-in** (no LLM, or a failed call — the step is then counted in :attr:`QueryGraphBuilder.skipped`,
+which the retriever reports as ``llm_steps_skipped``): selection keeps the candidates within ``margin`` of the
+best cosine (at most ``max_selected``); relations link the best passage to each other kept one (*support*);
+the missing-concept rounds become **pseudo-relevance feedback** (``feedback: keywords``): the new query of round
+``t+1`` is the question followed by the YAKE keywords of round ``t``'s best passage that the question lacks
+(``question + " " + " ".join(new keywords)``), its ``round_top_k`` best unseen passages are kept and linked
+``best passage of round t → passage`` (*expand*). MuSiQue's questions are 2–4-hop bridges: the first passage
+names the bridge entity, the feedback query finds the passage about it. It is labelled as a stand-in in the
+statistics, never passed off as an LLM's judgement.
 
 Only question text is used; gold passages and answers are never read.
 """
@@ -33,7 +37,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,21 +53,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+")
-
-LINK_TO_RELATION = {"same_entity": "support", "elaborates": "expand", "causes": "complement",
-                    "precedes": "complement", "related": "complement"}
+#: the LLM steps of a query graph, as counted in ``skipped``
+STEPS = ("passage_selection", "passage_relations", "missing_concepts")
 
 
 @settings
 class ImplicitSettings:
     """Attributes:
-        top_k: dense candidates per query (K).
-        max_rounds: retrieval rounds per query (T ≥ 1; rounds after the first need missing concepts).
-        round_top_k: new candidates per missing concept in later rounds.
-        max_concepts: missing concepts followed per round.
-        max_selected: passages kept per round at most.
+        top_k: dense candidates per question in round 1 (K).
+        max_rounds: retrieval rounds per question (T ≥ 1; rounds after the first follow the missing concepts).
+        round_top_k: dense candidates per new query in later rounds.
+        max_concepts: new queries (follow-up questions) followed per round at most.
+        max_selected: passages kept per query of a round at most.
         margin: stand-in selection — keep candidates with ``cos ≥ best − margin``.
-        relations: ask the LLM for pair relations (else only query edges and round links).
+        relations: ask the LLM how the kept passages relate (else only query edges and the stand-in links).
         passage_chars: characters of each passage shown to the LLM.
         feedback: LLM-free rounds — ``keywords`` (pseudo-relevance feedback from the best passage's keyword
             set, see the module notes) or ``none`` (one round without an LLM).
@@ -83,27 +87,40 @@ class ImplicitSettings:
 
 @dataclass
 class QueryGraph:
-    """What one query contributed: its selected passages per round and its edges."""
+    """What one question contributed: its kept passages per round, its new queries, who decided."""
 
     query: int  # query index (node id = num_passages + query)
-    selected: list[list[int]] = field(default_factory=list)  # per round, passage ids
-    concepts: list[str] = field(default_factory=list)
-    llm: bool = False  # selection/relations came from the LLM (False: the stand-in)
+    selected: list[list[int]] = field(default_factory=list)  # R_t per round, passage ids
+    queries: list[list[str]] = field(default_factory=list)  # per later round, its new queries (follow-ups / feedback)
+    stand_in_steps: Counter = field(default_factory=Counter)  # steps decided by the stand-in, by step
+    done: bool = False  # NeedMoreContext said no (or nothing more to follow)
 
     @property
     def passages(self) -> list[int]:
         return [p for r in self.selected for p in r]
 
+    @property
+    def llm(self) -> bool:
+        """Every step of this query graph came from the LLM."""
+        return not self.stand_in_steps
+
+    def previous(self) -> list[int]:
+        """The last non-empty round before the current one (``R_{t-1}``)."""
+        return next((r for r in reversed(self.selected[:-1]) if r), [])
+
+
+AddEdge = Callable[[int, int, float, str], None]
+
 
 class QueryGraphBuilder:
-    """Builds query graphs for batches of queries.
+    """Builds query graphs for batches of questions.
 
     Args:
         passage_emb: FloatTensor [P, D], unit-norm passage embeddings.
         passage_texts: P texts (shown to the LLM).
-        encoder: embeds missing concepts (``encode(list[str]) -> [n, D]``); only needed with an LLM.
-        llm: the framework's LLM; ``None`` or unavailable → the stand-in.
         settings: :class:`ImplicitSettings`.
+        encoder: embeds the new queries of later rounds (``encode(list[str]) -> [n, D]``).
+        llm: the framework's LLM; ``None`` or unavailable → the stand-in (steps counted in :attr:`skipped`).
         keyword_sets: P keyword sets (the explicit graph's YAKE sets), for the LLM-free feedback rounds.
     """
 
@@ -117,6 +134,8 @@ class QueryGraphBuilder:
         self.s = settings
         self.keyword_sets = list(keyword_sets) if keyword_sets is not None else None
         self.llm_calls = 0
+        #: configured LLM steps that did not run (no LLM or a failed call), by step
+        self.skipped: Counter[str] = Counter()
 
     @property
     def use_llm(self) -> bool:
@@ -126,31 +145,25 @@ class QueryGraphBuilder:
         """``(passage id, clipped text)`` pairs, the candidates a task shows with short IDs."""
         return [(p, self.texts[p][: self.s.passage_chars]) for p in pids]
 
-    def _select(self, questions: list[str], cands: list[list[int]], scores: list[list[float]]
-                ) -> tuple[list[list[int]], list[bool]]:
-        """Selected passage ids per query and whether the LLM chose them."""
-        out = [self._stand_in_select(c, s) for c, s in zip(cands, scores)]
-        by_llm = [False] * len(questions)
-        if not self.use_llm:
-            return out, by_llm
-        todo = [i for i, c in enumerate(cands) if c]
-        inputs = [{"query": questions[i], "passages": self._show(cands[i]), "max_selected": self.s.max_selected}
-                  for i in todo]
-        results = self.llm.complete_structured_batch("passage_selection", inputs, progress="passage selection")
-        self.llm_calls += len(inputs)
-        for i, res in zip(todo, results):
-            if res.ok and res.value:
-                out[i], by_llm[i] = [int(p) for p in res.value][: self.s.max_selected], True
-        return out, by_llm
+    def _ask(self, step: str, rows: list[int], inputs: list[dict[str, Any]], graphs: list[QueryGraph]
+             ) -> dict[int, Any]:
+        """One LLM step for ``rows`` (graph positions): ``{row: result}`` of the calls that succeeded. Rows
+        without an answer (no LLM, failed call) are counted as skipped and marked as decided by the stand-in."""
+        ok: dict[int, Any] = {}
+        if rows and self.use_llm:
+            results = self.llm.complete_structured_batch(step, inputs, progress=step.replace("_", " "))
+            self.llm_calls += len(inputs)
+            ok = {b: r for b, r in zip(rows, results) if r.ok}
+        for b in rows:
+            if b not in ok:
+                self.skipped[step] += 1
+                graphs[b].stand_in_steps[step] += 1
+        return ok
 
-    def _stand_in_select(self, cands: list[int], scores: list[float]) -> list[int]:
-        if not cands:
-            return []
-        best = scores[0]
-        return [p for p, s in zip(cands, scores) if s >= best - self.s.margin][: self.s.max_selected]
-
+    # ---- retrieval ---------------------------------------------------------------------------------------
     def _dense(self, queries: torch.Tensor, k: int, exclude: list[set[int]] | None = None
                ) -> tuple[list[list[int]], list[list[float]]]:
+        """Dense top-``k`` per query row, leaving out ``exclude[b]``: (passage ids, cosines) per row."""
         sims = queries.float() @ self.passage_emb.T  # [B, P]
         extra = max((len(e) for e in exclude), default=0) if exclude else 0
         val, idx = torch.topk(sims, min(k + extra, sims.shape[1]), dim=1)
@@ -164,7 +177,7 @@ class QueryGraphBuilder:
 
     def build(self, questions: Sequence[str], query_emb: torch.Tensor, query_offset: int = 0,
               num_passages: int | None = None) -> tuple[EdgeSet, list[QueryGraph]]:
-        """Query graphs of a batch.
+        """Query graphs of a batch (Algorithm 1, lines 1–8, for every question at once).
 
         Args:
             questions: B question texts.
@@ -189,39 +202,126 @@ class QueryGraphBuilder:
             wts.append(float(w))
             rel.append(r)
 
-        cands, scores = self._dense(query_emb, self.s.top_k)
-        selected, by_llm = self._select(questions, cands, scores)
-        for b, g in enumerate(graphs):
-            g.selected.append(selected[b])
-            g.llm = by_llm[b]
-            qnode = n_pass + g.query
-            qv = query_emb[b].float()
-            for p in selected[b]:
-                add(qnode, p, 1.0 + float(qv @ self.passage_emb[p]), "query")
-        self._relations(graphs, selected, by_llm, add)
-        self._rounds(questions, graphs, add)
+        qemb = query_emb.float()
+        cands, scores = self._dense(qemb, self.s.top_k)
+        pools = {b: (c, s) for b, (c, s) in enumerate(zip(cands, scores))}
+        for t in range(self.s.max_rounds):
+            rows = [b for b in pools if pools[b][0]]
+            # round 1: max_selected; a later round: max_selected per new query of that round
+            caps = {b: self.s.max_selected * (len(graphs[b].queries[-1]) if t else 1) for b in rows}
+            kept = self._select(questions, graphs, rows, pools, caps)
+            for b, g in enumerate(graphs):
+                g.selected.append(kept.get(b, []))
+            self._build_edges(questions, graphs, t, add, n_pass, qemb)
+            if t + 1 == self.s.max_rounds:
+                break
+            pools = self._next_round(questions, graphs, t)
+            if not pools:
+                break
         return EdgeSet.from_lists(par, chi, wts, rel), graphs
 
+    # ---- SelectRelevant ----------------------------------------------------------------------------------
+    def _select(self, questions: list[str], graphs: list[QueryGraph], rows: list[int],
+                pools: dict[int, tuple[list[int], list[float]]], caps: dict[int, int]) -> dict[int, list[int]]:
+        """``R_t`` per graph position: the LLM's selection (empty is empty), the stand-in where it has none."""
+        inputs = [{"query": questions[b], "passages": self._show(pools[b][0]), "max_selected": caps[b]}
+                  for b in rows]
+        answered = self._ask("passage_selection", rows, inputs, graphs)
+        out = {}
+        for b in rows:
+            cands, scores = pools[b]
+            if b in answered:
+                out[b] = [int(p) for p in answered[b].value][: caps[b]]
+            elif len(graphs[b].selected) == 0:  # round 1: the cosine-margin stand-in
+                best = scores[0]
+                out[b] = [p for p, s in zip(cands, scores) if s >= best - self.s.margin][: self.s.max_selected]
+            else:  # later rounds: the feedback query's passages are kept
+                out[b] = list(cands)
+        return out
+
+    # ---- BuildEdges --------------------------------------------------------------------------------------
     def _pair_cos(self, a: int, b: int) -> float:
         return float(self.passage_emb[a] @ self.passage_emb[b])
 
-    def _relations(self, graphs: list[QueryGraph], selected: list[list[int]], by_llm: list[bool], add) -> None:
-        llm_rows = [b for b, g in enumerate(graphs) if by_llm[b] and len(selected[b]) > 1 and self.s.relations]
-        results: dict[int, Any] = {}
-        if llm_rows and self.use_llm:
-            inputs = [{"passages": self._show(selected[b])} for b in llm_rows]
-            res = self.llm.complete_structured_batch("passage_relations", inputs, progress="passage relations")
-            self.llm_calls += len(inputs)
-            results = {b: r for b, r in zip(llm_rows, res) if r.ok}
-        for b, sel in enumerate(selected):
-            if b in results:
-                for src, dst, kind, _ in results[b].value:
-                    relation = LINK_TO_RELATION.get(kind)
-                    if relation is not None:
-                        add(int(src), int(dst), self._pair_cos(int(src), int(dst)), relation)
-            else:  # stand-in: the best passage supports / is supported by the others
-                for p in sel[1:]:
-                    add(sel[0], p, self._pair_cos(sel[0], p), "support")
+    def _build_edges(self, questions: list[str], graphs: list[QueryGraph], t: int, add: AddEdge, n_pass: int,
+                     qemb: torch.Tensor) -> None:
+        """Typed passage edges touching ``R_t`` (LLM relations over ``R_{t-1} ∪ R_t``, or the stand-in's links)
+        and query edges to the passages of ``R_t`` that no relation reaches (all of ``R_1``)."""
+        rows = [b for b, g in enumerate(graphs) if g.selected[t] and len(g.previous() + g.selected[t]) > 1]
+        answered: dict[int, Any] = {}
+        if self.s.relations:
+            inputs = [{"query": questions[b], "passages": self._show(graphs[b].previous() + graphs[b].selected[t])}
+                      for b in rows]
+            answered = self._ask("passage_relations", rows, inputs, graphs)
+        for b, g in enumerate(graphs):
+            new = g.selected[t]
+            if not new:
+                continue
+            reached: set[int] = set()
+            if b in answered:
+                fresh = set(new)
+                for src, dst, kind, _ in answered[b].value:
+                    src, dst = int(src), int(dst)
+                    if src in fresh or dst in fresh:
+                        add(src, dst, self._pair_cos(src, dst), kind)
+                        reached.add(dst)
+            elif t == 0:  # stand-in: the best passage supports the others
+                for p in new[1:]:
+                    add(new[0], p, self._pair_cos(new[0], p), "support")
+            else:  # stand-in: the previous round's best passage expands into the new ones
+                anchor = g.previous()[0] if g.previous() else None
+                for p in new if anchor is not None else ():
+                    add(anchor, p, self._pair_cos(anchor, p), "expand")
+                    reached.add(p)
+            qnode = n_pass + g.query
+            for p in new:
+                if t == 0 or p not in reached:
+                    add(qnode, p, 1.0 + float(qemb[b] @ self.passage_emb[p]), "query")
+
+    # ---- NeedMoreContext ---------------------------------------------------------------------------------
+    def _next_round(self, questions: list[str], graphs: list[QueryGraph], t: int
+                    ) -> dict[int, tuple[list[int], list[float]]]:
+        """The next round's candidate pools: the dense passages of each question's new queries."""
+        rows = [b for b, g in enumerate(graphs) if not g.done]
+        inputs = [{"query": questions[b], "passages": self._show(graphs[b].passages)} for b in rows]
+        answered = self._ask("missing_concepts", rows, inputs, graphs) if self.encoder is not None else {}
+        follow: list[tuple[int, str]] = []
+        for b in rows:
+            g = graphs[b]
+            if b in answered:
+                out = answered[b].output
+                new = list(out.follow_up_questions) or list(out.missing_concepts)
+                if out.sufficient or not new:
+                    g.done = True
+                    continue
+                new = new[: self.s.max_concepts]
+            else:
+                new = self._feedback(questions[b], g)
+                if not new:
+                    g.done = True
+                    continue
+            g.queries.append(new)
+            follow.extend((b, q) for q in new)
+        if not follow or self.encoder is None:
+            return {}
+        emb = self.encoder.encode([q for _, q in follow], desc="new queries")
+        cands, scores = self._dense(emb, self.s.round_top_k, exclude=[set(graphs[b].passages) for b, _ in follow])
+        pools: dict[int, tuple[list[int], list[float]]] = {}
+        for (b, _), cs, ss in zip(follow, cands, scores):
+            got = pools.setdefault(b, ([], []))
+            for p, s in zip(cs, ss):
+                if p not in got[0]:
+                    got[0].append(p)
+                    got[1].append(s)
+        return pools
+
+    def _feedback(self, question: str, g: QueryGraph) -> list[str]:
+        """The stand-in's new query (pseudo-relevance feedback), or none."""
+        last = g.selected[-1] if g.selected and g.selected[-1] else g.previous()
+        if self.s.feedback != "keywords" or self.keyword_sets is None or not last:
+            return []
+        text, new = self.feedback_query(question, last[0])
+        return [text] if new else []
 
     def feedback_query(self, question: str, passage: int) -> tuple[str, list[str]]:
         """The stand-in's next-round query: ``(question + new keywords, new keywords)``.
@@ -234,67 +334,3 @@ class QueryGraphBuilder:
         new = [k for k in sorted(self.keyword_sets[passage]) if not set(_WORD.findall(k)) <= q_words]
         new = new[: self.s.feedback_keywords]
         return (question + " " + " ".join(new)).strip(), new
-
-    def _feedback_rounds(self, questions: list[str], graphs: list[QueryGraph], add) -> None:
-        """LLM-free missing-concept rounds: pseudo-relevance feedback from each round's best passage."""
-        if self.s.feedback != "keywords" or self.keyword_sets is None or self.encoder is None:
-            return
-        for _ in range(1, self.s.max_rounds):
-            active = [b for b, g in enumerate(graphs) if not g.llm and g.selected[-1]]
-            if not active:
-                return
-            texts, rows = [], []
-            for b in active:
-                text, new = self.feedback_query(questions[b], graphs[b].selected[-1][0])
-                if new:
-                    texts.append(text)
-                    rows.append(b)
-                    graphs[b].concepts.extend(new)
-            if not rows:
-                return
-            femb = self.encoder.encode(texts, desc="feedback queries")
-            cands, scores = self._dense(femb, self.s.round_top_k, exclude=[set(graphs[b].passages) for b in rows])
-            for b, cs, ss in zip(rows, cands, scores):
-                anchor = graphs[b].selected[-1][0]
-                graphs[b].selected.append(cs)
-                for p, sc in zip(cs, ss):
-                    add(anchor, p, sc, "expand")
-
-    def _rounds(self, questions: list[str], graphs: list[QueryGraph], add) -> None:
-        self._feedback_rounds(questions, graphs, add)
-        if not self.use_llm or self.encoder is None:
-            return
-        for _ in range(1, self.s.max_rounds):
-            active = [b for b, g in enumerate(graphs) if g.llm and g.selected[-1]]
-            if not active:
-                return
-            inputs = [{"query": questions[b], "passages": self._show(graphs[b].passages)} for b in active]
-            res = self.llm.complete_structured_batch("missing_concepts", inputs, progress="missing concepts")
-            self.llm_calls += len(inputs)
-            follow = []
-            for b, r in zip(active, res):
-                if r.ok and not r.output.sufficient and r.output.missing_concepts:
-                    concepts = list(r.output.missing_concepts)[: self.s.max_concepts]
-                    graphs[b].concepts.extend(concepts)
-                    follow.extend((b, c) for c in concepts)
-            if not follow:
-                return
-            cemb = self.encoder.encode([c for _, c in follow], desc="missing concepts")
-            seen = [set(graphs[b].passages) for b, _ in follow]
-            cands, scores = self._dense(cemb, self.s.round_top_k, exclude=seen)
-            per_query: dict[int, tuple[list[int], list[float]]] = {}
-            for (b, _), cs, ss in zip(follow, cands, scores):
-                got = per_query.setdefault(b, ([], []))
-                for p, s in zip(cs, ss):
-                    if p not in got[0]:
-                        got[0].append(p)
-                        got[1].append(s)
-            rows = list(per_query)
-            sel, _ = self._select([questions[b] for b in rows], [per_query[b][0] for b in rows],
-                                  [per_query[b][1] for b in rows])
-            for b, new in zip(rows, sel):
-                anchor = graphs[b].selected[-1][0]
-                score = dict(zip(*per_query[b]))
-                graphs[b].selected.append(new)
-                for p in new:
-                    add(anchor, p, score.get(p, 0.0), "expand")

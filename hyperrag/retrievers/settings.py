@@ -32,6 +32,7 @@ from hyperrag.hierarchy.hierarchy import HierarchySettings
 from hyperrag.hierarchy.modules import ModuleTextSettings
 from hyperrag.hierarchy.summaries import SummarySettings
 from hyperrag.index.kg_index import GraphSettings
+from hyperrag.passage_graph.entities import KeyEntitySettings
 from hyperrag.passage_graph.explicit import ExplicitSettings
 from hyperrag.passage_graph.implicit import ImplicitSettings
 from hyperrag.passage_graph.keywords import KeywordSettings
@@ -235,15 +236,18 @@ class HyperRAGSettings:
 
     Attributes:
         graph: ``explicit`` | ``implicit`` | ``fused`` — the forest the ball is trained on.
-        keywords, explicit, implicit: the passage graph's keyword sets, keyword edges and query graphs.
+        keywords, explicit, key_entity, implicit: the passage graph's keyword sets, keyword edges, key-entity
+            links (the fusion's entity merge) and query graphs.
         implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
         fusion: ``implicit_first`` or ``weight`` — how the ``fused`` forest is built.
         query_closure_depth: training relations add query node ↔ descendants up to this depth.
         query_edge_repeat: direct query → passage relations repeated this many times in training.
-        query_position: ``trained`` (a question that is a query node is ranked from its trained point) or
-            ``projected``.
+        query_position: ``projected`` (the paper's rule: the question's sentence embedding projected into the
+            ball) or ``trained`` (transductive: a question that is a query node is ranked from its trained node).
         model, train: the ball and its training.
-        multi_step: decompose with the LLM (ignored without one); ``max_sub_questions`` used at most.
+        multi_step: decompose with the LLM, answer the sub-questions in order, synthesise (without an LLM: single
+            step, counted as skipped); ``max_sub_questions`` used at most; ``reader_passages`` shown to the reader
+            per (sub-)question.
         streaming: query graphs at retrieval time.
         models_dir: root of trained models (``<models_dir>/hyperrag/...``).
         index_root: cache of keyword sets.
@@ -256,16 +260,18 @@ class HyperRAGSettings:
     graph: Literal["explicit", "implicit", "fused"]
     keywords: KeywordSettings
     explicit: ExplicitSettings
+    key_entity: KeyEntitySettings
     implicit_queries: Literal["query_file", "none"]
     implicit: ImplicitSettings
     fusion: Literal["implicit_first", "weight"]
     query_closure_depth: PositiveInt
     query_edge_repeat: PositiveInt
-    query_position: Literal["trained", "projected"]
+    query_position: Literal["projected", "trained"]
     model: PoincareModelSettings
     train: PoincareTrainSettings
     multi_step: bool
     max_sub_questions: PositiveInt
+    reader_passages: PositiveInt
     streaming: StreamingSettings
     models_dir: str
     index_root: str | None

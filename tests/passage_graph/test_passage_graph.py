@@ -58,6 +58,7 @@ def test_implicit_stand_in_builds_query_trees():
     builder = QueryGraphBuilder(p, [f"p{i}" for i in range(20)], IMPLICIT, llm=None)
     edges, graphs = builder.build(["q0", "q1"], q)
     assert builder.llm_calls == 0 and not any(g.llm for g in graphs)
+    assert dict(builder.skipped) == {"passage_selection": 2}  # no LLM, counted; one kept passage, no encoder
     assert graphs[0].selected[0][0] == 0 and graphs[1].selected[0][0] == 1  # the nearest passage is kept first
     query_edges = edges.select(edges.relation == 1)
     assert set(query_edges.parent.tolist()) == {20, 21}  # query nodes P + i are the roots
@@ -140,7 +141,8 @@ def test_stand_in_feedback_round_reaches_the_bridge_passage():
     builder = QueryGraphBuilder(enc.encode(texts), texts, feedback, encoder=enc, llm=None, keyword_sets=kws)
     assert builder.feedback_query("where was alice born", 0) == ("where was alice born wonderland", ["wonderland"])
     edges, graphs = builder.build(["where was alice born"], enc.encode(["where was alice born"]))
-    assert graphs[0].selected == [[0], [1]] and graphs[0].concepts == ["wonderland"]
+    assert graphs[0].selected == [[0], [1]] and graphs[0].queries == [["where was alice born wonderland"]]
+    assert dict(builder.skipped) == {"passage_selection": 2, "passage_relations": 1, "missing_concepts": 1}
     expand = edges.select(edges.relation == RELATIONS.index("expand"))
     assert list(zip(expand.parent.tolist(), expand.child.tolist())) == [(0, 1)]  # best passage → bridge
     off = QueryGraphBuilder(enc.encode(texts), texts, replace(IMPLICIT, top_k=2, max_selected=1, feedback="none"),
@@ -172,3 +174,37 @@ def test_fusion_priority_keeps_query_trees_whole():
     assert g.forest("fused").parent.tolist()[1] == 0
     g.implicit_first = False
     assert g.forest("fused").parent.tolist()[1] == 2
+
+
+def test_implicit_forest_keeps_relation_chains():
+    """q → a (query), q → b (query), a → b (expand): the chain wins b's one parent, so b hangs under a."""
+    g = PassageGraph(3)
+    g.add_queries(["q"], EdgeSet.from_lists([3, 3, 0], [0, 1, 1], [1.9, 1.8, 0.4], ["query", "query", "expand"]))
+    f = g.forest("implicit")
+    assert f.parent.tolist() == [3, 0, -1, -1] and f.is_valid()
+    pairs = set(zip(*g.relations("fused", query_closure_depth=2).tolist()))
+    assert {(0, 1), (1, 0), (3, 1), (1, 3)} <= pairs  # the relation edge trains, and q reaches b through it
+
+
+def test_key_entity_links_and_their_place_in_the_fusion():
+    from hyperrag.passage_graph import key_entity_edges
+
+    s = HYPERRAG.key_entity
+    titles = ["Black Hawk Township", "Jefferson County", "Jefferson County", "Lake Ohrid", ""]
+    texts = ["Black Hawk Township is located in Jefferson County, Iowa.", "Jefferson County borders Dodge County.",
+             "Jefferson County was named after Thomas Jefferson.", "Lake Ohrid lies on the border of Albania.",
+             "Lake Ohrid and Jefferson County are far apart."]
+    e = key_entity_edges(titles, texts, s)
+    pairs = set(zip(e.parent.tolist(), e.child.tolist()))
+    assert {(0, 1), (0, 2), (1, 2), (4, 3), (4, 1), (4, 2)} <= pairs and (2, 1) not in pairs
+    assert set(e.relation.tolist()) == {RELATIONS.index("entity")}
+    assert not len(key_entity_edges(titles, texts, replace(s, source="none")))
+    assert len(key_entity_edges(titles, texts, replace(s, max_passages=1))) < len(e)  # "Jefferson County" named 2x
+    only_new = key_entity_edges(titles, texts, s, first=4)
+    assert all(a >= 4 or b >= 4 for a, b in zip(only_new.parent.tolist(), only_new.child.tolist()))
+    # the fused forest offers only the entity links that touch a query tree
+    g = PassageGraph(5, entity=e)
+    g.add_queries(["q"], EdgeSet.from_lists([5], [0], [1.9], ["query"]))
+    fused = g.forest("fused")
+    kept = set(zip(fused.edges.parent.tolist(), fused.edges.child.tolist()))
+    assert (0, 1) in kept and (4, 3) not in kept and fused.is_valid()
