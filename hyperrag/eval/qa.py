@@ -1,5 +1,6 @@
-"""Answer metrics with SQuAD-style normalisation: exact match, token F1, joint success rate (JSR), and the
-accuracy of multiple-choice answers (an answer read back to one of the options by letter or text)."""
+"""Answer metrics with SQuAD-style normalisation: exact match, token F1, answer containment (Match-Acc, as
+HyperRAG's Table 1 and HippoRAG report it: a gold answer occurs in the response), joint success rate (JSR), and
+the accuracy of multiple-choice answers (an answer read back to one of the options by letter or text)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ def exact_match(prediction: str, golds: Sequence[str]) -> float:
     return float(any(pred == normalize_answer(g) for g in golds))
 
 
+def answer_contained(prediction: str, golds: Sequence[str]) -> float:
+    """1.0 when a normalised gold answer occurs in the normalised prediction as whole words (Match-Acc)."""
+    pred = f" {normalize_answer(prediction)} "
+    return float(any(normalize_answer(g) and f" {normalize_answer(g)} " in pred for g in golds))
+
+
 def token_f1(prediction: str, golds: Sequence[str]) -> float:
     """Best token-overlap F1 of the prediction against any gold answer."""
     pred_tokens = normalize_answer(prediction).split()
@@ -48,13 +55,15 @@ def token_f1(prediction: str, golds: Sequence[str]) -> float:
 
 def qa_metrics(predictions: Sequence[str], golds: Sequence[Sequence[str]],
                full_chain: Sequence[float] | None = None) -> dict[str, float]:
-    """Mean EM and F1 in percent over queries with gold answers; JSR (full chain retrieved *and* EM) when
-    ``full_chain`` (per query 0/1, e.g. fcr@5) is given."""
+    """Mean EM, F1 and Match-Acc (``match_acc``: a gold answer contained in the response) in percent over
+    queries with gold answers; JSR (full chain retrieved *and* EM) when ``full_chain`` (per query 0/1, e.g.
+    fcr@5) is given."""
     rows = [(i, p, g) for i, (p, g) in enumerate(zip(predictions, golds)) if g]
     if not rows:
         return {}
     em = [exact_match(p, g) for _, p, g in rows]
-    out = {"em": 100.0 * sum(em) / len(rows), "f1": 100.0 * sum(token_f1(p, g) for _, p, g in rows) / len(rows)}
+    out = {"em": 100.0 * sum(em) / len(rows), "f1": 100.0 * sum(token_f1(p, g) for _, p, g in rows) / len(rows),
+           "match_acc": 100.0 * sum(answer_contained(p, g) for _, p, g in rows) / len(rows)}
     if full_chain is not None:
         out["jsr"] = 100.0 * sum(full_chain[i] * e for (i, _, _), e in zip(rows, em)) / len(rows)
     return out

@@ -5,7 +5,8 @@ name                     reports (percent, mean over the queries it applies to) 
 =======================  =================================================================  ==================
 ``retrieval``            ``recall@k``, ``fcr@k`` for each k                                  gold_ids
 ``context_recall``       ``context_recall`` — gold sentences (if given) or passages covered  gold
-``qa``                   ``em``, ``f1``, ``jsr`` (EM and full chain in the context)          answers
+``qa``                   ``em``, ``f1``, ``match_acc``, ``jsr`` (EM and full chain)          answers
+``judge_acc``            LLM-judged accuracy (HyperRAG's GPT-Acc), ``answer_judge`` task     answers, LLM
 ``accuracy``             ``accuracy`` — the answer names the correct option                  answers, options
 ``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
 ``answer_relevancy_emb`` cosine(question, answer) with the embedder                          answers
@@ -27,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.context import causal_coverage, context_recall
 from hyperrag.eval.groundedness import hallucination_rate, lexical_groundedness, llm_groundedness
-from hyperrag.eval.qa import exact_match, option_correct, token_f1
+from hyperrag.eval.judge import llm_judge_accuracy
+from hyperrag.eval.qa import answer_contained, exact_match, option_correct, token_f1
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
@@ -118,12 +120,19 @@ def m_qa(e: EvalInputs) -> Result:
     for r in e.rows:
         golds, pred = r.get("answers") or [], r.get("answer") or ""
         if not golds or "answer" not in r:
-            per.append({"em": None, "f1": None, "jsr": None})
+            per.append({"em": None, "f1": None, "match_acc": None, "jsr": None})
             continue
         em = exact_match(pred, golds)
         chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], e.context_top_n) if r.get("gold_ids") else 0.0
-        per.append({"em": em, "f1": token_f1(pred, golds), "jsr": em * chain})
-    return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "jsr")}, per
+        per.append({"em": em, "f1": token_f1(pred, golds), "match_acc": answer_contained(pred, golds),
+                    "jsr": em * chain})
+    return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "match_acc", "jsr")}, per
+
+
+def m_judge_acc(e: EvalInputs) -> Result:
+    res = llm_judge_accuracy(e.llm, [r["question"] for r in e.rows], _answers(e),
+                             [r.get("answers") or [] for r in e.rows], progress=e.progress)
+    return {"judge_acc": _mean(res)}, [{"judge_acc": x} for x in res]
 
 
 def m_accuracy(e: EvalInputs) -> Result:
@@ -187,6 +196,7 @@ METRICS: dict[str, Metric] = {
     "retrieval": Metric(m_retrieval),
     "context_recall": Metric(m_context_recall),
     "qa": Metric(m_qa, frozenset({"answers"})),
+    "judge_acc": Metric(m_judge_acc, frozenset({"answers", "llm"})),
     "accuracy": Metric(m_accuracy, frozenset({"answers", "options"})),
     "answer_relevancy": Metric(m_answer_relevancy, frozenset({"answers", "llm", "encoder"})),
     "answer_relevancy_emb": Metric(m_answer_relevancy_emb, frozenset({"answers", "encoder"})),

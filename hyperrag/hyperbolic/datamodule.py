@@ -55,6 +55,7 @@ class EdgeBatches(IterableDataset):
             :meth:`~hyperrag.hyperbolic.sampling.NegativeSampler.sample`).
         exclude: which known relations are masked out of the negatives (see
             :func:`~hyperrag.hyperbolic.sampling.relation_keys`).
+        negative_distribution: ``uniform`` over the nodes, or ``degree`` (∝ occurrences in the relations, gensim's).
         shuffle: new permutation each epoch.
         drop_last: drop the final short batch.
         seed: seed of the dataset's own generator (epochs differ, runs repeat).
@@ -63,7 +64,8 @@ class EdgeBatches(IterableDataset):
 
     def __init__(self, edges: torch.Tensor, num_nodes: int, batch_size: int = 1024, num_negatives: int = 10,
                  negative_group_size: int = 1, exclude: str = "out", shuffle: bool = True,
-                 drop_last: bool = False, seed: int = 0, device: torch.device | str = "cpu") -> None:
+                 drop_last: bool = False, seed: int = 0, device: torch.device | str = "cpu",
+                 negative_distribution: str = "uniform") -> None:
         super().__init__()
         self.num_nodes = int(num_nodes)
         self.edges = _check_edges(edges, self.num_nodes)
@@ -73,7 +75,7 @@ class EdgeBatches(IterableDataset):
         self.shuffle = shuffle
         self.drop_last = drop_last
         self.seed = seed
-        self.sampler = NegativeSampler(self.edges, self.num_nodes, exclude)
+        self.sampler = NegativeSampler(self.edges, self.num_nodes, exclude, distribution=negative_distribution)
         self.device: torch.device | None = None
         self._position = 0  # batches of the current pass yielded
         self._epoch_state: torch.Tensor | None = None  # generator state at the start of the current pass
@@ -142,12 +144,12 @@ class EdgeDataModule(L.LightningDataModule):
     def __init__(self, edges: torch.Tensor, num_nodes: int, batch_size: PositiveInt = 1024,
                  num_negatives: PositiveInt = 10, negative_group_size: PositiveInt = 1,
                  exclude: Literal["out", "both"] = "out", shuffle: bool = True, drop_last: bool = False,
-                 seed: int = 0) -> None:
+                 seed: int = 0, negative_distribution: Literal["uniform", "degree"] = "uniform") -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["edges"])
         self.dataset = EdgeBatches(edges, num_nodes, batch_size=batch_size, num_negatives=num_negatives,
                                    negative_group_size=negative_group_size, exclude=exclude, shuffle=shuffle,
-                                   drop_last=drop_last, seed=seed)
+                                   drop_last=drop_last, seed=seed, negative_distribution=negative_distribution)
 
     @property
     def edges(self) -> torch.Tensor:

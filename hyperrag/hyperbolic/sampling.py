@@ -1,7 +1,8 @@
 """Vectorised negative sampling for Nickel & Kiela training: uniform nodes, true neighbours masked out.
 
 For each source ``u`` of a batch, ``k`` candidates are drawn uniformly from all nodes in one
-``torch.randint`` call. Candidates that are ``u`` itself or a true neighbour of ``u`` are not resampled
+``torch.randint`` call (``distribution="degree"``: in proportion to how often a node occurs in the relations,
+gensim's ``PoincareModel`` protocol — one ``randint`` into the cumulative counts and a ``searchsorted``). Candidates that are ``u`` itself or a true neighbour of ``u`` are not resampled
 (a Python loop) but *masked*: the loss drops them from the softmax. Membership of a pair ``u·N + v`` is a
 lookup in a packed bit matrix (N² bits, used while that is at most ``max_bitmap_bytes``) or else one
 ``searchsorted`` into the sorted keys of the known relations — either way a few tensor ops per batch on the
@@ -41,10 +42,15 @@ class NegativeSampler:
     """
 
     def __init__(self, edges: torch.Tensor, num_nodes: int, exclude: str = "out",
-                 max_bitmap_bytes: int = 64 << 20) -> None:
+                 max_bitmap_bytes: int = 64 << 20, distribution: str = "uniform") -> None:
+        if distribution not in ("uniform", "degree"):
+            raise ValueError(f"distribution must be 'uniform' or 'degree', got {distribution!r}")
         self.num_nodes = int(num_nodes)
         self.exclude = exclude
         self.keys = relation_keys(edges, self.num_nodes, exclude)
+        # degree: cumulative counts of each node's occurrences in the relations (both ends), as gensim samples
+        self.cum_counts = (torch.bincount(edges.reshape(-1).long(), minlength=self.num_nodes).cumsum(0)
+                           if distribution == "degree" else None)
         # pair keys u·N + v fit int32 for N ≤ 46,340: half the memory traffic of int64
         self.key_dtype = torch.int32 if self.num_nodes ** 2 < 2 ** 31 else torch.long
         self.bitmap: torch.Tensor | None = None
@@ -57,6 +63,8 @@ class NegativeSampler:
 
     def to(self, device: torch.device | str) -> NegativeSampler:
         self.keys = self.keys.to(device)
+        if self.cum_counts is not None:
+            self.cum_counts = self.cum_counts.to(device)
         if self.bitmap is not None:
             self.bitmap = self.bitmap.to(device)
         return self
@@ -95,7 +103,12 @@ class NegativeSampler:
         b = u.shape[0]
         groups = -(-b // max(1, int(group_size)))
         g = -(-b // groups) if groups else 1
-        neg = torch.randint(0, self.num_nodes, (groups, k), device=u.device, generator=generator)
+        if self.cum_counts is None:
+            neg = torch.randint(0, self.num_nodes, (groups, k), device=u.device, generator=generator)
+        else:  # P(node) ∝ its count: a uniform draw in [1, total] falls in its slice of the cumulative counts
+            total = int(self.cum_counts[-1])
+            draw = torch.randint(1, total + 1, (groups, k), device=u.device, generator=generator)
+            neg = torch.searchsorted(self.cum_counts, draw)
         pad = groups * g - b
         uk = u.to(self.key_dtype)
         if pad:

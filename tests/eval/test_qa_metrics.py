@@ -1,6 +1,6 @@
 import pytest
 
-from hyperrag.eval.qa import exact_match, normalize_answer, qa_metrics, token_f1
+from hyperrag.eval.qa import answer_contained, exact_match, normalize_answer, qa_metrics, token_f1
 
 
 def test_normalisation():
@@ -25,3 +25,10 @@ def test_qa_metrics_and_jsr():
     assert m["em"] == 50.0 and m["f1"] == 50.0 and m["jsr"] == 50.0
     m = qa_metrics(["Paris"], [["Paris"]], full_chain=[0.0])
     assert m["jsr"] == 0.0
+
+
+def test_match_acc_is_whole_word_containment():
+    assert answer_contained("It was built in Paris, France.", ["paris"]) == 1.0
+    assert answer_contained("Parisian", ["Paris"]) == 0.0 and answer_contained("anything", [""]) == 0.0
+    m = qa_metrics(["The answer is Le Havre.", "Rouen"], [["Le Havre"], ["Paris", "Rouen"]])
+    assert m["match_acc"] == 100.0 and m["em"] == 50.0

@@ -1,5 +1,6 @@
 """Negative sampling and the edge-batch stream."""
 
+import pytest
 import torch
 
 from hyperrag.hyperbolic.datamodule import EdgeBatches, EdgeDataModule
@@ -53,3 +54,15 @@ def test_epoch_covers_every_edge_once_and_is_reproducible():
     assert not torch.equal(torch.cat([b["u"] for b in list(stream)]), torch.cat([b["u"] for b in batches]))
     dm = EdgeDataModule(edges, n, batch_size=16)
     assert len(dm.train_dataloader()) == 7
+
+
+def test_degree_distribution_follows_relation_counts():
+    """gensim's protocol: a node is drawn in proportion to its occurrences in the relations (never if none)."""
+    edges = torch.tensor([[0, 0, 0, 1], [1, 2, 3, 2]])  # counts: 0→3, 1→2, 2→2, 3→1, 4→0
+    sampler = NegativeSampler(edges, 5, distribution="degree")
+    gen = torch.Generator().manual_seed(0)
+    neg, _ = sampler.sample(torch.zeros(4000, dtype=torch.long), 10, gen)
+    freq = torch.bincount(neg.flatten(), minlength=5).float() / neg.numel()
+    assert torch.allclose(freq, torch.tensor([3, 2, 2, 1, 0]) / 8.0, atol=0.01)
+    with pytest.raises(ValueError, match="distribution"):
+        NegativeSampler(edges, 5, distribution="zipf")

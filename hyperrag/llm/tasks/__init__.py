@@ -32,6 +32,7 @@ REGISTRY: dict[str, str] = {
     "claim_support": "claim_support:ClaimSupport",
     "strict_rewrite": "strict_rewrite:StrictRewrite",
     "answer_relevancy": "answer_relevancy:AnswerRelevancy",
+    "answer_judge": "answer_judge:AnswerJudge",
     "holisqa_generation": "holisqa_generation:HolisQAGeneration",
     "holisqa_necessity": "holisqa_necessity:HolisQANecessity",
 }
