@@ -138,7 +138,8 @@ def test_every_task_config_passes_the_check(task):
 def sweep_jobs(experiment: str) -> list[list[str]]:
     """One override list per swept value of every parameter of the experiment's sweeper (the others at their
     first value); ``glob(...)`` of methods expands to the method configs it names."""
-    params = OmegaConf.load(CONFIGS / "experiment" / f"{experiment}.yaml").hydra.sweeper.params
+    conf = OmegaConf.load(CONFIGS / "experiment" / f"{experiment}.yaml")
+    params = OmegaConf.select(conf, "hydra.sweeper.params") or {}  # a single-run experiment: one job
     choices = {}
     for key, spec in params.items():
         spec = str(spec)
@@ -154,7 +155,7 @@ def sweep_jobs(experiment: str) -> list[list[str]]:
             job = {k: vs[0] for k, vs in choices.items()}
             job[key] = v
             jobs.append([f"{k}={x}" for k, x in job.items()])
-    return jobs
+    return jobs or [[]]
 
 
 @pytest.mark.parametrize("experiment", sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml")))
