@@ -244,10 +244,11 @@ class BallIndex:
                                     enable_model_summary=False, enable_progress_bar=progress,
                                     num_sanity_val_steps=0, **{"enable_checkpointing": False, **kw})
 
-    def train(self, folder: Path) -> float:
+    def train(self, folder: Path):  # type: ignore[no-untyped-def]
         """Train the whole ball (``train.max_epochs``) into ``folder`` — ``train.py task=poincare``'s path:
-        resumable, ``model.ckpt`` written by the trainer; then the graph, keywords and manifest beside it.
-        Returns the fit's seconds."""
+        resumable (an interrupted fit of the same folder continues from ``.partial/last.ckpt``), ``model.ckpt``
+        written by the trainer; then the graph, keywords and manifest beside it. Returns the
+        :class:`~hyperrag.training.fit.FitRun`."""
         from hyperrag.training.fit import fit_resumable
 
         model = self.new_model()
@@ -259,7 +260,7 @@ class BallIndex:
                                                       "train": as_dict(self.settings.train),
                                                       "model": as_dict(self.settings.model)}, indent=1))
         self.save(folder, with_model=False)
-        return run.seconds
+        return run
 
     def train_touched(self, epochs: int, seed_offset: int = 0) -> dict[str, Any]:
         """Train the relations touching :attr:`touched` for ``epochs`` epochs (a ``Trainer.fit``), every other row

@@ -169,10 +169,12 @@ class HyperRAGRetriever(Retriever):
         else:
             self.ball = self.build(dataset)
             folder = self.ball_folder(dataset, questions)
-            seconds = self.ball.train(folder)
+            fit = self.ball.train(folder)
             trained = True
             self.info = {"checkpoint": str(folder / "model.ckpt"), "base_checkpoint": str(folder / "model.ckpt"),
-                         "loaded_from": "trained", "fit_s": round(seconds, 2)}
+                         "loaded_from": "trained", "fit_s": round(fit.seconds, 2)}
+            if fit.start_epoch or fit.start_step:  # an interrupted fit of this ball was resumed
+                self.info.update(resumed_at_epoch=fit.start_epoch, resumed_at_step=fit.start_step)
             if refused is not None:
                 self.info["update_refused"] = refused
         self.skipped.update(self.ball.skipped)

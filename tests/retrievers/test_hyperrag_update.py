@@ -186,3 +186,23 @@ def test_insert_refreshes_query_graphs_of_questions_about_new_passages(tmp_path,
     node = r.graph.num_passages + r.graph.questions.index(ask)
     assert node in set(r.graph.implicit.parent.tolist())
     assert "n2" in _ids(r, r.retrieve([ask], 3))[0]  # ranked from the trained query node
+
+
+def test_ball_training_resumes_an_interrupted_fit(tmp_path, encoder):
+    """The ball trains through train.py's resumable Lightning path: a fit left in .partial/ is continued."""
+    import lightning as L
+
+    from hyperrag.data import sample_dataset
+    from hyperrag.training.fit import fit_resumable
+
+    ds = sample_dataset()
+    r = _retriever(tmp_path, encoder)
+    ball = r.build(ds)
+    folder = r.ball_folder(ds, [q.question for q in ds.queries])
+    model = ball.new_model()  # one epoch of the same fit, then "killed" (its resume state left behind)
+    fit_resumable(model, ball.datamodule(ball.relations()), folder, save=False, resume={},
+                  make_trainer=lambda kw: L.Trainer(max_epochs=1, logger=False, enable_progress_bar=False, **kw))
+    assert (folder / ".partial" / "last.ckpt").exists()
+    r.index(ds)
+    assert r.info["loaded_from"] == "trained" and r.info["resumed_at_epoch"] == 1
+    assert not (folder / ".partial").exists() and (folder / "model.ckpt").exists()
