@@ -62,17 +62,20 @@ class _PairedDistance(torch.autograd.Function):
         diff = x - y
         inv_alpha = 1.0 / (1.0 - c * x.pow(2).sum(-1)).clamp_min(BOUNDARY_EPS)
         inv_beta = 1.0 / (1.0 - c * y.pow(2).sum(-1)).clamp_min(BOUNDARY_EPS)
-        delta = (2.0 * c * diff.pow(2).sum(-1) * inv_alpha * inv_beta).clamp_min(DELTA_EPS)
+        raw = 2.0 * c * diff.pow(2).sum(-1) * inv_alpha * inv_beta
+        delta = raw.clamp_min(DELTA_EPS)
         root = torch.sqrt(delta * (delta + 2.0))
         ctx.c = c
-        ctx.save_for_backward(x, y, diff, inv_alpha, inv_beta, delta, root)
+        ctx.save_for_backward(x, y, diff, inv_alpha, inv_beta, delta, root, raw > DELTA_EPS)
         return torch.log1p(delta + root) / c ** 0.5
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
-        x, y, diff, inv_alpha, inv_beta, delta, root = ctx.saved_tensors
+        x, y, diff, inv_alpha, inv_beta, delta, root, apart = ctx.saved_tensors
         c = ctx.c
-        g_delta = grad / (c ** 0.5 * root)
+        # where the points coincide the distance is clamped: its gradient is zero (as autograd's clamp_min
+        # gives), not the ~1e-10 the formula leaves — which Adam would scale up to a full step
+        g_delta = torch.where(apart, grad / (c ** 0.5 * root), torch.zeros_like(root))
         w = (g_delta * (4.0 * c) * inv_alpha * inv_beta).unsqueeze(-1)  # ∂δ/∂x = 4c (x - y)/(αβ) + 2cδ x/α
         q = g_delta * delta * (2.0 * c)
         grad_x = w * diff + (q * inv_alpha).unsqueeze(-1) * x if ctx.needs_input_grad[0] else None

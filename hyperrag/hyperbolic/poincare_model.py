@@ -88,6 +88,9 @@ class PoincareEmbedding(L.LightningModule):
         input_dim: dimension of the Euclidean inputs (set automatically; needed to rebuild from a checkpoint).
         stabilize: geoopt's ``stabilize`` (project the points back every that many steps); ``None``: never.
         seed: seed of the random initialisation.
+        negative_gradients: the sampled negatives move too (Nickel & Kiela); ``False``: they are fixed
+            reference points, so only the endpoints of relations ever move — nodes outside the graph keep their
+            initial (semantic) positions exactly.
     """
 
     def __init__(self, num_nodes: int, dim: PositiveInt | None = None, curvature: PositiveFloat = 1.0,
@@ -99,7 +102,7 @@ class PoincareEmbedding(L.LightningModule):
                  lr_schedule: Literal["constant", "linear", "cosine"] = "constant",
                  init_embeddings: torch.Tensor | None = None, init_radius: PositiveFloat = 1.0,
                  center: bool = True, init_scale: PositiveFloat = 1e-3, input_dim: int | None = None,
-                 stabilize: PositiveInt | None = None, seed: int = 0) -> None:
+                 stabilize: PositiveInt | None = None, seed: int = 0, negative_gradients: bool = True) -> None:
         super().__init__()
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
@@ -125,6 +128,7 @@ class PoincareEmbedding(L.LightningModule):
             "lr_schedule": lr_schedule,
             "init_radius": float(init_radius), "center": bool(center), "init_scale": float(init_scale),
             "input_dim": input_dim, "stabilize": stabilize, "seed": int(seed),
+            "negative_gradients": bool(negative_gradients),
         })
         self.curvature = float(curvature)
         self.manifold = geoopt.PoincareBall(c=self.curvature)
@@ -210,6 +214,8 @@ class PoincareEmbedding(L.LightningModule):
         pts = x.index_select(0, nodes)  # one gather; its backward is one index_add
         if nk:
             neg_pts = pts[2 * b:].view(*batch["neg"].shape, -1)  # [G, k, D]
+            if not self.hparams.get("negative_gradients", True):  # negatives are fixed reference points
+                neg_pts = neg_pts.detach()
             main = nickel_kiela_grouped(pts[:b], pts[b:2 * b], neg_pts, batch.get("neg_valid"),
                                         self.curvature)
         else:

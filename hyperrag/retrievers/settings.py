@@ -184,6 +184,8 @@ class PoincareModelSettings:
         anchor_weight / query_anchor_weight: weight of the semantic anchor term for passages / query nodes.
         lr, lr_schedule: Riemannian Adam's rate and its decay (``constant`` | ``linear`` | ``cosine``).
         init_radius: mean hyperbolic radius of the projected embeddings; ``center``: centre them first.
+        negative_gradients: the Nickel & Kiela negatives move too; ``false``: they are fixed reference points, so
+            passages outside the graph keep their semantic positions exactly.
     """
 
     dim: PositiveInt | None
@@ -195,6 +197,7 @@ class PoincareModelSettings:
     lr_schedule: Literal["constant", "linear", "cosine"]
     init_radius: PositiveFloat
     center: bool
+    negative_gradients: bool
 
 
 @settings

@@ -70,3 +70,15 @@ def test_masked_negatives_do_not_count():
     one = nickel_kiela_loss(d_pos[:1], d_neg[:1, 1:])
     masked = nickel_kiela_loss(d_pos[:1], d_neg[:1], torch.tensor([[False, True]]))
     assert masked.item() == pytest.approx(one.item())
+
+
+def test_paired_distance_has_zero_gradient_where_points_coincide():
+    """The anchor term at the start (x = x⁰): an exact zero, not ~1e-10 that Adam would turn into a full step."""
+    from hyperrag.hyperbolic.distance import paired_distance
+
+    x = (torch.rand(6, 4, dtype=torch.float64) - 0.5) * 0.5
+    y = x.clone()
+    y[3:] += 0.01
+    x.requires_grad_(True)
+    paired_distance(x, y).sum().backward()
+    assert torch.equal(x.grad[:3], torch.zeros_like(x.grad[:3])) and bool((x.grad[3:].abs() > 0).all())

@@ -132,3 +132,18 @@ def test_query_nodes_get_their_own_anchor_weight():
         assert m.hparams.num_passages == 10
     assert moved[0.0][1] > 3 * moved[50.0][1]  # free query nodes move much further
     assert moved[0.0][0] < moved[0.0][1]  # passages stay near their semantic start
+
+
+def test_fixed_negatives_leave_nodes_outside_the_relations_in_place():
+    """negative_gradients=False: only endpoints of relations move (the anchor term is zero at the start)."""
+    from hyperrag.hyperbolic import EdgeDataModule, PoincareEmbedding
+
+    torch.manual_seed(0)
+    init = torch.nn.functional.normalize(torch.randn(40, 8), dim=1)
+    edges = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    for fixed in (True, False):
+        m = PoincareEmbedding(40, init_embeddings=init, anchor_weight=0.3, lr=0.05, negative_gradients=not fixed)
+        m.fit_fast(EdgeDataModule(edges, 40, batch_size=8, num_negatives=10), 20)
+        moved = (m.points - m.anchor).norm(dim=1) > 0
+        assert moved[:4].all()
+        assert bool(moved[4:].any()) is (not fixed)  # Nickel & Kiela's negatives move; fixed ones do not
