@@ -8,7 +8,8 @@ reuse:
 * :func:`settings_key` — everything but the corpus that shapes the ball: the embedder, the graph variant, every
   passage-graph / model / training setting and **which LLM built the query graphs** (:func:`llm_identity`:
   ``none``, the oracle with its gold's digest, or the model, with the prompt versions of the three tasks), so an
-  LLM run never reuses a ball built LLM-free or by another model;
+  LLM run never reuses a ball built LLM-free or by another model (a ball without query graphs, ``explicit``,
+  is the same whichever LLM is configured);
 * the questions whose query graphs are in the ball.
 
 :func:`find_checkpoint` (what ``HyperRAGRetriever.index`` runs first) looks for a saved ball with both keys
@@ -62,10 +63,11 @@ def llm_identity(llm: LanguageModel | None) -> str:
 def settings_key(settings: HyperRAGSettings, encoder: Encoder, llm: LanguageModel | None) -> str:
     """16 hex digits of everything but the corpus that shapes a ball (see the module docstring)."""
     s = settings
+    builds_query_graphs = s.graph != "explicit" and s.implicit_queries == "query_file"
     return stable_digest(getattr(encoder, "model_key", ""), s.graph, as_dict(s.keywords), as_dict(s.explicit),
                          as_dict(s.key_entity), as_dict(s.implicit), s.implicit_queries, s.fusion,
                          s.query_closure_depth, s.query_edge_repeat, as_dict(s.model), as_dict(s.train),
-                         llm_identity(llm))[:16]
+                         llm_identity(llm) if builds_query_graphs else "none")[:16]
 
 
 def dataset_questions(settings: HyperRAGSettings, dataset: Dataset) -> list[str]:
