@@ -66,12 +66,14 @@ def key_entity_edges(titles: Sequence[str | None], texts: Sequence[str], setting
         toks = tuple(_tokens(title or ""))
         if toks and len(" ".join(toks)) >= settings.min_chars:
             by_title[toks].append(i)
-    lengths = sorted({len(t) for t in by_title})
+    lengths_by_first: dict[str, set[int]] = defaultdict(set)  # a title's first token → its lengths
+    for t in by_title:
+        lengths_by_first[t[0]].add(len(t))
     named_by: dict[tuple[str, ...], set[int]] = defaultdict(set)
     for i, text in enumerate(texts):
         toks = _tokens(text)
-        for n in lengths:
-            for s in range(len(toks) - n + 1):
+        for s, tok in enumerate(toks):
+            for n in lengths_by_first.get(tok, ()):
                 gram = tuple(toks[s:s + n])
                 if gram in by_title:
                     named_by[gram].add(i)
