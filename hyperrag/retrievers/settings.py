@@ -203,13 +203,15 @@ class PoincareModelSettings:
 @settings
 class PoincareTrainSettings:
     """HyperRAG's ``train`` (part of the ball's key): epochs, relations per batch, Nickel & Kiela negatives
-    per relation, relations sharing one draw of negatives, seed."""
+    per relation, relations sharing one draw of negatives, seed, torch intra-op threads while the ball trains
+    (``null``: torch's default)."""
 
     max_epochs: PositiveInt
     batch_size: PositiveInt
     num_negatives: PositiveInt
     negative_group_size: PositiveInt
     seed: int
+    torch_threads: PositiveInt | None
 
 
 @settings
