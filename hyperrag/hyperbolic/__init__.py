@@ -11,7 +11,8 @@
 Modules: ``distance`` (closed-form distances), ``projection`` (Euclidean → ball), ``sampling`` (negatives),
 ``datamodule``, ``losses``, ``poincare_model``, ``evaluation`` (mean rank / MAP), ``retrieval`` (top-k),
 ``plot`` (Poincaré disk), ``graphs`` (tree closure, passage graph), ``task`` (``train.py`` tasks),
-``streaming`` (HyperRAG's online updates with frozen nodes). HyperRAG's passage graphs: ``hyperrag.passage_graph``.
+``ball_index`` (HyperRAG's ball: passage table, graph and model in step), ``streaming`` (HyperRAG's online updates
+with frozen nodes), ``distance_stats`` (HyperRAG's Table 3). HyperRAG's passage graphs: ``hyperrag.passage_graph``.
 Names are imported lazily: ``import hyperrag.hyperbolic`` does not import Lightning or matplotlib.
 """
 
@@ -44,14 +45,18 @@ _EXPORTS = {
     "PassageGraphTask": "task",
     "TreeClosureTask": "task",
     "StreamingBall": "streaming",
+    "BallIndex": "ball_index",
+    "PassageTable": "ball_index",
 }
 
 __all__ = [
+    "BallIndex",
     "EdgeBatches",
     "EdgeDataModule",
     "EuclideanToBall",
     "NegativeSampler",
     "PassageGraphTask",
+    "PassageTable",
     "PoincareEmbedding",
     "StreamingBall",
     "TreeClosureTask",
