@@ -166,6 +166,7 @@ class HyperRAGRetriever(Retriever):
             for op in self.info["updates"]:
                 for stats in op.values():
                     self.updated_passage_ids.update(stats.pop("trained_passages", []))
+                    stats.pop("pruned_questions", None)
         else:
             self.ball = self.build(dataset)
             folder = self.ball_folder(dataset, questions)
