@@ -17,7 +17,7 @@ Poincaré disk for ``poincare``), ``metrics.json`` and the logger's files (W&B o
 A task (the ``_target_`` of ``hydra_configs/task/*.yaml``) provides: ``name``, ``data_name``,
 ``key(**extra) -> str``, ``build_model() -> LightningModule``, ``build_datamodule() -> LightningDataModule``,
 ``load(checkpoint) -> LightningModule``, ``evaluate(model) -> dict`` and ``plot(model, path) -> Path``;
-optionally ``plot_filename`` (default ``<name>.png``). See :class:`hyperrag.hyperbolic.task.PoincareTask`.
+optionally ``plot_filename`` (default ``<name>.png``). See :mod:`hyperrag.training.tasks`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Lightning data for the causal pair classifier: silver examples split by passage into train / held-out.
 
-The train loader is a :class:`~hyperrag.training.stateful.ResumableDataLoader` (same batches as a plain shuffled
+The train loader is a :class:`~hyperrag.utils.resumable_loader.ResumableDataLoader` (same batches as a plain shuffled
 ``DataLoader`` with the same generator), so a fit killed in the middle of an epoch resumes at the next batch.
 """
 
@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from hyperrag.causal.labels import SilverExample, split_by_group
-from hyperrag.training.stateful import ResumableDataLoader
+from hyperrag.utils.resumable_loader import ResumableDataLoader
 
 
 class _Examples(Dataset):

@@ -10,8 +10,9 @@
 
 Modules: ``distance`` (closed-form distances), ``projection`` (Euclidean → ball), ``sampling`` (negatives),
 ``datamodule``, ``losses``, ``poincare_model``, ``evaluation`` (mean rank / MAP), ``retrieval`` (top-k),
-``plot`` (Poincaré disk), ``graphs`` (tree closure, passage graph), ``task`` (``train.py`` tasks),
-``streaming`` (HyperRAG's online updates with frozen nodes). HyperRAG's passage graphs: ``hyperrag.passage_graph``.
+``plot`` (Poincaré disk), ``graphs`` (tree closure, passage graph),
+``streaming`` (HyperRAG's online updates with frozen nodes). HyperRAG's passage graphs: ``hyperrag.passage_graph``;
+the ``train.py`` tasks that embed them: ``hyperrag.training.tasks.poincare``.
 Names are imported lazily: ``import hyperrag.hyperbolic`` does not import Lightning or matplotlib.
 """
 
@@ -41,8 +42,6 @@ _EXPORTS = {
     "tree_closure": "graphs",
     "tree_size": "graphs",
     "shared_entity_edges": "graphs",
-    "PassageGraphTask": "task",
-    "TreeClosureTask": "task",
     "StreamingBall": "streaming",
 }
 
@@ -51,10 +50,8 @@ __all__ = [
     "EdgeDataModule",
     "EuclideanToBall",
     "NegativeSampler",
-    "PassageGraphTask",
     "PoincareEmbedding",
     "StreamingBall",
-    "TreeClosureTask",
     "anchor_loss",
     "distance_to_origin",
     "edge_distance_loss",

@@ -8,7 +8,7 @@ The stream is resumable inside an epoch (issue 9 item 1): :meth:`EdgeBatches.sta
 the start of the epoch (it draws the permutation), the batches yielded so far and the generator's state now (it
 draws the next batch's negatives); after :meth:`EdgeBatches.load_state_dict` the next pass draws the same
 permutation and yields the remaining batches with the very negatives of an uninterrupted epoch.
-:class:`EdgeDataModule` serves it through a :class:`~hyperrag.training.stateful.ResumableDataLoader`, so a
+:class:`EdgeDataModule` serves it through a :class:`~hyperrag.utils.resumable_loader.ResumableDataLoader`, so a
 Lightning checkpoint holds that state.
 """
 
@@ -23,7 +23,7 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from hyperrag.hyperbolic.sampling import NegativeSampler
-from hyperrag.training.stateful import ResumableDataLoader
+from hyperrag.utils.resumable_loader import ResumableDataLoader
 
 # EdgeBatches knows its length exactly (it is single-process: num_workers=0); Lightning warns regardless.
 warnings.filterwarnings("ignore", message="Your `IterableDataset` has `__len__` defined")

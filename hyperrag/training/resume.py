@@ -14,7 +14,7 @@ finishes only the training steps that were not done.
   nondeterminism of the kernels);
 * mid-epoch: Lightning (≥ 2.3) keeps ``state_dict()`` of a train dataloader that has one in the checkpoint's loop
   state and gives it back before the restarted epoch's iterator is made; the tasks' loaders are
-  :class:`~hyperrag.training.stateful.ResumableDataLoader` (the Poincaré edge stream, the causal pair batches) and
+  :class:`~hyperrag.utils.resumable_loader.ResumableDataLoader` (the Poincaré edge stream, the causal pair batches) and
   :meth:`ResumableFit.fit` turns any other plain ``DataLoader`` of a datamodule into one (the PPO rollout batches),
   so the restarted epoch yields only its remaining batches, the very ones of the uninterrupted fit. A mid-epoch
   save is skipped when a loader is not resumable (then a kill loses the epoch in progress, as before) or has drawn
@@ -49,8 +49,8 @@ from lightning.fabric.utilities.types import _Stateful
 from lightning.pytorch.callbacks import Checkpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from hyperrag.training.stateful import resumable
 from hyperrag.utils.atomic import atomic_torch_save
+from hyperrag.utils.resumable_loader import resumable
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ class ResumeCheckpoint(Checkpoint):
                 return True
             why = "a train dataloader has drawn batches ahead of the training (prefetching)"
         else:
-            why = "the train dataloader has no state_dict/load_state_dict (see hyperrag.training.stateful)"
+            why = "the train dataloader has no state_dict/load_state_dict (see hyperrag.utils.resumable_loader)"
         if not self._warned_unresumable:
             log.warning("no mid-epoch checkpoints: %s; a kill loses the epoch in progress", why)
             self._warned_unresumable = True
@@ -306,7 +306,7 @@ class ResumableFit:
             log.info("interrupted fit found: resuming from %s", ckpt_path)
         elif not self.enabled and self.work_dir.exists():
             shutil.rmtree(self.work_dir, ignore_errors=True)
-        # a task's plain DataLoader becomes resumable mid-epoch (same batches; hyperrag.training.stateful)
+        # a task's plain DataLoader becomes resumable mid-epoch (same batches; hyperrag.utils.resumable_loader)
         hook = getattr(datamodule, "train_dataloader", None) if self.enabled else None
         own = vars(datamodule).get("train_dataloader") if datamodule is not None else None
         if callable(hook):

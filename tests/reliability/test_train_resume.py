@@ -307,7 +307,7 @@ def test_resumable_dataloader_continues_any_position_as_uninterrupted(own_genera
     leaves that RNG where it found it."""
     from torch.utils.data import DataLoader, TensorDataset
 
-    from hyperrag.training.stateful import ResumableDataLoader, resumable
+    from hyperrag.utils.resumable_loader import ResumableDataLoader, resumable
 
     data = TensorDataset(torch.arange(23.0), torch.arange(23) % 3)
 

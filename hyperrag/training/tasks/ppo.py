@@ -22,32 +22,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import lightning as L
-import torch
-from torch.utils.data import DataLoader
-
 from hyperrag.data.types import Dataset
+from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
 from hyperrag.utils.digest import stable_digest as _digest
 
 log = logging.getLogger(__name__)
-
-
-
-
-class RolloutDataModule(L.LightningDataModule):
-    """Batches of training-question ids; each batch is one PPO rollout + update (``batch_size=None``: all)."""
-
-    def __init__(self, ids: list[int], batch_size: int | None = None, seed: int = 0) -> None:
-        super().__init__()
-        self.ids = torch.tensor(ids, dtype=torch.long)
-        self.batch_size = batch_size or len(ids)
-        self.seed = seed
-
-    def train_dataloader(self) -> DataLoader:
-        return DataLoader(self.ids, batch_size=self.batch_size, shuffle=True,
-                          generator=torch.Generator().manual_seed(self.seed))
 
 
 class PPOTask:
@@ -159,4 +140,4 @@ class PPOTask:
         return plot_training_curve(hist, out, title=f"PPO query refinement · {self.data_name}")
 
 
-__all__ = ["PPOTask", "RolloutDataModule"]
+__all__ = ["PPOTask"]

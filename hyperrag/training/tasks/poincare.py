@@ -1,8 +1,7 @@
-"""Training tasks for ``train.py``: what to embed, how to build the model and data, how to judge the result.
+"""The Poincaré-ball tasks of ``train.py``: what to embed, how to build the model and data, how to judge the result.
 
-A task is the ``_target_`` of ``hydra_configs/task/*.yaml``. ``model`` and ``datamodule`` arrive as
-partials (``_partial_: true``) and are completed here with the task's graph: ``num_nodes``, the edge list and,
-for passages, the sentence embeddings that initialise the ball.
+``model`` and ``datamodule`` arrive as partials (``_partial_: true``) and are completed here with the task's
+graph: ``num_nodes``, the edge list and, for passages, the sentence embeddings that initialise the ball.
 
 * :class:`HyperRAGGraphTask` (``task=poincare``) — exactly the ball ``retrieve.py method=hyperrag`` uses:
   the passage graph of :mod:`hyperrag.passage_graph` (explicit keyword forest, query-guided implicit forest
