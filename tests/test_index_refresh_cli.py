@@ -27,7 +27,7 @@ from tests.test_retrieve_index_dir import (
 sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
-SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
+SAMPLE = REPO_ROOT / "hyperrag" / "sample_data"
 
 
 def refresh(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -36,7 +36,7 @@ from tests.test_retrieve_index_dir import (
 sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
-SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
+SAMPLE = REPO_ROOT / "hyperrag" / "sample_data"
 HIER = {"backend": "cpu", "token_budget": 40, "min_module_size": 3}
 
 
