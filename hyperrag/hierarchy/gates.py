@@ -32,6 +32,7 @@ import torch
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import descendants
+from hyperrag.llm.errors import stop_if_nothing_succeeded
 from hyperrag.ops.knn import topk_cosine_neighbors
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,7 @@ class GateBuilder:
         done = ckpt.load() if ckpt else {}
         self._by_digest = ckpt.by_digest() if ckpt else {}
         self._changed = changed
+        self._first_error: str | None = None
         budget = [s.max_calls]
         try:
             for lv in sorted(set(level), reverse=True):
@@ -166,6 +168,10 @@ class GateBuilder:
         finally:
             if ckpt is not None:
                 ckpt.close()
+        # every verification asked for failed (dead endpoint, a model that cannot do the task): stop
+        stop_if_nothing_succeeded("causal gates", failed=stats["failed"],
+                                  succeeded=stats["verified"] - stats["failed"] + stats["resumed"],
+                                  first_error=self._first_error, llm=self.llm, unit="module pairs")
         stats["gates_found"] = len(gates)
         pairs = torch.tensor([[a for a, _, _ in gates], [b for _, b, _ in gates]], dtype=torch.long).reshape(2, -1)
         log.info("causal gates: %s", {k: v for k, v in stats.items() if k != "settings"})
@@ -222,6 +228,7 @@ class GateBuilder:
             stats["cached"] += int(res.cached)
             if not res.ok:
                 stats["failed"] += 1  # not recorded: retried by the next build
+                self._first_error = self._first_error or f"{res.error_kind}: {res.error}"
             elif ckpt is not None:
                 ckpt.append({"key": f"{a}-{b}", "digest": dig, "gate": bool(res.value),
                              "reason": getattr(res.output, "reason", "")})

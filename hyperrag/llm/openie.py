@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hyperrag.llm.errors import stop_if_nothing_succeeded
 from hyperrag.llm.tasks.openie_graphrag import GraphExtraction
 from hyperrag.llm.tasks.openie_hipporag import NamedEntityExtraction, TripleExtraction
 from hyperrag.llm.types import TaskResult
@@ -135,6 +136,10 @@ class OpenIEIndexer:
             log.info("openie: %d/%d passages already in %s; %d to go", len(done), len(texts), ckpt, len(todo))
         if todo:
             self._extract(texts, digests, todo, done, ckpt, report)
+            # a dead endpoint or a model that cannot do the task: no file of empty extractions to build a graph on
+            stop_if_nothing_succeeded(f"OpenIE ({self.style})", failed=len(report.failures), succeeded=len(done),
+                                      first_error=next(iter(report.failures.values()), None), llm=self.llm,
+                                      unit="passages")
         docs = []
         for i, text in enumerate(texts):
             rec = done.get(i, {})
