@@ -30,7 +30,7 @@ from hyperrag.errors import exit_on_input_error
 log = logging.getLogger("evaluate")
 
 
-@hydra.main(version_base="1.3", config_path="hydra_configs", config_name="evaluate")
+@hydra.main(version_base="1.3", config_path="hyperrag/conf", config_name="evaluate")
 @exit_on_input_error
 def main(cfg: DictConfig) -> list[dict[str, Any]]:
     return run(cfg)

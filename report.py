@@ -23,7 +23,7 @@ from hyperrag.errors import exit_on_input_error
 log = logging.getLogger("report")
 
 
-@hydra.main(version_base="1.3", config_path="hydra_configs", config_name="report")
+@hydra.main(version_base="1.3", config_path="hyperrag/conf", config_name="report")
 @exit_on_input_error
 def main(cfg: DictConfig) -> Path:
     return run(cfg)

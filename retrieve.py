@@ -25,7 +25,7 @@ from hyperrag.errors import exit_on_input_error
 log = logging.getLogger("retrieve")
 
 
-@hydra.main(version_base="1.3", config_path="hydra_configs", config_name="retrieve")
+@hydra.main(version_base="1.3", config_path="hyperrag/conf", config_name="retrieve")
 @exit_on_input_error
 def main(cfg: DictConfig) -> dict[str, Any]:
     return run(cfg)

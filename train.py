@@ -14,7 +14,7 @@ see :mod:`hyperrag.training.resume`. The run directory ``<out>`` holds the task'
 Poincaré disk for ``poincare``), ``metrics.json`` and the logger's files (W&B offline unless
 ``WANDB_API_KEY`` is set).
 
-A task (the ``_target_`` of ``hydra_configs/task/*.yaml``) provides: ``name``, ``data_name``,
+A task (the ``_target_`` of ``hyperrag/conf/task/*.yaml``) provides: ``name``, ``data_name``,
 ``key(**extra) -> str``, ``build_model() -> LightningModule``, ``build_datamodule() -> LightningDataModule``,
 ``load(checkpoint) -> LightningModule``, ``evaluate(model) -> dict`` and ``plot(model, path) -> Path``;
 optionally ``plot_filename`` (default ``<name>.png``). See :mod:`hyperrag.training.tasks`.
@@ -45,7 +45,7 @@ log = logging.getLogger("train")
 OmegaConf.register_new_resolver("wandb_offline", lambda: not os.environ.get("WANDB_API_KEY"), replace=True)
 
 
-@hydra.main(version_base="1.3", config_path="hydra_configs", config_name="train")
+@hydra.main(version_base="1.3", config_path="hyperrag/conf", config_name="train")
 @exit_on_input_error
 def main(cfg: DictConfig) -> dict[str, Any]:
     return run(cfg)

@@ -56,7 +56,7 @@ def main() -> None:
     if args.verifier == "llm":
         from hydra import compose, initialize_config_dir
 
-        with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "hydra_configs"),
+        with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "hyperrag" / "conf"),
                                    version_base="1.3"):
             llm = build_llm(compose("retrieve", overrides=[f"llm={args.llm}"]).llm)
     gates = {"top_m": args.top_m, "threshold": args.threshold, "verifier": args.verifier,

@@ -46,7 +46,7 @@ from hyperrag.retrievers.hyperrag import HyperRAGRetriever
 
 
 def settings(graph: str, seed: int) -> dict:
-    cfg = yaml.safe_load((ROOT / "hydra_configs" / "method" / "hyperrag.yaml").read_text())["retriever"]
+    cfg = yaml.safe_load((ROOT / "hyperrag" / "conf" / "method" / "hyperrag.yaml").read_text())["retriever"]
     for k in ("_target_", "_partial_", "models_dir", "index_root", "device", "retrain", "update_epochs"):
         cfg.pop(k, None)
     cfg["graph"] = graph

@@ -6,7 +6,7 @@
 Workload (issue 5): the transitive closure of a complete tree with branching 4 and depth 6 — 5,461 nodes,
 30,948 (descendant → ancestor) relations — embedded in 10 dimensions with 10 negatives per relation, the
 same number of epochs for both. Ours is ``PoincareEmbedding`` (geoopt ManifoldParameter + RiemannianAdam)
-with the settings of ``hydra_configs/task/poincare_tree.yaml``, timed through ``fit_fast`` (the same model,
+with the settings of ``hyperrag/conf/task/poincare_tree.yaml``, timed through ``fit_fast`` (the same model,
 loss, optimiser and data stream as ``Trainer.fit``, without the Trainer's hooks; the Lightning loop is timed
 too); its runs take seconds, so the median of ``--repeats`` identical seeded runs is reported, while
 gensim's single run takes minutes. gensim runs with its defaults (batch 10, lr 0.1, burn-in 10 epochs
@@ -38,7 +38,7 @@ from hyperrag.hyperbolic.graphs import tree_closure, tree_size
 
 
 def task_defaults(seed: int) -> tuple[dict, dict]:
-    yaml = OmegaConf.load(REPO / "hydra_configs" / "task" / "poincare_tree.yaml")
+    yaml = OmegaConf.load(REPO / "hyperrag" / "conf" / "task" / "poincare_tree.yaml")
     cfg = OmegaConf.merge({"seed": seed}, {"task": yaml})
     task = OmegaConf.to_container(cfg.task, resolve=True)
     strip = {"_target_", "_partial_"}

@@ -57,7 +57,7 @@ def child(journal: str, overrides: list[str]) -> None:
         return step(self, *args, **kwargs)
 
     PoincareEmbedding.training_step = journalled
-    with initialize_config_dir(config_dir=str(ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(ROOT / "hyperrag" / "conf"), version_base="1.3"):
         cfg = compose("train", overrides=overrides)
     metrics = train.run(cfg)
     Path(journal + ".metrics.json").write_text(json.dumps(metrics, default=str))

@@ -18,7 +18,7 @@ import evaluate
 
 
 def compose_evaluate(tmp_path: Path, *overrides: str):
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         return compose("evaluate", overrides=[f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", *overrides])
 
 

@@ -26,7 +26,7 @@ def make_run(root: Path, name: str, method: str, dataset: str, recall: tuple[flo
 
 
 def compose_report(tmp_path: Path, *overrides: str):
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         return compose("report", overrides=[f"out={tmp_path / 'reports'}", *overrides])
 
 

@@ -61,7 +61,7 @@ def index_cli(tmp_path: Path, *args: str) -> dict:
 
 
 def compose_retrieve(tmp_path: Path, *overrides: str, out: str = "run"):
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         return compose("retrieve", overrides=[f"out={tmp_path / out}", f"cache_dir={tmp_path / 'cache'}",
                                               "hardware=cpu", "llm=none", "tracking=none", *overrides])
 

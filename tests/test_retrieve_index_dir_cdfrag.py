@@ -84,7 +84,7 @@ def retrieve_cdfrag(
     tmp: Path, index: Path, corpus: Path, queries: Path, out: str
 ) -> tuple[dict, dict[str, dict]]:
     """One ``retrieve.py method=cdfrag llm=none index_dir=...`` run; returns (metrics.json, rows by query id)."""
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         cfg = compose(
             "retrieve",
             overrides=[

@@ -15,7 +15,7 @@ import train
 
 
 def compose_train(tmp_path: Path, *overrides: str):
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         return compose("train", overrides=[
             f"out={tmp_path / 'run'}", f"models_dir={tmp_path / 'models'}", f"cache_dir={tmp_path / 'cache'}",
             "hardware=cpu", "torch_threads=1", "trainer.enable_progress_bar=false", *overrides])

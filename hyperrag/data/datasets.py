@@ -1,4 +1,4 @@
-"""Dataset factories — the ``_target_`` of every ``hydra_configs/data/*.yaml``."""
+"""Dataset factories — the ``_target_`` of every ``hyperrag/conf/data/*.yaml``."""
 
 from __future__ import annotations
 

@@ -64,6 +64,7 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
     from hydra.utils import instantiate
     from omegaconf.errors import OmegaConfBaseException
 
+    from hyperrag.conf import CONFIG_DIR
     from hyperrag.data.types import Corpus, Dataset
     from hyperrag.index.passages import dataset_for_index
     from hyperrag.llm import build_llm
@@ -73,11 +74,8 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
     if not path.is_dir():
         raise InputError("index directory not found (build one with `python -m hyperrag.index build`)", path=path,
                          field="--index")
-    config_dir = Path(__file__).resolve().parents[2] / "hydra_configs"
-    if not (config_dir / "retrieve.yaml").is_file():
-        raise InputError("the Hydra configs were not found (run from a source checkout)", path=config_dir)
     try:
-        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             cfg = compose("retrieve", overrides=[f"method={method}", f"index_dir={path.resolve()}", *overrides])
     except (HydraException, OmegaConfBaseException) as err:
         raise InputError(f"cannot compose the config: {str(err).splitlines()[0]}", field="overrides") from None

@@ -1,4 +1,4 @@
-"""Retrieval methods; each is a ``_target_`` in ``hydra_configs/method``."""
+"""Retrieval methods; each is a ``_target_`` in ``hyperrag/conf/method``."""
 
 from hyperrag.retrievers.base import RetrievalOutput, Retriever
 from hyperrag.retrievers.bm25 import BM25Retriever

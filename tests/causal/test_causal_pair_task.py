@@ -21,7 +21,7 @@ TINY = ["task.model.max_length=48", "task.model.freeze_layers=5", "task.model.ma
 
 def compose_train(tmp_path: Path, *overrides: str):
     corpus, queries, openie = write_jsonl(tmp_path)
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         return compose("train", overrides=[
             f"out={tmp_path / 'run'}", f"models_dir={tmp_path / 'models'}", f"cache_dir={tmp_path / 'cache'}",
             "hardware=cpu", "torch_threads=2", "task=causal_pair", "data=jsonl", f"data.corpus={corpus}",

@@ -99,7 +99,7 @@ def test_entry_point_writes_a_query_file(scripted_llm, tmp_path):
     from hyperrag.holisqa.__main__ import run
 
     llm = scripted_llm(generic)
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         cfg = compose("holisqa", overrides=[f"out={tmp_path / 'out'}", f"cache_dir={tmp_path / 'cache'}",
                                             "data=sample", "llm=openai_compatible", f"llm.base_url={llm.base_url}",
                                             "llm.model=fake-model", "llm.show_usage=false", "builder.max_slices=2"])

@@ -14,7 +14,7 @@ from hyperrag.llm.errors import LLMUnavailableError, ServerStartError
 from hyperrag.llm.server import ManagedServer, free_port
 from hyperrag.utils.availability import package_available
 
-CONFIGS = Path(__file__).resolve().parents[2] / "hydra_configs" / "llm"
+CONFIGS = Path(__file__).resolve().parents[2] / "hyperrag" / "conf" / "llm"
 
 
 def _load(name: str, tmp_path: Path):

@@ -29,7 +29,7 @@ def run_retrieve(corpus: bytes, queries: bytes, method: str = "bm25") -> tuple[s
     try:
         (folder / "corpus.jsonl").write_bytes(corpus)
         (folder / "queries.jsonl").write_bytes(queries)
-        with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+        with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
             cfg = compose("retrieve", overrides=[
                 f"out={folder / 'run'}", f"cache_dir={folder / 'cache'}", "hardware=cpu", "llm=none",
                 "tracking=none", f"method={method}", "data=jsonl", f"data.corpus={folder / 'corpus.jsonl'}",

@@ -39,13 +39,13 @@ def test_servers_bind_localhost_by_default():
     for cls in (backends.LocalLlamaCppServer, backends.VLLMServer):
         assert inspect.signature(cls.__init__).parameters["host"].default == "127.0.0.1"
     for name in ("local.yaml", "vllm.yaml"):
-        cfg = yaml.safe_load((REPO_ROOT / "hydra_configs" / "llm" / name).read_text())
+        cfg = yaml.safe_load((REPO_ROOT / "hyperrag" / "conf" / "llm" / name).read_text())
         assert cfg.get("host", "127.0.0.1") == "127.0.0.1"
 
 
 def test_api_keys_only_from_the_environment():
     assert "api_key" not in inspect.signature(backends.OpenAICompatible.__init__).parameters
-    for path in (REPO_ROOT / "hydra_configs").rglob("*.yaml"):
+    for path in (REPO_ROOT / "hyperrag" / "conf").rglob("*.yaml"):
         text = path.read_text()
         assert not re.search(r"^\s*api_key\s*:", text, re.MULTILINE), f"{path}: a key in a config file"
         assert not re.search(r"sk-[A-Za-z0-9]{20,}", text), f"{path}: something that looks like a key"

@@ -13,7 +13,7 @@ from hyperrag.reporting.csv_log import read_rows
 from hyperrag.reporting.wandb_offline import read_offline_runs
 from tests.conftest import REPO_ROOT
 
-CONFIGS = REPO_ROOT / "hydra_configs"
+CONFIGS = REPO_ROOT / "hyperrag" / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
 
 
@@ -65,7 +65,7 @@ def multirun(*overrides: str) -> None:
     GlobalHydra().clear()
     try:
         hydra_ = Hydra.create_main_hydra_file_or_module(calling_file=str(REPO_ROOT / "retrieve.py"),
-                                                        calling_module=None, config_path="hydra_configs",
+                                                        calling_module=None, config_path="hyperrag/conf",
                                                         job_name="retrieve")
         results = hydra_.multirun(config_name="retrieve", task_function=retrieve.run,
                                   overrides=[*overrides, "hydra.mode=MULTIRUN"],

@@ -17,7 +17,7 @@ import retrieve
 
 
 def compose_hugrag(tmp_path, *overrides):
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hyperrag" / "conf"), version_base="1.3"):
         return compose("retrieve", overrides=[f"out={tmp_path / 'run'}", f"cache_dir={tmp_path / 'cache'}",
                                               "hardware=cpu", "llm=none", "method=hugrag", *overrides])
 

@@ -1,6 +1,6 @@
 """The ``train.py`` tasks: what to train, on which data, and how to judge the result.
 
-A task is the ``_target_`` of ``hydra_configs/task/*.yaml``. It sits above the parts it trains (the Poincaré
+A task is the ``_target_`` of ``hyperrag/conf/task/*.yaml``. It sits above the parts it trains (the Poincaré
 ball, the causal pair classifier, the PPO refinement policy) and the retrievers it builds them from, so those
 never import it:
 
