@@ -29,11 +29,12 @@ from typing import Any
 
 import torch
 
-from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
+from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import descendants
 from hyperrag.llm.errors import stop_if_nothing_succeeded
 from hyperrag.ops.knn import topk_cosine_neighbors
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 CHECKPOINT = "gates.jsonl"
@@ -185,7 +186,8 @@ class GateBuilder:
         for a, b in pairs:
             inputs = {"source": _cut(texts[a], words), "target": _cut(texts[b], words)}
             key = f"{a}-{b}"
-            dig = digest(self.settings.verifier, str(getattr(self.llm, "model", None)), inputs)
+            dig = stable_digest(self.settings.verifier, str(getattr(self.llm, "model", None)), inputs,
+                                length=16)
             rec = done.get(key)
             if rec is None or rec.get("digest") != dig:
                 rec = self._by_digest.get(dig)  # module ids may shift after an incremental update

@@ -30,10 +30,11 @@ import torch
 
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
+from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree, entity_degree
 from hyperrag.hierarchy.tokens import approx_tokens
 from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 CHECKPOINT = "summaries.jsonl"
@@ -166,7 +167,7 @@ class ModuleSummaries:
                     if m not in chosen:
                         continue
                     inputs = self.inputs(tree, graph, m, texts, children, ranked, facts_in)
-                    key = digest(model, task.key, inputs)
+                    key = stable_digest(model, task.key, inputs, length=16)
                     rec = done.get(str(m))
                     if rec is None or rec.get("digest") != key:
                         rec = by_digest.get(key)

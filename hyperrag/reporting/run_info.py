@@ -3,7 +3,6 @@ versions, git commit (and whether the tree was dirty), Hydra overrides and choic
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -13,6 +12,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from hyperrag.utils.hashing import text_digest
 
 PACKAGES = ("hyperrag", "torch", "numpy", "scipy", "lightning", "hydra-core", "omegaconf", "sentence-transformers",
             "transformers", "bm25s", "PyStemmer", "igraph", "leidenalg", "graspologic-native", "geoopt", "pydantic",
@@ -33,7 +34,7 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
 
 
 def git_state(package_dir: str | Path = PACKAGE_DIR) -> dict[str, Any] | None:
-    """``{"commit", "branch", "dirty", "diff_sha1"}`` of the checkout holding the code, or ``None``.
+    """``{"commit", "branch", "dirty", "diff_sha256"}`` of the checkout holding the code, or ``None``.
 
     ``None`` too for an installed package (a wheel in site-packages): its files are tracked by no repository,
     even when the environment happens to sit inside one.
@@ -54,7 +55,7 @@ def git_state(package_dir: str | Path = PACKAGE_DIR) -> dict[str, Any] | None:
         status = git("status", "--porcelain", "--untracked-files=no")
         state["dirty"] = bool(status.strip())
         if state["dirty"]:  # identifies the uncommitted change set the run used
-            state["diff_sha1"] = hashlib.sha1(git("diff", "HEAD").encode()).hexdigest()
+            state["diff_sha256"] = text_digest(git("diff", "HEAD"))
     except (OSError, subprocess.SubprocessError):
         pass
     return state

@@ -39,7 +39,8 @@ from hyperrag.retrievers.base import RetrievalOutput, Retriever, check_index_pas
 log = logging.getLogger(__name__)
 
 
-def find_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_name: str | None) -> Path | None:
+def resolve_trained_checkpoint(spec: str | None, models_dir: str | Path, task: str,
+                               data_name: str | None) -> Path | None:
     """Resolve a checkpoint setting: ``null``/``none`` → None; a path → it; ``auto`` → the newest
     ``<models_dir>/<task>/<data_name>-*/model.ckpt``, else the newest of any dataset, else None."""
     if spec is None or str(spec).lower() in ("none", "null", "false", ""):
@@ -128,13 +129,14 @@ class CDFRAGRetriever(Retriever):
         if self.passage_emb is None:
             self.passage_emb = self.encoder.encode(self.passage_texts, desc="passages")
         self.passage_emb = self.passage_emb.to(self.device)
-        self.classifier_path = find_checkpoint(self.classifier_spec, self.models_dir, "causal_pair", None)
+        self.classifier_path = resolve_trained_checkpoint(self.classifier_spec, self.models_dir, "causal_pair",
+                                                          None)
         self.causal_index = load_or_build_causal_index(dataset, self.encoder, self.causal_settings,
                                                        classifier_path=self.classifier_path, llm=self.llm,
                                                        root=self.index_root, openie_triples=triples,
                                                        openie_key=triples_key)
         self.traversal = CausalTraversal(self.causal_index.graph, **self.traversal_settings)
-        self.policy_path = find_checkpoint(self.policy_spec, self.models_dir, "ppo", dataset.name)
+        self.policy_path = resolve_trained_checkpoint(self.policy_spec, self.models_dir, "ppo", dataset.name)
         if self.policy_path is not None:
             from hyperrag.refinement.ppo import PPOPolicy
 
@@ -293,4 +295,4 @@ class CDFRAGRetriever(Retriever):
         return info
 
 
-__all__ = ["CDFRAGRetriever", "find_checkpoint"]
+__all__ = ["CDFRAGRetriever", "resolve_trained_checkpoint"]

@@ -58,7 +58,7 @@ import torch
 
 from hyperrag.data.types import Dataset
 from hyperrag.retrievers.base import RetrievalOutput, Retriever
-from hyperrag.utils.digest import stable_digest as _digest
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 
@@ -191,8 +191,8 @@ class HyperRAGRetriever(Retriever):
         graph.stats["llm_calls"] = self.builder.llm_calls
         self.graph = graph
         relations = graph.relations(self.variant, self.query_closure_depth, self.query_edge_repeat)
-        key = _digest(corpus_fingerprint(dataset), getattr(self.encoder, "model_key", ""), self.variant,
-                      relations, questions, self.model_settings, self.train_settings)[:10]
+        key = stable_digest(corpus_fingerprint(dataset), getattr(self.encoder, "model_key", ""), self.variant,
+                            relations, questions, self.model_settings, self.train_settings, length=10)
         path = self.models_dir / "hyperrag" / f"{dataset.name}-{self.variant}-{key}" / "model.ckpt"
         return {"relations": relations, "init": torch.cat([self.passage_emb, query_emb]), "path": path,
                 "key": key}
@@ -214,7 +214,7 @@ class HyperRAGRetriever(Retriever):
                               negative_group_size=ts["negative_group_size"], exclude="both", seed=ts["seed"])
 
     def index(self, dataset: Dataset) -> None:
-        from hyperrag.retrievers.hyperrag_update import dataset_questions, find_checkpoint, update_from
+        from hyperrag.retrievers.hyperrag_update import dataset_questions, find_saved_ball, update_from
 
         t0 = time.perf_counter()
         self.dataset_name = dataset.name
@@ -223,7 +223,7 @@ class HyperRAGRetriever(Retriever):
         if self.index_dir:
             self._check_index(dataset)
         self.base_questions = dataset_questions(self, dataset)
-        found = None if self.retrain else find_checkpoint(self, dataset)
+        found = None if self.retrain else find_saved_ball(self, dataset)
         refused = None
         if found is not None and found.kind != "exact" and found.reuse < float(self.update_settings["min_reuse"]):
             refused = {"checkpoint": str(found.folder / "model.ckpt"), "reused_passages": found.reused,

@@ -16,7 +16,8 @@ from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus, Passage
 from hyperrag.llm.backends import OpenAICompatible
 from hyperrag.llm.errors import StageFailedError
-from hyperrag.llm.openie import _digest, passage_string, read_checkpoint, run_openie
+from hyperrag.llm.openie import passage_string, read_checkpoint, run_openie
+from hyperrag.utils.hashing import text_digest
 from tests.llm.conftest import FAST_CLIENT
 from tests.llm.fake_server import Reply, schema_reply
 
@@ -130,7 +131,7 @@ def test_kill_mid_run_then_resume_sends_only_missing(fake_server, tmp_path):
     child.wait()
     assert not out.exists()  # killed before the end
     corpus = _corpus(12)
-    done = len(read_checkpoint(ckpt, [_digest(passage_string(p)) for p in corpus.passages]))
+    done = len(read_checkpoint(ckpt, [text_digest(passage_string(p), length=16) for p in corpus.passages]))
     assert 3 <= done < 12
     fake_server.configure(delay_s=0.0)
     fake_server.reset()

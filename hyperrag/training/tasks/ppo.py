@@ -26,7 +26,7 @@ from hyperrag.data.types import Dataset
 from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
-from hyperrag.utils.digest import stable_digest as _digest
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +89,11 @@ class PPOTask:
     def key(self, **extra: Any) -> str:
         env, (train, held) = self.env, self.split
         ret = env.retriever
-        return _digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
-                       self.retriever_settings, self.env_settings, str(ret.classifier_path),
-                       str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
-                       {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
-                       getattr(self._llm, "model", None), extra)[:10]
+        return stable_digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
+                             self.retriever_settings, self.env_settings, str(ret.classifier_path),
+                             str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
+                             {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
+                             getattr(self._llm, "model", None), extra, length=10)
 
     def build_model(self) -> PPOPolicy:
         train, held = self.split
