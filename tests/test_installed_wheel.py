@@ -40,8 +40,11 @@ def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline",
                HYPERRAG_CACHE=str(tmp / "cache"))
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist"),
-          str(src)], tmp, env)
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)]
+    offline = subprocess.run([*build, "--no-build-isolation"], cwd=tmp, env=env, capture_output=True, text=True,
+                             timeout=300, check=False)
+    if offline.returncode != 0:  # no usable setuptools here: let pip fetch the build backend
+        _run(build, tmp, env)
     wheel = next((tmp / "dist").glob("hyperrag-*.whl"))
     _run([sys.executable, "-m", "venv", "--system-site-packages", str(tmp / "venv")], tmp, env)
     python = tmp / "venv" / "bin" / "python"
