@@ -41,7 +41,8 @@ def test_no_import_cycle_between_hyperrag_subpackages(graph: grimp.ImportGraph) 
 def test_training_tasks_sit_above_the_retrievers_they_build(graph: grimp.ImportGraph) -> None:
     # PPOTask builds its CDF-RAG retriever inside a method: function-level imports are in the graph
     assert graph.chain_exists(importer="hyperrag.training.tasks.ppo", imported="hyperrag.retrievers.cdfrag")
-    assert not graph.chain_exists(importer="hyperrag.retrievers", imported="hyperrag.training", as_packages=True)
+    assert not graph.chain_exists(importer="hyperrag.retrievers", imported="hyperrag.training",
+                                  as_packages=True)
 
 
 def test_the_check_reports_a_cycle_with_the_import_that_closes_it() -> None:

@@ -34,15 +34,16 @@ def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     """(venv python, an empty working folder, the environment to run it in)."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
-    shutil.copytree(REPO_ROOT / "hyperrag", src / "hyperrag", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(REPO_ROOT / "hyperrag", src / "hyperrag",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO_ROOT / name, src / name)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline",
                HYPERRAG_CACHE=str(tmp / "cache"))
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)]
-    offline = subprocess.run([*build, "--no-build-isolation"], cwd=tmp, env=env, capture_output=True, text=True,
-                             timeout=300, check=False)
+    offline = subprocess.run([*build, "--no-build-isolation"], cwd=tmp, env=env, capture_output=True,
+                             text=True, timeout=300, check=False)
     if offline.returncode != 0:  # no usable setuptools here: let pip fetch the build backend
         _run(build, tmp, env)
     wheel = next((tmp / "dist").glob("hyperrag-*.whl"))
@@ -66,11 +67,12 @@ def test_the_venv_imports_the_installed_wheel_not_the_checkout(installed):
 def test_index_cli_builds_and_refreshes_from_the_installed_package(installed):
     python, work, env = installed
     assert "build" in _run([str(python), "-m", "hyperrag.index", "--help"], work, env).stdout
-    sample = Path(_run([str(python), "-c", "from hyperrag.data.datasets import sample_dir; print(sample_dir())"],
-                       work, env).stdout.strip())
+    code = "from hyperrag.data.datasets import sample_dir; print(sample_dir())"
+    sample = Path(_run([str(python), "-c", code], work, env).stdout.strip())
     assert sample.is_relative_to(python.parents[1])
-    built = _run([str(python), "-m", "hyperrag.index", "build", "--index", "idx", "--corpus",
-                  str(sample / "corpus.jsonl"), "--openie", str(sample / "openie_handwritten.json")], work, env)
+    built = _run([str(python), "-m", "hyperrag.index", "build", "--index", "idx",
+                  "--corpus", str(sample / "corpus.jsonl"),
+                  "--openie", str(sample / "openie_handwritten.json")], work, env)
     summary = json.loads(built.stdout.strip().splitlines()[-1])
     assert summary["built"] and summary["passages"] == 12 and summary["edges"] > 0
     # refresh composes the packaged retrieve config with method=hugrag and runs its index()
@@ -84,9 +86,9 @@ def test_holisqa_cli_runs_from_the_installed_package(installed, tmp_path):
     python, work, env = installed
     assert "holisqa" in _run([str(python), "-m", "hyperrag.holisqa", "--help"], work, env).stdout
     with FakeOpenAIServer() as server:  # TEST DOUBLE: schema-valid synthetic replies, not a model
-        _run([str(python), "-m", "hyperrag.holisqa", "llm=openai_compatible", f"llm.base_url={server.base_url}",
-              "llm.model=fake-model", "llm.api_key_env=null", "builder.max_slices=2", f"out={tmp_path / 'hq'}",
-              f"cache_dir={tmp_path / 'cache'}"], work, env)
+        _run([str(python), "-m", "hyperrag.holisqa", "llm=openai_compatible",
+              f"llm.base_url={server.base_url}", "llm.model=fake-model", "llm.api_key_env=null",
+              "builder.max_slices=2", f"out={tmp_path / 'hq'}", f"cache_dir={tmp_path / 'cache'}"], work, env)
         assert server.stats["requests"] > 0
     build = json.loads((tmp_path / "hq" / "build.json").read_text())
     assert build["passages"] == 12 and build["slices"] == 2

@@ -3,8 +3,8 @@
 ``task/``, ``trainer/``, ``logger/``, ``tracking/``, ``experiment/``, ``ablation/``).
 
 They ship inside the package (package data), so the command-line entries inside it (``python -m
-hyperrag.index refresh``, ``python -m hyperrag.holisqa``) find them from an installed wheel as from a checkout;
-the scripts at the repository root name the same folder (``config_path="hyperrag/conf"``).
+hyperrag.index refresh``, ``python -m hyperrag.holisqa``) find them from an installed wheel as from a
+checkout; the scripts at the repository root name the same folder (``config_path="hyperrag/conf"``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Training for ``train.py``: kill-and-resume of a Lightning fit (``resume``) and the tasks it trains (``tasks``)."""
+"""Training for ``train.py``: kill-and-resume of a Lightning fit (``resume``) and the tasks it trains
+(``tasks``)."""
 
 from hyperrag.training.resume import AtomicCheckpointIO, RandomState, ResumableFit, resumable
 

@@ -1,38 +1,39 @@
 """Kill-and-resume for a Lightning fit (issue 9 item 1): a fit killed with SIGKILL at any point is rerun and
 finishes only the training steps that were not done, ending at the weights of an uninterrupted fit.
 
-:class:`ResumableFit` is used by ``train.py`` for every task (``poincare*``, ``causal_pair``, ``ppo``). What the
-libraries already do is theirs:
+:class:`ResumableFit` is used by ``train.py`` for every task (``poincare*``, ``causal_pair``, ``ppo``). What
+the libraries already do is theirs:
 
 * the saves are Lightning's ``ModelCheckpoint``s writing ``<work_dir>/last.ckpt``: one at the end of every
-  ``every_n_epochs`` epochs, one every ``every_n_steps`` optimiser steps (``every_n_train_steps``) and one once
-  ``every_seconds`` passed (``train_time_interval``; Lightning's own rule: automatic optimisation only). A
-  checkpoint holds weights, optimiser and LR-scheduler states and loop progress (epoch, batch in the epoch,
+  ``every_n_epochs`` epochs, one every ``every_n_steps`` optimiser steps (``every_n_train_steps``) and one
+  once ``every_seconds`` passed (``train_time_interval``; Lightning's own rule: automatic optimisation only).
+  A checkpoint holds weights, optimiser and LR-scheduler states and loop progress (epoch, batch in the epoch,
   global step), the module's own extras (``PPOPolicy.history``) and the train dataloader's position;
 * the position is torchdata's ``StatefulDataLoader`` (Lightning ≥ 2.3 saves and restores ``state_dict()`` of a
-  train dataloader that has one): the tasks' datamodules build one, and :meth:`ResumableFit.fit` turns any other
-  plain ``DataLoader`` into one (:func:`resumable`), so a restarted epoch yields only its remaining batches —
-  the shuffled permutation from the sampler's saved generator state, a stateful ``IterableDataset``
+  train dataloader that has one): the tasks' datamodules build one, and :meth:`ResumableFit.fit` turns any
+  other plain ``DataLoader`` into one (:func:`resumable`), so a restarted epoch yields only its remaining
+  batches — the shuffled permutation from the sampler's saved generator state, a stateful ``IterableDataset``
   (:class:`~hyperrag.hyperbolic.datamodule.EdgeBatches`) from its own state, any other stream replayed;
 * the write is atomic (:class:`AtomicCheckpointIO`: temp file, fsync, ``os.replace``), so a kill during a save
   leaves the previous ``last.ckpt``.
 
 What they lack is :class:`RandomState`, a small callback whose state rides in the same checkpoint: the global
-torch / numpy / python generators (dropout, the edge sampler's negatives...), every ``torch.Generator`` held by the
-module, the datamodule or the train dataloader (PPO's rollout generator, the shuffling generator), the early
-stop flag (``trainer.should_stop`` set by the classifier's ``max_steps`` or PPO's ``max_iterations``: a fit killed
-after its last save must not train on) and geoopt's integer Adam step counts (a float32 step would make
-``betas ** step`` drift from the uninterrupted run). :class:`MidEpochCheckpoint` adds two rules to Lightning's
-step and time saves: none at an epoch's last batch (the epoch-end save follows) and none while a train loader
-cannot resume mid-epoch (a resume would then train the wrong batches; a kill loses the epoch in progress).
+torch / numpy / python generators (dropout, the edge sampler's negatives...), every ``torch.Generator`` held
+by the module, the datamodule or the train dataloader (PPO's rollout generator, the shuffling generator), the
+early stop flag (``trainer.should_stop`` set by the classifier's ``max_steps`` or PPO's ``max_iterations``: a
+fit killed after its last save must not train on) and geoopt's integer Adam step counts (a float32 step would
+make ``betas ** step`` drift from the uninterrupted run). :class:`MidEpochCheckpoint` adds two rules to
+Lightning's step and time saves: none at an epoch's last batch (the epoch-end save follows) and none while a
+train loader cannot resume mid-epoch (a resume would then train the wrong batches; a kill loses the epoch in
+progress).
 
 The rerun (same key, so same data and settings) passes ``ckpt_path=last.ckpt`` to ``trainer.fit``;
 :meth:`ResumableFit.finish` removes ``work_dir`` once the caller has saved the final model.
 
 Limits: metrics aggregated over an epoch (``on_epoch=True``) cover only the resumed part of a restarted epoch;
-Lightning does not step a ``ReduceLROnPlateau`` at the end of such an epoch (no task here uses one); for a module
-with manual optimisation (PPO) Lightning's step saves count optimiser steps and its time saves do not run (with
-``rollout_batch: null`` an epoch is one PPO iteration, saved at its end).
+Lightning does not step a ``ReduceLROnPlateau`` at the end of such an epoch (no task here uses one); for a
+module with manual optimisation (PPO) Lightning's step saves count optimiser steps and its time saves do not
+run (with ``rollout_batch: null`` an epoch is one PPO iteration, saved at its end).
 """
 
 from __future__ import annotations
@@ -57,17 +58,19 @@ log = logging.getLogger(__name__)
 
 LAST = "last.ckpt"
 
-# Lightning suggests keeping a pre-optimisation copy of the weights for manual optimisation (PPO); a resume wants the
-# state after the step, which is what it saves
+# Lightning suggests keeping a pre-optimisation copy of the weights for manual optimisation (PPO); a resume
+# wants the state after the step, which is what it saves
 warnings.filterwarnings("ignore", message="Using ModelCheckpoint with manual optimization")
 # a resumed fit writes into the folder that holds the last.ckpt it resumed from: that is the point
 warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """``TorchCheckpointIO`` whose writes are temp file + fsync + ``os.replace`` (a kill never leaves half a file)."""
+    """``TorchCheckpointIO`` whose writes are temp file + fsync + ``os.replace`` (a kill never leaves half
+    a file)."""
 
-    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any | None = None) -> None:
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any,
+                        storage_options: Any | None = None) -> None:
         if storage_options is not None:
             raise TypeError(f"{type(self).__name__} takes no storage_options, got {storage_options!r}")
         atomic_torch_save(checkpoint, path)
@@ -77,7 +80,8 @@ class AtomicCheckpointIO(TorchCheckpointIO):
 
 
 def _generators(trainer: Any) -> dict[str, torch.Generator]:
-    """Every ``torch.Generator`` the fit draws from, by a stable name (``model._gen``, ``datamodule.dataset.generator``)."""
+    """Every ``torch.Generator`` the fit draws from, by a stable name (``model._gen``,
+    ``datamodule.dataset.generator``)."""
     roots: dict[str, Any] = {"model": trainer.lightning_module, "datamodule": trainer.datamodule,
                              "train_dataloader": trainer.train_dataloader}  # None before the fit sets it up
     found: dict[str, torch.Generator] = {}
@@ -100,10 +104,11 @@ def _generators(trainer: Any) -> dict[str, torch.Generator]:
         if isinstance(obj, dict) or not isinstance(attrs, dict):
             return
         for key, value in list(attrs.items()):
-            # the module's parameters/buffers/submodules and the trainer back-reference hold no generator we own
+            # the module's parameters/buffers/submodules and the trainer back-reference hold no generator we
+            # own
             if key in ("_modules", "_parameters", "_buffers", "_trainer", "trainer", "_fabric", "env"):
                 continue
-            if isinstance(value, torch.Generator) or hasattr(value, "__dict__") or isinstance(value, (list, tuple)):
+            if isinstance(value, (torch.Generator, list, tuple)) or hasattr(value, "__dict__"):
                 walk(value, f"{name}.{key}", depth - 1)
 
     for root, obj in roots.items():
@@ -112,7 +117,8 @@ def _generators(trainer: Any) -> dict[str, torch.Generator]:
 
 
 def _plain_rng_states() -> dict[str, Any]:
-    """Lightning's global RNG states with numpy's as plain ints (``torch.load(weights_only=True)`` reads them)."""
+    """Lightning's global RNG states with numpy's as plain ints (``torch.load(weights_only=True)`` reads
+    them)."""
     states = _collect_rng_states(include_cuda=torch.cuda.is_available())
     if "numpy" in states:
         kind, keys, pos, has_gauss, gauss = states["numpy"]
@@ -133,11 +139,10 @@ def _numpy_rng_states(states: dict[str, Any]) -> dict[str, Any]:
 class RandomState(Callback):
     """The random state of a fit, saved in every checkpoint and put back when the fit resumes from one.
 
-    Restored at ``on_train_start``, once the train dataloader and its restored iterator exist (what the rest of the
-    fit draws comes from the restored generators; at an epoch's start the iterator is made again from them). Also
-    records
-    where the fit started: ``start_epoch`` / ``start_step`` (> 0: resumed), ``resumed``, and ``batches_run``
-    (training batches this process ran).
+    Restored at ``on_train_start``, once the train dataloader and its restored iterator exist (what the rest
+    of the fit draws comes from the restored generators; at an epoch's start the iterator is made again from
+    them). Also records where the fit started: ``start_epoch`` / ``start_step`` (> 0: resumed), ``resumed``,
+    and ``batches_run`` (training batches this process ran).
     """
 
     def __init__(self) -> None:
@@ -157,14 +162,16 @@ class RandomState(Callback):
         return {"rng": _plain_rng_states(),
                 "should_stop": bool(self._trainer.should_stop),
                 "generators": {name: g.get_state() for name, g in _generators(self._trainer).items()},
-                "int_steps": [bool(opt.state) and all(isinstance(st.get("step"), int) for st in opt.state.values())
+                "int_steps": [bool(opt.state) and all(isinstance(st.get("step"), int)
+                                                      for st in opt.state.values())
                               for opt in self._trainer.optimizers]}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self._pending = dict(state_dict) if state_dict else None  # applied once the dataloaders exist
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-        self.start_epoch, self.start_step, self.batches_run = int(trainer.current_epoch), int(trainer.global_step), 0
+        self.start_epoch, self.start_step = int(trainer.current_epoch), int(trainer.global_step)
+        self.batches_run = 0
         if self._pending is None:
             return
         state, self._pending = self._pending, None
@@ -181,9 +188,10 @@ class RandomState(Callback):
         if state.get("should_stop"):
             trainer.should_stop = True
         if not trainer.fit_loop.restarted_mid_epoch:
-            # at an epoch's start FitLoop.setup_data already made the epoch's iterator, drawing its permutation and
-            # worker seed from the fresh generators: make it again from the restored ones, as the uninterrupted fit
-            # did (mid-epoch, the restored iterator holds the saved position and permutation: it stays)
+            # at an epoch's start FitLoop.setup_data already made the epoch's iterator, drawing its
+            # permutation and worker seed from the fresh generators: make it again from the restored ones, as
+            # the uninterrupted fit did (mid-epoch, the restored iterator holds the saved position and
+            # permutation: it stays)
             fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
             if fetcher is not None:
                 iter(fetcher)
@@ -192,17 +200,20 @@ class RandomState(Callback):
         log.info("resumed at epoch %d, global step %d%s", self.start_epoch, trainer.global_step,
                  f"; generators not found: {missing}" if missing else "")
 
-    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
         self.batches_run += 1
 
 
 class MidEpochCheckpoint(ModelCheckpoint):
-    """Lightning's step or time save of ``last.ckpt``, skipped at an epoch's last batch (the epoch-end save follows)
-    and while the train dataloader's position is not the training's: a loader without ``state_dict`` (a custom
-    sampler left alone by :func:`resumable`), or one Lightning reads ahead of the training (it prefetches a batch
-    from a loader without a length). A kill then loses the epoch in progress, never a batch."""
+    """Lightning's step or time save of ``last.ckpt``, skipped at an epoch's last batch (the epoch-end save
+    follows) and while the train dataloader's position is not the training's: a loader without
+    ``state_dict`` (a custom sampler left alone by :func:`resumable`), or one Lightning reads ahead of the
+    training (it prefetches a batch from a loader without a length). A kill then loses the epoch in
+    progress, never a batch."""
 
-    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
         fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
         if batch_idx + 1 >= trainer.num_training_batches or getattr(fetcher, "done", False):
             return  # the epoch's last batch
@@ -223,10 +234,12 @@ class MidEpochCheckpoint(ModelCheckpoint):
 
 
 def resumable(loader: Any) -> Any:
-    """A plain ``DataLoader`` as a torchdata ``StatefulDataLoader`` with the same batches; anything else as is.
+    """A plain ``DataLoader`` as a torchdata ``StatefulDataLoader`` with the same batches; anything else as
+    is.
 
     The dataset, batch size, collate function, workers and generator are kept; a ``RandomSampler`` becomes the
-    loader's ``shuffle`` (torchdata's stateful sampler draws the same permutation from the same generator state).
+    loader's ``shuffle`` (torchdata's stateful sampler draws the same permutation from the same generator
+    state).
     """
     from torch.utils.data import DataLoader, RandomSampler, SequentialSampler
     from torchdata.stateful_dataloader import StatefulDataLoader
@@ -239,13 +252,15 @@ def resumable(loader: Any) -> Any:
         return loader  # a custom batch sampler: left alone (mid-epoch saves are then skipped)
     kwargs: dict[str, Any] = {"num_workers": loader.num_workers, "collate_fn": loader.collate_fn,
                               "pin_memory": loader.pin_memory, "timeout": loader.timeout,
-                              "worker_init_fn": loader.worker_init_fn, "persistent_workers": loader.persistent_workers,
+                              "worker_init_fn": loader.worker_init_fn,
+                              "persistent_workers": loader.persistent_workers,
                               "multiprocessing_context": loader.multiprocessing_context,
                               "batch_size": loader.batch_size, "drop_last": loader.drop_last}
     if loader.num_workers:
         kwargs["prefetch_factor"] = loader.prefetch_factor
     if isinstance(sampler, RandomSampler) and not sampler.replacement and sampler._num_samples is None:
-        kwargs.update(shuffle=True, generator=sampler.generator if sampler.generator is not None else loader.generator)
+        generator = sampler.generator if sampler.generator is not None else loader.generator
+        kwargs.update(shuffle=True, generator=generator)
     elif not isinstance(sampler, SequentialSampler) and type(sampler).__name__ != "_InfiniteConstantSampler":
         return loader  # a custom sampler: left alone
     return StatefulDataLoader(loader.dataset, **kwargs)
@@ -296,7 +311,8 @@ class ResumableFit:
     def trainer_kwargs(self, callbacks: list[Any] | None = None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"plugins": [AtomicCheckpointIO()]}
         if self.enabled:
-            kwargs.update(enable_checkpointing=True, callbacks=[*(callbacks or []), self.state, *self.checkpoints])
+            kwargs.update(enable_checkpointing=True,
+                          callbacks=[*(callbacks or []), self.state, *self.checkpoints])
         return kwargs
 
     def fit(self, trainer: Any, model: Any, datamodule: Any = None) -> int:

@@ -1,5 +1,5 @@
-"""matplotlib for the figures hyperrag writes (reports, training plots, hierarchy and disk pictures): the Agg backend,
-so no display is needed, and one way to save a figure."""
+"""matplotlib for the figures hyperrag writes (reports, training plots, hierarchy and disk pictures): the
+Agg backend, so no display is needed, and one way to save a figure."""
 
 from __future__ import annotations
 

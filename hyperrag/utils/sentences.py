@@ -1,7 +1,8 @@
-"""Sentence splitting: pysbd's rule-based English segmenter (abbreviations, initials, decimals, quotes), one place.
+"""Sentence splitting: pysbd's rule-based English segmenter (abbreviations, initials, decimals, quotes), one
+place.
 
-pysbd is pure Python and needs no model or download. Users: the causal candidate miner (sentences with their offsets
-into the passage), the HolisQA builder and the groundedness metric (sentences of an answer).
+pysbd is pure Python and needs no model or download. Users: the causal candidate miner (sentences with their
+offsets into the passage), the HolisQA builder and the groundedness metric (sentences of an answer).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ def _segmenter() -> Any:
 
 
 def sentence_spans(text: str) -> list[tuple[int, str]]:
-    """``(start offset in text, sentence)`` for each sentence of ``text``, surrounding white space stripped."""
+    """``(start offset in text, sentence)`` for each sentence of ``text``, surrounding white space
+    stripped."""
     out: list[tuple[int, str]] = []
     for span in _segmenter().segment(text) if text.strip() else []:
         sentence = span.sent.strip()

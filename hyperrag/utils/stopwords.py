@@ -1,14 +1,14 @@
 """English stop words: the one list every component uses to tell function words from content words.
 
-It is NLTK's English list (179 words: articles, pronouns, auxiliaries, prepositions, wh-words, contractions), as
-bm25s ships it (``bm25s.stopwords.STOPWORDS_EN_PLUS``) — bm25s is a dependency, so nothing is downloaded at run
-time (NLTK itself would need ``nltk.download``) — plus the modal verbs that list leaves out although it has "can",
-"will" and "should" ("It may have contributed to..." has no content word before the connective), minus "won" and
-"don", which it holds as halves of "won't" / "don't" split at the apostrophe but which our tokenizers only meet as
-words ("who won the award", "Don Quixote"). Users: question simplification (CDF-RAG's refinement), the lexical
-entity matcher (CatRAG's anchors), entity-name comparison (HugRAG's dedup), causal span filtering and the lexical
-evaluation metrics (groundedness, causal coverage). The BM25 retriever and lexical seeding name bm25s's own ``"en"``
-list, which is its tokenizer's setting.
+It is NLTK's English list (179 words: articles, pronouns, auxiliaries, prepositions, wh-words, contractions),
+as bm25s ships it (``bm25s.stopwords.STOPWORDS_EN_PLUS``) — bm25s is a dependency, so nothing is downloaded at
+run time (NLTK itself would need ``nltk.download``) — plus the modal verbs that list leaves out although it
+has "can", "will" and "should" ("It may have contributed to..." has no content word before the connective),
+minus "won" and "don", which it holds as halves of "won't" / "don't" split at the apostrophe but which our
+tokenizers only meet as words ("who won the award", "Don Quixote"). Users: question simplification (CDF-RAG's
+refinement), the lexical entity matcher (CatRAG's anchors), entity-name comparison (HugRAG's dedup), causal
+span filtering and the lexical evaluation metrics (groundedness, causal coverage). The BM25 retriever and
+lexical seeding name bm25s's own ``"en"`` list, which is its tokenizer's setting.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""hyperrag.utils.hashing: one algorithm, stable keys, and the embedding cache carried over from its SHA-1 keys."""
+"""hyperrag.utils.hashing: one algorithm, stable keys, and the embedding cache carried over from its SHA-1
+keys."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from hyperrag.utils.hashing import Hasher, file_digest, passage_digest, stable_d
 
 
 def test_keys_that_index_directories_and_llm_caches_already_hold_do_not_change(tmp_path):
-    """Index manifests (settings fingerprints, file checksums) and the LLM response cache were SHA-256 already:
-    the module reproduces their keys byte for byte, so those caches stay valid."""
+    """Index manifests (settings fingerprints, file checksums) and the LLM response cache were SHA-256
+    already: the module reproduces their keys byte for byte, so those caches stay valid."""
     obj = {"inputs": {"corpus": "x"}, "settings": {"k": 1, "path": tmp_path}}
-    assert stable_digest(obj) == hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+    as_before = hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+    assert stable_digest(obj) == as_before
     blob = json.dumps({"model": "m", "messages": [{"role": "user", "content": "é"}]}, ensure_ascii=False)
     assert text_digest(blob) == hashlib.sha256(blob.encode("utf-8")).hexdigest()
     f = tmp_path / "f.bin"
@@ -30,7 +32,8 @@ def test_tensors_hash_by_dtype_shape_and_bytes():
     a = torch.arange(6)
     assert stable_digest(a) == stable_digest(torch.arange(6))
     assert stable_digest(a) != stable_digest(a.view(2, 3)) != stable_digest(a.to(torch.int32))
-    assert stable_digest(a, "x", length=10) == Hasher().update(a).update(json.dumps("x").encode()).hexdigest(10)
+    streamed = Hasher().update(a).update(json.dumps("x").encode()).hexdigest(10)
+    assert stable_digest(a, "x", length=10) == streamed
     assert len(stable_digest(a, length=10)) == 10
 
 
@@ -43,8 +46,8 @@ def test_a_passage_is_hashed_one_way_whatever_holds_it():
 
 
 def test_embedding_cache_carries_vectors_over_from_its_sha1_keyed_file(tmp_path):
-    """A text cached under the old SHA-1 key is returned from the old file, not re-encoded, and copied under its new
-    key; a text in neither is a miss."""
+    """A text cached under the old SHA-1 key is returned from the old file, not re-encoded, and copied
+    under its new key; a text in neither is a miss."""
     legacy = tmp_path / "old.sqlite"
     db = sqlite3.connect(legacy)
     db.execute("CREATE TABLE vec (key BLOB PRIMARY KEY, v BLOB NOT NULL)")

@@ -34,4 +34,5 @@ from hyperrag.ops.ppr.delta import EdgeWeightDelta, merge_edge_deltas
 from hyperrag.ops.ppr.graph import PPRGraph, find_arcs
 from hyperrag.ops.ppr.solver import PPRStats, personalized_pagerank
 
-__all__ = ["EdgeWeightDelta", "PPRGraph", "PPRStats", "find_arcs", "merge_edge_deltas", "personalized_pagerank"]
+__all__ = ["EdgeWeightDelta", "PPRGraph", "PPRStats", "find_arcs", "merge_edge_deltas",
+           "personalized_pagerank"]

@@ -1,8 +1,8 @@
 """Per-query arc re-weighting of personalized PageRank (CatRAG's dynamic edge weights) as sparse corrections.
 
-:class:`EdgeWeightDelta` names the overridden arcs per query; :func:`merge_edge_deltas` combines several of them;
-:func:`plan_deltas` turns one into the :class:`DeltaPlan` the solver applies around its shared SpMM (a rank-one
-correction per re-weighted tail), so the graph is never rebuilt per query.
+:class:`EdgeWeightDelta` names the overridden arcs per query; :func:`merge_edge_deltas` combines several of
+them; :func:`plan_deltas` turns one into the :class:`DeltaPlan` the solver applies around its shared SpMM (a
+rank-one correction per re-weighted tail), so the graph is never rebuilt per query.
 """
 
 from __future__ import annotations

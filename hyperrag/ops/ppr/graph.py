@@ -125,8 +125,8 @@ class PPRGraph:
         return graph.to(device)
 
     def arc_weight(self, src: Tensor, dst: Tensor) -> Tensor:
-        """Stored (summed) weight of the arcs ``src -> dst`` (LongTensor [M] each, original node ids): Tensor [M];
-        raises ValueError when one is not in the graph."""
+        """Stored (summed) weight of the arcs ``src -> dst`` (LongTensor [M] each, original node ids):
+        Tensor [M]; raises ValueError when one is not in the graph."""
         pos, _, _ = find_arcs(self, src, dst, "arc_weight")
         return self.out_weight[pos]
 
@@ -162,8 +162,8 @@ def find_arcs(graph: PPRGraph, src: Tensor, dst: Tensor, what: str = "arc") -> t
         what: who asks, for the error messages (``"EdgeWeightDelta"``, ``"arc_weight"``).
 
     Returns:
-        ``(pos, tail, head)``, LongTensor [M] each: the arcs' positions in ``out_idx`` / ``out_weight`` and their
-        tails and heads in stored node order.
+        ``(pos, tail, head)``, LongTensor [M] each: the arcs' positions in ``out_idx`` / ``out_weight`` and
+        their tails and heads in stored node order.
 
     Raises:
         ValueError: an endpoint outside ``[0, N)`` or an arc that is not in the graph (for an undirected graph
@@ -184,7 +184,8 @@ def find_arcs(graph: PPRGraph, src: Tensor, dst: Tensor, what: str = "arc") -> t
         missing = torch.ones_like(key, dtype=torch.bool) if keys.numel() == 0 else keys[pos] != key
         if bool(missing.any()):
             i = int(missing.nonzero()[0])
-            raise ValueError(f"{what}: arc {int(src.flatten()[i])} -> {int(dst.flatten()[i])} is not in the graph")
+            arc = f"{int(src.flatten()[i])} -> {int(dst.flatten()[i])}"
+            raise ValueError(f"{what}: arc {arc} is not in the graph")
     return pos, s, t
 
 
