@@ -62,6 +62,19 @@ def test_train_with_an_unreachable_task_llm_is_one_line(tmp_path):
     assert not (tmp_path / "models").exists()
 
 
+def test_index_refresh_with_an_unreachable_endpoint_is_one_line(tmp_path):
+    sample = REPO_ROOT / "hyperrag" / "sample_data"
+    built, _ = run_entry(tmp_path, "-m", "hyperrag.index", "build", "--index", str(tmp_path / "idx"), "--corpus",
+                         str(sample / "corpus.jsonl"), "--openie", str(sample / "openie_handwritten.json"))
+    assert built.returncode == 0, built.stderr[-2000:]
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    proc, _ = run_entry(tmp_path, "-m", "hyperrag.index", "refresh", "--index", str(tmp_path / "idx"), "--method",
+                        "hugrag", "llm=openai_compatible", f"llm.base_url={url}", "hardware=cpu",
+                        f"cache_dir={tmp_path / 'cache'}")
+    assert_one_line(proc, f"{url}/models", "Connection refused")
+    assert not (tmp_path / "idx" / "derived").exists()  # nothing of the method's stages was started
+
+
 def test_openie_stage_whose_every_call_fails_stops_with_one_line(tmp_path):
     with FakeOpenAIServer(faults=Faults(http500=1.0)) as server:  # TEST DOUBLE: HTTP 500 to every chat call
         proc, _ = run_entry(tmp_path, str(REPO_ROOT / "retrieve.py"), "llm=openai_compatible",
