@@ -26,7 +26,7 @@ from itertools import permutations
 
 import numpy as np
 
-from hyperrag.utils.stopwords import english_stopwords
+from hyperrag.utils.stopwords import NAME_PARTICLES
 
 _DIGITS = re.compile(r"\d+")
 DISCRIMINATORS = frozenset([
@@ -56,9 +56,8 @@ def _discriminating(word: str) -> bool:
 
 
 def content_words(name: str) -> frozenset[str]:
-    """Plural-folded words of ``name`` without stop words."""
-    stop = english_stopwords()
-    return frozenset(w for w in fold_plural(name).split() if w not in stop)
+    """Plural-folded words of ``name`` without its name particles (articles, prepositions, ``and``, ``s``)."""
+    return frozenset(w for w in fold_plural(name).split() if w not in NAME_PARTICLES)
 
 
 def _typo(only_a: frozenset[str], only_b: frozenset[str]) -> bool:

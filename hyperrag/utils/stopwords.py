@@ -6,9 +6,10 @@ run time (NLTK itself would need ``nltk.download``) — plus the modal verbs tha
 has "can", "will" and "should" ("It may have contributed to..." has no content word before the connective),
 minus "won" and "don", which it holds as halves of "won't" / "don't" split at the apostrophe but which our
 tokenizers only meet as words ("who won the award", "Don Quixote"). Users: question simplification (CDF-RAG's
-refinement), the lexical entity matcher (CatRAG's anchors), entity-name comparison (HugRAG's dedup), causal
-span filtering and the lexical evaluation metrics (groundedness, causal coverage). The BM25 retriever and
-lexical seeding name bm25s's own ``"en"`` list, which is its tokenizer's setting.
+refinement), the lexical entity matcher (CatRAG's anchors), causal span filtering and the lexical evaluation
+metrics (groundedness, causal coverage); entity-name comparison (HugRAG's dedup) ignores only the
+:data:`NAME_PARTICLES`. The BM25 retriever and lexical seeding name bm25s's own ``"en"`` list, which is its
+tokenizer's setting.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from __future__ import annotations
 from functools import cache
 
 MODAL_VERBS = frozenset(["may", "might", "must", "could", "would", "shall", "ought"])
+
+# The stop words that do not tell two entity names apart: articles, prepositions, "and", the possessive "s".
+# Pronouns and the rest of the list do ("his country" is not "her country"), so HugRAG's dedup ignores only
+# these.
+NAME_PARTICLES = frozenset(["the", "a", "an", "of", "in", "on", "at", "for", "and", "to", "by", "with", "from",
+                            "s"])
 CONTRACTION_HALVES_THAT_ARE_WORDS = frozenset(["won", "don"])
 
 
@@ -33,4 +40,4 @@ def is_stopword(word: str) -> bool:
     return word.lower() in english_stopwords()
 
 
-__all__ = ["MODAL_VERBS", "english_stopwords", "is_stopword"]
+__all__ = ["MODAL_VERBS", "NAME_PARTICLES", "english_stopwords", "is_stopword"]
