@@ -18,8 +18,7 @@ Names are imported lazily: ``import hyperrag.hyperbolic`` does not import Lightn
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from hyperrag.utils.lazy import lazy_exports
 
 _EXPORTS = {
     "PoincareEmbedding": "poincare_model",
@@ -70,13 +69,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hyperrag.hyperbolic' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"hyperrag.hyperbolic.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:
