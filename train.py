@@ -17,7 +17,7 @@ Poincaré disk for ``poincare``), ``metrics.json`` and the logger's files (W&B o
 A task (the ``_target_`` of ``hydra_configs/task/*.yaml``) provides: ``name``, ``data_name``,
 ``key(**extra) -> str``, ``build_model() -> LightningModule``, ``build_datamodule() -> LightningDataModule``,
 ``load(checkpoint) -> LightningModule``, ``evaluate(model) -> dict`` and ``plot(model, path) -> Path``;
-optionally ``plot_filename`` (default ``<name>.png``). See :class:`hyperrag.hyperbolic.task.PoincareTask`.
+optionally ``plot_filename`` (default ``<name>.png``). See :mod:`hyperrag.training.tasks`.
 """
 
 from __future__ import annotations
@@ -79,10 +79,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
         model, datamodule = task.build_model(), task.build_datamodule()
         # kill-and-resume: last.ckpt after each epoch (and mid-epoch) in <model_dir>/.partial/, the rerun continues
-        resume = cfg.get("resume") or {}
-        fit = ResumableFit(model_dir / ".partial", every_n_epochs=resume.get("every_n_epochs", 1),
-                           min_interval_s=resume.get("min_interval_s", 0.0), enabled=resume.get("enabled", True),
-                           every_n_steps=resume.get("every_n_steps"), every_seconds=resume.get("every_seconds"))
+        resume = cfg.resume
+        fit = ResumableFit(model_dir / ".partial", every_n_epochs=resume.every_n_epochs, enabled=resume.enabled,
+                           every_n_steps=resume.every_n_steps, every_seconds=resume.every_seconds)
         # a task may fix trainer settings its key depends on (task=poincare: the hyperrag method's epochs)
         trainer = instantiate(cfg.trainer, logger=logger, **getattr(task, "trainer_overrides", dict)(),
                               **fit.trainer_kwargs())

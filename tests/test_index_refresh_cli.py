@@ -9,10 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hyperrag.config import graph_settings
 from hyperrag.data.jsonl import read_jsonl_corpus
 from hyperrag.data.openie import read_openie
-from hyperrag.index.kg_index import build_kg_directory
+from hyperrag.index.kg_index import build_kg_directory, graph_settings
 from hyperrag.index.update import insert_documents
 from tests.conftest import REPO_ROOT
 from tests.test_retrieve_index_dir import (
@@ -28,7 +27,7 @@ from tests.test_retrieve_index_dir import (
 sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
-SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
+SAMPLE = REPO_ROOT / "hyperrag" / "sample_data"
 
 
 def refresh(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from hyperrag.expansion.best_first import EdgeKind, TypedGraph
+from hyperrag.utils.plotting import pyplot, save_figure
 
 METRICS = ("reachability", "depth_weighted", "coverage", "min_hops")
 
@@ -110,10 +111,7 @@ def plot_gate_effectiveness(result: dict[str, Any], path: str | Path, title: str
     queries and graph (e.g. LLM-verified vs unverified gates): one "gates off" bar (the first result's) and one
     "on" bar per label.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     variants = {"": result} if "on" in result else dict(result)
     first = next(iter(variants.values()))
@@ -137,9 +135,4 @@ def plot_gate_effectiveness(result: dict[str, Any], path: str | Path, title: str
     axes[1].set_ylabel("hops")
     gates = "" if len(variants) > 1 else f", {first['gate_arcs']} gates"
     fig.suptitle(f"{title} (H={first['max_hops']}, {first['queries']} queries{gates})")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

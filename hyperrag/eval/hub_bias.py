@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from hyperrag.utils.plotting import pyplot, save_figure
+
 
 def node_strength(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int) -> torch.Tensor:
     """Weighted degree [N] of an undirected edge list [2, M]."""
@@ -39,10 +41,7 @@ def hub_bias(ppr: torch.Tensor, strength: torch.Tensor, num_entities: int, top: 
 
 def plot_hub_bias(results: dict[str, dict[str, torch.Tensor]], path: str | Path) -> Path:
     """Histograms of ``s_ppr`` and ``hub_mass`` per method, side by side; saved as PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for ax, key, label in zip(axes, ("s_ppr", "hub_mass"),
@@ -52,9 +51,4 @@ def plot_hub_bias(results: dict[str, dict[str, torch.Tensor]], path: str | Path)
         ax.set_xlabel(label)
         ax.set_ylabel("queries")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

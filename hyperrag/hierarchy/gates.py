@@ -30,10 +30,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 
 from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, settings
-from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
+from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import descendants
+from hyperrag.llm.errors import stop_if_nothing_succeeded
 from hyperrag.ops.knn import topk_cosine_neighbors
+from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel
@@ -142,6 +144,7 @@ class GateBuilder:
         done = ckpt.load() if ckpt else {}
         self._by_digest = ckpt.by_digest() if ckpt else {}
         self._changed = changed
+        self._first_error: str | None = None
         budget = [s.max_calls]
         try:
             for lv in sorted(set(level), reverse=True):
@@ -169,6 +172,10 @@ class GateBuilder:
         finally:
             if ckpt is not None:
                 ckpt.close()
+        # every verification asked for failed (dead endpoint, a model that cannot do the task): stop
+        stop_if_nothing_succeeded("causal gates", failed=stats["failed"],
+                                  succeeded=stats["verified"] - stats["failed"] + stats["resumed"],
+                                  first_error=self._first_error, llm=self.llm, unit="module pairs")
         stats["gates_found"] = len(gates)
         pairs = torch.tensor([[a for a, _, _ in gates], [b for _, b, _ in gates]], dtype=torch.long).reshape(2, -1)
         log.info("causal gates: %s", {k: v for k, v in stats.items() if k != "settings"})
@@ -182,7 +189,8 @@ class GateBuilder:
         for a, b in pairs:
             inputs = {"source": _cut(texts[a], words), "target": _cut(texts[b], words)}
             key = f"{a}-{b}"
-            dig = digest(self.settings.verifier, str(getattr(self.llm, "model", None)), inputs)
+            dig = stable_digest(self.settings.verifier, str(getattr(self.llm, "model", None)), inputs,
+                                length=16)
             rec = done.get(key)
             if rec is None or rec.get("digest") != dig:
                 rec = self._by_digest.get(dig)  # module ids may shift after an incremental update
@@ -225,6 +233,7 @@ class GateBuilder:
             stats["cached"] += int(res.cached)
             if not res.ok:
                 stats["failed"] += 1  # not recorded: retried by the next build
+                self._first_error = self._first_error or f"{res.error_kind}: {res.error}"
             elif ckpt is not None:
                 ckpt.append({"key": f"{a}-{b}", "digest": dig, "gate": bool(res.value),
                              "reason": getattr(res.output, "reason", "")})

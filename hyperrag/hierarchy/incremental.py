@@ -44,7 +44,6 @@ unreadable falls back to a full build with a warning.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -68,8 +67,9 @@ from hyperrag.hierarchy.leiden import _clean_edges, canonical_labels, leiden, re
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.store import HierarchyIndex, hierarchy_target, load_or_build_hierarchy
 from hyperrag.hierarchy.summaries import CHECKPOINT as SUMMARIES_CHECKPOINT
-from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint
+from hyperrag.index.store import IndexCorruptError, IndexDirectory
 from hyperrag.utils.atomic import atomic_write_json
+from hyperrag.utils.hashing import stable_digest, text_digest
 
 log = logging.getLogger(__name__)
 
@@ -369,7 +369,7 @@ def entity_signatures(graph: KnowledgeGraph, texts: list[str]) -> list[str]:
     for e in range(num_e):
         payload = json.dumps([texts[e], sorted(nbrs[e]), sorted(pids[j] for j in pidx[ptr[e]: ptr[e + 1]])],
                              ensure_ascii=False)
-        out.append(hashlib.sha256(payload.encode()).hexdigest()[:16])
+        out.append(text_digest(payload, length=16))
     return out
 
 
@@ -384,7 +384,7 @@ def touched_by_signature(old_names: list[str], old_signatures: list[str], new_na
 def state_path(root: str | Path, settings: HierarchySettings, extra: dict[str, Any] | None = None) -> Path:
     """Where :func:`follow_index` keeps its state for these hierarchy settings (and ``extra``: dedup settings)."""
     resolved = replace(settings, backend=resolve_backend(settings.backend), edge_types=tuple(settings.edge_types))
-    digest = fingerprint({"hierarchy": settings_dict(resolved), "extra": extra or {}})
+    digest = stable_digest({"hierarchy": settings_dict(resolved), "extra": extra or {}})
     return Path(root) / f"hugrag-{digest[:12]}.json"
 
 

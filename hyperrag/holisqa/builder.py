@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperrag.data.types import Corpus
 from hyperrag.eval.qa import token_f1
-from hyperrag.eval.text import split_sentences
+from hyperrag.utils.sentences import split_sentences
 
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel

@@ -25,9 +25,7 @@ from hyperrag.retrievers.base import RetrieverArgs
 from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
 from hyperrag.retrievers.settings import CatRAGSettings
-
-# Entity names that are never anchors on their own (lexical stand-in for NER).
-_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "is", "was", "were", "be", "been", "who", "what", "which", "when", "where", "how", "why", "whose", "whom", "that", "this", "these", "those", "it", "its", "he", "she", "they", "his", "her", "their"])
+from hyperrag.utils.stopwords import english_stopwords
 
 
 class EntityMatcher:
@@ -42,7 +40,7 @@ class EntityMatcher:
 
     def __init__(self, names: list[str], min_chars: int = 3, max_tokens: int = 8) -> None:
         self.lookup = {n: i for i, n in enumerate(names)
-                       if len(n.replace(" ", "")) >= min_chars and n not in _STOP}
+                       if len(n.replace(" ", "")) >= min_chars and n not in english_stopwords()}
         self.max_tokens = max_tokens
 
     def __call__(self, text: str) -> list[int]:

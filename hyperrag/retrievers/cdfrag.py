@@ -42,7 +42,8 @@ from hyperrag.retrievers.settings import CDFRAGSettings
 log = logging.getLogger(__name__)
 
 
-def find_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_name: str | None) -> Path | None:
+def resolve_trained_checkpoint(spec: str | None, models_dir: str | Path, task: str,
+                               data_name: str | None) -> Path | None:
     """Resolve a checkpoint setting: ``null``/``none`` → None; a path → it; ``auto`` → the newest
     ``<models_dir>/<task>/<data_name>-*/model.ckpt``, else the newest of any dataset, else None."""
     if spec is None or str(spec).lower() in ("none", "null", "false", ""):
@@ -106,13 +107,13 @@ class CDFRAGRetriever(Retriever):
             self.passage_emb = self.encoder.encode(self.passage_texts, desc="passages")
         self.passage_emb = self.passage_emb.to(self.device)
         s = self.settings
-        self.classifier_path = find_checkpoint(s.classifier, self.models_dir, "causal_pair", None)
+        self.classifier_path = resolve_trained_checkpoint(s.classifier, self.models_dir, "causal_pair", None)
         self.causal_index = load_or_build_causal_index(dataset, self.encoder, s.causal,
                                                        classifier_path=self.classifier_path, llm=self.llm,
                                                        root=s.index_root, openie_triples=triples,
                                                        openie_key=triples_key)
         self.traversal = CausalTraversal(self.causal_index.graph, s.traversal)
-        self.policy_path = find_checkpoint(s.policy, self.models_dir, "ppo", dataset.name)
+        self.policy_path = resolve_trained_checkpoint(s.policy, self.models_dir, "ppo", dataset.name)
         if self.policy_path is not None:
             from hyperrag.refinement.ppo import PPOPolicy
 
@@ -269,4 +270,4 @@ class CDFRAGRetriever(Retriever):
         return info
 
 
-__all__ = ["CDFRAGRetriever", "find_checkpoint"]
+__all__ = ["CDFRAGRetriever", "resolve_trained_checkpoint"]

@@ -61,7 +61,7 @@ from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs
 from hyperrag.retrievers.settings import HyperRAGSettings
-from hyperrag.utils.digest import stable_digest as _digest
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +148,8 @@ class HyperRAGRetriever(Retriever):
         graph.stats["llm_calls"] = self.builder.llm_calls
         self.graph = graph
         relations = graph.relations(self.variant, s.query_closure_depth, s.query_edge_repeat)
-        key = _digest(corpus_fingerprint(dataset), getattr(self.encoder, "model_key", ""), self.variant,
-                      relations, questions, as_dict(s.model), as_dict(s.train))[:10]
+        key = stable_digest(corpus_fingerprint(dataset), getattr(self.encoder, "model_key", ""), self.variant,
+                            relations, questions, as_dict(s.model), as_dict(s.train), length=10)
         path = self.models_dir / "hyperrag" / f"{dataset.name}-{self.variant}-{key}" / "model.ckpt"
         return {"relations": relations, "init": torch.cat([self.passage_emb, query_emb]), "path": path,
                 "key": key}
@@ -170,7 +170,7 @@ class HyperRAGRetriever(Retriever):
                               negative_group_size=ts.negative_group_size, exclude="both", seed=ts.seed)
 
     def index(self, dataset: Dataset) -> None:
-        from hyperrag.retrievers.hyperrag_update import dataset_questions, find_checkpoint, update_from
+        from hyperrag.retrievers.hyperrag_update import dataset_questions, find_saved_ball, update_from
 
         t0 = time.perf_counter()
         self.dataset_name = dataset.name
@@ -179,7 +179,7 @@ class HyperRAGRetriever(Retriever):
         if self.index_dir:
             self.open_index_dir(dataset, load=False)
         self.base_questions = dataset_questions(self, dataset)
-        found = None if self.settings.retrain else find_checkpoint(self, dataset)
+        found = None if self.settings.retrain else find_saved_ball(self, dataset)
         refused = None
         min_reuse = self.settings.update.min_reuse
         if found is not None and found.kind != "exact" and found.reuse < min_reuse:

@@ -19,7 +19,7 @@ are pruned.
 Persistence: every ball saved by the retriever carries ``corpus.json`` (per-passage content hashes, a digest of
 every setting, the query-node questions), ``graph.json`` (the passage graph, pinned forest included) and
 ``keywords.json``. :func:`save_generation` writes an updated ball to ``<base folder>/gen-N/``.
-:func:`find_checkpoint` is what ``HyperRAGRetriever.index`` runs first. A saved ball (same settings and
+:func:`find_saved_ball` is what ``HyperRAGRetriever.index`` runs first. A saved ball (same settings and
 questions) is reusable when the dataset's corpus is the ball's corpus with some passages removed (order
 preserved) and others appended — matched by :func:`passage_hash`, which is how an index directory changes under
 ``python -m hyperrag.index insert|delete``:
@@ -36,7 +36,6 @@ forest was chosen for passages that are gone). ``retrain=true`` always trains fr
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -49,6 +48,7 @@ import torch
 
 from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset, Passage
+from hyperrag.utils.hashing import passage_digest, stable_digest, text_digest
 
 if TYPE_CHECKING:
     from hyperrag.retrievers.hyperrag import HyperRAGRetriever
@@ -57,21 +57,19 @@ log = logging.getLogger(__name__)
 
 
 def passage_hash(p: Passage) -> str:
-    return hashlib.sha1(f"{p.id}\x1f{p.title}\x1f{p.text}".encode()).hexdigest()[:16]
+    return passage_digest(p, length=16)
 
 
 def settings_key(r: HyperRAGRetriever) -> str:
     """Digest of everything but the corpus that shapes the ball (ckpts are only reused under the same key)."""
-    from hyperrag.retrievers.hyperrag import _digest
-
     s = r.settings
-    return _digest(getattr(r.encoder, "model_key", ""), r.variant, as_dict(s.keywords), as_dict(s.explicit),
-                   as_dict(s.implicit), s.implicit_queries, s.fusion, s.query_closure_depth,
-                   s.query_edge_repeat, as_dict(s.model), as_dict(s.train))[:16]
+    return stable_digest(getattr(r.encoder, "model_key", ""), r.variant, as_dict(s.keywords), as_dict(s.explicit),
+                         as_dict(s.implicit), s.implicit_queries, s.fusion, s.query_closure_depth,
+                         s.query_edge_repeat, as_dict(s.model), as_dict(s.train), length=16)
 
 
 def _questions_key(questions: Sequence[str]) -> str:
-    return hashlib.sha1("\x00".join(questions).encode()).hexdigest()[:16]
+    return text_digest("\x00".join(questions), length=16)
 
 
 def dataset_questions(r: HyperRAGRetriever, dataset: Dataset) -> list[str]:
@@ -165,7 +163,7 @@ def reuse_plan(saved: Sequence[str], hashes: Sequence[str]) -> tuple[int, list[i
     return m, [i for i in range(len(saved)) if i not in kept]
 
 
-def find_checkpoint(r: HyperRAGRetriever, dataset: Dataset) -> CheckpointMatch | None:
+def find_saved_ball(r: HyperRAGRetriever, dataset: Dataset) -> CheckpointMatch | None:
     """The best saved ball for ``dataset`` (see :class:`CheckpointMatch`), or ``None``.
 
     Candidates: every ``corpus.json`` under ``<models_dir>/hyperrag/<data>-<graph>-*/`` (bases and their

@@ -12,7 +12,6 @@ since, starts afresh; so does ``resume=False``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -29,6 +28,7 @@ from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.retrievers.base import Retriever
 from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
+from hyperrag.utils.hashing import Hasher, stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel
@@ -107,15 +107,15 @@ def _log_files(out: Path) -> list[Path]:
 
 
 def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool) -> str:
-    digest = hashlib.sha256()
+    corpus = Hasher()
     for pid in dataset.corpus.ids:
-        digest.update(pid.encode("utf-8", "surrogatepass") + b"\0")
-    spec = {"dataset": dataset.name, "corpus": digest.hexdigest(), "retriever": type(retriever).__qualname__,
+        corpus.update(pid).update(b"\0")
+    spec = {"dataset": dataset.name, "corpus": corpus.hexdigest(), "retriever": type(retriever).__qualname__,
             "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
     index_key = getattr(retriever, "index_key", None)
     if index_key:  # retrieving over an index directory: an insert/delete since invalidates the rows
         spec["index"] = index_key
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    return stable_digest(spec)
 
 
 def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True) -> dict[str, dict[str, Any]]:

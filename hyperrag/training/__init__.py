@@ -1,5 +1,6 @@
-"""Shared training machinery for ``train.py`` (kill-and-resume of a Lightning fit)."""
+"""Training for ``train.py``: kill-and-resume of a Lightning fit (``resume``) and the tasks it trains
+(``tasks``)."""
 
-from hyperrag.training.resume import AtomicCheckpointIO, ResumableFit, ResumeCheckpoint
+from hyperrag.training.resume import AtomicCheckpointIO, RandomState, ResumableFit, resumable
 
-__all__ = ["AtomicCheckpointIO", "ResumableFit", "ResumeCheckpoint"]
+__all__ = ["AtomicCheckpointIO", "RandomState", "ResumableFit", "resumable"]

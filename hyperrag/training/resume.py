@@ -1,37 +1,39 @@
 """Kill-and-resume for a Lightning fit (issue 9 item 1): a fit killed with SIGKILL at any point is rerun and
-finishes only the training steps that were not done.
+finishes only the training steps that were not done, ending at the weights of an uninterrupted fit.
 
-:class:`ResumableFit` is used by ``train.py`` for every task (``poincare*``, ``causal_pair``, ``ppo``):
+:class:`ResumableFit` is used by ``train.py`` for every task (``poincare*``, ``causal_pair``, ``ppo``). What
+the libraries already do is theirs:
 
-* :class:`ResumeCheckpoint` writes ``<work_dir>/last.ckpt`` after every ``every_n_epochs`` epochs and, inside an
-  epoch, every ``every_n_steps`` training steps and/or once ``every_seconds`` passed since the last save — weights,
-  optimiser and LR-scheduler state, loop progress (epoch, batch in the epoch, global step), the module's own
-  checkpoint extras (``PPOPolicy.history``), the position of the train dataloader inside the epoch and every random
-  state the rest of the fit draws from: the global torch / numpy / python generators and each ``torch.Generator``
-  held by the module, the datamodule, its dataset or the train dataloader and its sampler (the edge sampler's
-  permutation and negatives, the PPO rollout and minibatch generator, the shuffling of the batches). A resumed fit
-  therefore continues exactly as the uninterrupted one would have (same weights at the end, up to floating-point
-  nondeterminism of the kernels);
-* mid-epoch: Lightning (≥ 2.3) keeps ``state_dict()`` of a train dataloader that has one in the checkpoint's loop
-  state and gives it back before the restarted epoch's iterator is made; the tasks' loaders are
-  :class:`~hyperrag.training.stateful.ResumableDataLoader` (the Poincaré edge stream, the causal pair batches) and
-  :meth:`ResumableFit.fit` turns any other plain ``DataLoader`` of a datamodule into one (the PPO rollout batches),
-  so the restarted epoch yields only its remaining batches, the very ones of the uninterrupted fit. A mid-epoch
-  save is skipped when a loader is not resumable (then a kill loses the epoch in progress, as before) or has drawn
-  batches ahead of the training, and at an epoch's last batch (the epoch-end save follows);
-* an early stop (``trainer.should_stop``: the classifier's ``max_steps``, PPO's ``max_iterations``) is part of the
-  state, so a fit killed after its last save but before the final model was written does not train on;
-* the write is atomic (:class:`AtomicCheckpointIO`: temp file, fsync, ``os.replace``), so a kill during the save
-  leaves the previous ``last.ckpt``;
-* the rerun (same key, so same data and settings) passes ``ckpt_path=last.ckpt`` to ``trainer.fit``;
-* :meth:`ResumableFit.finish` removes ``work_dir`` once the caller has saved the final model.
+* the saves are Lightning's ``ModelCheckpoint``s writing ``<work_dir>/last.ckpt``: one at the end of every
+  ``every_n_epochs`` epochs, one every ``every_n_steps`` optimiser steps (``every_n_train_steps``) and one
+  once ``every_seconds`` passed (``train_time_interval``; Lightning's own rule: automatic optimisation only).
+  A checkpoint holds weights, optimiser and LR-scheduler states and loop progress (epoch, batch in the epoch,
+  global step), the module's own extras (``PPOPolicy.history``) and the train dataloader's position;
+* the position is torchdata's ``StatefulDataLoader`` (Lightning ≥ 2.3 saves and restores ``state_dict()`` of a
+  train dataloader that has one): the tasks' datamodules build one, and :meth:`ResumableFit.fit` turns any
+  other plain ``DataLoader`` into one (:func:`resumable`), so a restarted epoch yields only its remaining
+  batches — the shuffled permutation from the sampler's saved generator state, a stateful ``IterableDataset``
+  (:class:`~hyperrag.hyperbolic.datamodule.EdgeBatches`) from its own state, any other stream replayed;
+* the write is atomic (:class:`AtomicCheckpointIO`: temp file, fsync, ``os.replace``), so a kill during a save
+  leaves the previous ``last.ckpt``.
 
-Limits: metrics aggregated over an epoch (``on_epoch=True``) cover only the resumed part of a restarted epoch, and
-Lightning does not step a ``ReduceLROnPlateau`` at the end of such an epoch (no task here uses one; step- and
-epoch-interval schedulers step as uninterrupted). The PPO task is an ordinary ``Trainer.fit`` (manual optimisation,
-one step = one PPO iteration on a batch of questions; with ``rollout_batch: null`` an epoch is that one step, so
-only epoch ends are saved there); the rollout generator ``PPOPolicy._gen`` and the Adam state are in the
-checkpoint, the rewards come from the deterministic, cached reward table.
+What they lack is :class:`RandomState`, a small callback whose state rides in the same checkpoint: the global
+torch / numpy / python generators (dropout, the edge sampler's negatives...), every ``torch.Generator`` held
+by the module, the datamodule or the train dataloader (PPO's rollout generator, the shuffling generator), the
+early stop flag (``trainer.should_stop`` set by the classifier's ``max_steps`` or PPO's ``max_iterations``: a
+fit killed after its last save must not train on) and geoopt's integer Adam step counts (a float32 step would
+make ``betas ** step`` drift from the uninterrupted run). :class:`MidEpochCheckpoint` adds two rules to
+Lightning's step and time saves: none at an epoch's last batch (the epoch-end save follows) and none while a
+train loader cannot resume mid-epoch (a resume would then train the wrong batches; a kill loses the epoch in
+progress).
+
+The rerun (same key, so same data and settings) passes ``ckpt_path=last.ckpt`` to ``trainer.fit``;
+:meth:`ResumableFit.finish` removes ``work_dir`` once the caller has saved the final model.
+
+Limits: metrics aggregated over an epoch (``on_epoch=True``) cover only the resumed part of a restarted epoch;
+Lightning does not step a ``ReduceLROnPlateau`` at the end of such an epoch (no task here uses one); for a
+module with manual optimisation (PPO) Lightning's step saves count optimiser steps and its time saves do not
+run (with ``rollout_batch: null`` an epoch is one PPO iteration, saved at its end).
 """
 
 from __future__ import annotations
@@ -39,28 +41,36 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import time
+import warnings
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import torch
 from lightning.fabric.utilities.seed import _collect_rng_states, _set_rng_states
 from lightning.fabric.utilities.types import _Stateful
-from lightning.pytorch.callbacks import Checkpoint
+from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from hyperrag.training.stateful import resumable
 from hyperrag.utils.atomic import atomic_torch_save
 
 log = logging.getLogger(__name__)
 
 LAST = "last.ckpt"
 
+# Lightning suggests keeping a pre-optimisation copy of the weights for manual optimisation (PPO); a resume
+# wants the state after the step, which is what it saves
+warnings.filterwarnings("ignore", message="Using ModelCheckpoint with manual optimization")
+# a resumed fit writes into the folder that holds the last.ckpt it resumed from: that is the point
+warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
+
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """``TorchCheckpointIO`` whose writes are temp file + fsync + ``os.replace`` (a kill never leaves half a file)."""
+    """``TorchCheckpointIO`` whose writes are temp file + fsync + ``os.replace`` (a kill never leaves half
+    a file)."""
 
-    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any | None = None) -> None:
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any,
+                        storage_options: Any | None = None) -> None:
         if storage_options is not None:
             raise TypeError(f"{type(self).__name__} takes no storage_options, got {storage_options!r}")
         atomic_torch_save(checkpoint, path)
@@ -70,7 +80,8 @@ class AtomicCheckpointIO(TorchCheckpointIO):
 
 
 def _generators(trainer: Any) -> dict[str, torch.Generator]:
-    """Every ``torch.Generator`` that the fit draws from, by a stable name (``model._gen``, ``datamodule.dataset.generator``...)."""
+    """Every ``torch.Generator`` the fit draws from, by a stable name (``model._gen``,
+    ``datamodule.dataset.generator``)."""
     roots: dict[str, Any] = {"model": trainer.lightning_module, "datamodule": trainer.datamodule,
                              "train_dataloader": trainer.train_dataloader}  # None before the fit sets it up
     found: dict[str, torch.Generator] = {}
@@ -89,16 +100,15 @@ def _generators(trainer: Any) -> dict[str, torch.Generator]:
             for i, item in enumerate(obj[:8]):
                 walk(item, f"{name}.{i}", depth - 1)
             return
-        if isinstance(obj, dict):
-            return
         attrs = getattr(obj, "__dict__", None)
-        if not isinstance(attrs, dict):
+        if isinstance(obj, dict) or not isinstance(attrs, dict):
             return
         for key, value in list(attrs.items()):
-            # the module's parameters/buffers/submodules and the trainer back-reference hold no generator we own
+            # the module's parameters/buffers/submodules and the trainer back-reference hold no generator we
+            # own
             if key in ("_modules", "_parameters", "_buffers", "_trainer", "trainer", "_fabric", "env"):
                 continue
-            if isinstance(value, torch.Generator) or hasattr(value, "__dict__") or isinstance(value, (list, tuple)):
+            if isinstance(value, (torch.Generator, list, tuple)) or hasattr(value, "__dict__"):
                 walk(value, f"{name}.{key}", depth - 1)
 
     for root, obj in roots.items():
@@ -107,7 +117,8 @@ def _generators(trainer: Any) -> dict[str, torch.Generator]:
 
 
 def _plain_rng_states() -> dict[str, Any]:
-    """Lightning's global RNG states with numpy's as plain ints (``torch.load(weights_only=True)`` reads them)."""
+    """Lightning's global RNG states with numpy's as plain ints (``torch.load(weights_only=True)`` reads
+    them)."""
     states = _collect_rng_states(include_cuda=torch.cuda.is_available())
     if "numpy" in states:
         kind, keys, pos, has_gauss, gauss = states["numpy"]
@@ -125,72 +136,46 @@ def _numpy_rng_states(states: dict[str, Any]) -> dict[str, Any]:
     return states
 
 
-class ResumeCheckpoint(Checkpoint):
-    """Writes ``<dirpath>/last.ckpt`` after every ``every_n_epochs`` training epochs and inside epochs, with the
-    RNG states.
+class RandomState(Callback):
+    """The random state of a fit, saved in every checkpoint and put back when the fit resumes from one.
 
-    A :class:`~lightning.pytorch.callbacks.Checkpoint` subclass, so Lightning runs its ``on_train_epoch_end``
-    after the module's (``PPOPolicy`` appends the epoch's history row there). ``min_interval_s`` > 0 skips
-    epoch-end saves closer together than that (short epochs; the last epoch is always saved). Inside an epoch it
-    saves after a training step once ``every_n_steps`` steps or ``every_seconds`` seconds passed since the last
-    save (either may be ``None``: off). ``start_epoch`` / ``start_step``: where the fit started (resumed when > 0);
-    ``batches_run``: training steps this process ran; ``saves``: counts of epoch-end and mid-epoch saves.
+    Restored at ``on_train_start``, once the train dataloader and its restored iterator exist (what the rest
+    of the fit draws comes from the restored generators; at an epoch's start the iterator is made again from
+    them). Also records where the fit started: ``start_epoch`` / ``start_step`` (> 0: resumed), ``resumed``,
+    and ``batches_run`` (training batches this process ran).
     """
 
-    def __init__(self, dirpath: str | Path, every_n_epochs: int = 1, min_interval_s: float = 0.0,
-                 every_n_steps: int | None = None, every_seconds: float | None = None) -> None:
-        self.dirpath = Path(dirpath)
-        self.every_n_epochs = max(1, int(every_n_epochs))
-        self.min_interval_s = float(min_interval_s)
-        self.every_n_steps = int(every_n_steps) if every_n_steps else None
-        self.every_seconds = float(every_seconds) if every_seconds else None
+    def __init__(self) -> None:
         self.start_epoch = 0
         self.start_step = 0
-        self.batches_run = 0  # training batches run by this process's fit
-        self.saves = {"epoch": 0, "mid_epoch": 0}
+        self.batches_run = 0
         self.resumed = False
-        self.resumed_mid_epoch = False
         self._trainer: Any = None
         self._pending: dict[str, Any] | None = None
-        self._last_save = 0.0
-        self._steps_since_save = 0
-        self._warned_unresumable = False
-
-    @property
-    def last_path(self) -> Path:
-        return self.dirpath / LAST
 
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
         self._trainer = trainer
 
-    # ---- state carried in the checkpoint -----------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         if self._trainer is None:
             return {}
         return {"rng": _plain_rng_states(),
-                # an early stop (the module's max_steps, PPO's max_iterations) set before this save: the resumed fit
-                # must stop too instead of running one more epoch
                 "should_stop": bool(self._trainer.should_stop),
                 "generators": {name: g.get_state() for name, g in _generators(self._trainer).items()},
-                # optimisers that count steps in a python int (geoopt's RiemannianAdam) come back with a float32
-                # tensor, and betas ** step in float32 would drift from the uninterrupted run's
-                "int_steps": [bool(opt.state) and all(isinstance(st.get("step"), int) for st in opt.state.values())
+                "int_steps": [bool(opt.state) and all(isinstance(st.get("step"), int)
+                                                      for st in opt.state.values())
                               for opt in self._trainer.optimizers]}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self._pending = dict(state_dict) if state_dict else None  # applied once the dataloaders exist
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-        self.start_epoch = int(trainer.current_epoch)
-        self.start_step = int(trainer.global_step)
+        self.start_epoch, self.start_step = int(trainer.current_epoch), int(trainer.global_step)
         self.batches_run = 0
-        self._last_save = time.monotonic()
-        self._steps_since_save = 0
         if self._pending is None:
             return
         state, self._pending = self._pending, None
         gens = _generators(trainer)
-        missing = sorted(set(state.get("generators", {})) - set(gens))
         for name, gen_state in state.get("generators", {}).items():
             if name in gens:
                 gens[name].set_state(gen_state)
@@ -202,91 +187,122 @@ class ResumeCheckpoint(Checkpoint):
                     st["step"] = int(st["step"].item())
         if state.get("should_stop"):
             trainer.should_stop = True
-        # FitLoop.setup_data already made this epoch's dataloader iterator, drawing its shuffle and worker seeds
-        # from the fresh generators; make it again from the restored ones, as the uninterrupted fit did (a resumable
-        # loader restarted mid-epoch still holds its position: the new iterator continues there too)
-        fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
-        if fetcher is not None:
-            iter(fetcher)
-        else:
-            log.warning("resume: no train data fetcher to rewind; the first resumed epoch may shuffle differently")
+        if not trainer.fit_loop.restarted_mid_epoch:
+            # at an epoch's start FitLoop.setup_data already made the epoch's iterator, drawing its
+            # permutation and worker seed from the fresh generators: make it again from the restored ones, as
+            # the uninterrupted fit did (mid-epoch, the restored iterator holds the saved position and
+            # permutation: it stays)
+            fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
+            if fetcher is not None:
+                iter(fetcher)
         self.resumed = True
-        self.resumed_mid_epoch = bool(trainer.fit_loop.restarted_mid_epoch)
-        log.info("resumed at epoch %d, batch %d (global step %d) from %s%s", self.start_epoch,
-                 trainer.fit_loop.epoch_loop.batch_progress.current.ready if self.resumed_mid_epoch else 0,
-                 trainer.global_step, self.last_path, f"; generators not found: {missing}" if missing else "")
+        missing = sorted(set(state.get("generators", {})) - set(gens))
+        log.info("resumed at epoch %d, global step %d%s", self.start_epoch, trainer.global_step,
+                 f"; generators not found: {missing}" if missing else "")
 
-    # ---- saving -----------------------------------------------------------------------------------
-    def _save(self, trainer: Any, kind: str) -> None:
-        trainer.save_checkpoint(self.last_path, weights_only=False)
-        self._last_save = time.monotonic()
-        self._steps_since_save = 0
-        self.saves[kind] += 1
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        self.batches_run += 1
 
-    def _loaders_at(self, trainer: Any, batches: int) -> bool:
-        """Whether every train dataloader can resume mid-epoch and has drawn exactly the ``batches`` trained."""
+
+class MidEpochCheckpoint(ModelCheckpoint):
+    """Lightning's step or time save of ``last.ckpt``, skipped at an epoch's last batch (the epoch-end save
+    follows) and while the train dataloader's position is not the training's: a loader without
+    ``state_dict`` (a custom sampler left alone by :func:`resumable`), or one Lightning reads ahead of the
+    training (it prefetches a batch from a loader without a length). A kill then loses the epoch in
+    progress, never a batch."""
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
+        if batch_idx + 1 >= trainer.num_training_batches or getattr(fetcher, "done", False):
+            return  # the epoch's last batch
         loader = getattr(trainer.fit_loop, "_combined_loader", None)
         flat = list(loader.flattened) if loader is not None else []
-        if flat and all(isinstance(dl, _Stateful) for dl in flat):
-            if all(getattr(dl, "position", batches) == batches for dl in flat):
-                return True
-            why = "a train dataloader has drawn batches ahead of the training (prefetching)"
-        else:
-            why = "the train dataloader has no state_dict/load_state_dict (see hyperrag.training.stateful)"
-        if not self._warned_unresumable:
+        if not flat or not all(isinstance(dl, _Stateful) for dl in flat):
+            self._skip(trainer, "the train dataloader has no state_dict/load_state_dict")
+            return
+        if getattr(fetcher, "batches", None):
+            self._skip(trainer, "the train dataloader has no length, so Lightning reads it a batch ahead")
+            return
+        super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
+
+    def _skip(self, trainer: Any, why: str) -> None:
+        if not getattr(self, "_warned", False):
             log.warning("no mid-epoch checkpoints: %s; a kill loses the epoch in progress", why)
-            self._warned_unresumable = True
-        return False
+            self._warned = True
 
-    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-        self.batches_run += 1
-        self._steps_since_save += 1
-        if trainer.sanity_checking or not (self.every_n_steps or self.every_seconds):
-            return
-        due = ((self.every_n_steps is not None and self._steps_since_save >= self.every_n_steps)
-               or (self.every_seconds is not None and time.monotonic() - self._last_save >= self.every_seconds))
-        if not due or batch_idx + 1 >= trainer.num_training_batches:  # the epoch-end save comes next
-            return
-        if (batch_idx + 1) % max(1, int(trainer.accumulate_grad_batches)):  # gradients half accumulated
-            return
-        if self._loaders_at(trainer, batch_idx + 1):
-            self._save(trainer, "mid_epoch")
 
-    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
-        if trainer.sanity_checking:
-            return
-        last_epoch = trainer.max_epochs is not None and trainer.current_epoch + 1 >= trainer.max_epochs
-        if not (last_epoch or trainer.should_stop):
-            if (trainer.current_epoch + 1) % self.every_n_epochs:
-                return
-            if time.monotonic() - self._last_save < self.min_interval_s:
-                return
-        self._save(trainer, "epoch")
+def resumable(loader: Any) -> Any:
+    """A plain ``DataLoader`` as a torchdata ``StatefulDataLoader`` with the same batches; anything else as
+    is.
+
+    The dataset, batch size, collate function, workers and generator are kept; a ``RandomSampler`` becomes the
+    loader's ``shuffle`` (torchdata's stateful sampler draws the same permutation from the same generator
+    state).
+    """
+    from torch.utils.data import DataLoader, RandomSampler, SequentialSampler
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    if type(loader) is not DataLoader:
+        return loader
+    sampler = loader.sampler
+    batch_sampler = getattr(loader, "batch_sampler", None)
+    if batch_sampler is not None and type(batch_sampler).__name__ != "BatchSampler":
+        return loader  # a custom batch sampler: left alone (mid-epoch saves are then skipped)
+    kwargs: dict[str, Any] = {"num_workers": loader.num_workers, "collate_fn": loader.collate_fn,
+                              "pin_memory": loader.pin_memory, "timeout": loader.timeout,
+                              "worker_init_fn": loader.worker_init_fn,
+                              "persistent_workers": loader.persistent_workers,
+                              "multiprocessing_context": loader.multiprocessing_context,
+                              "batch_size": loader.batch_size, "drop_last": loader.drop_last}
+    if loader.num_workers:
+        kwargs["prefetch_factor"] = loader.prefetch_factor
+    if isinstance(sampler, RandomSampler) and not sampler.replacement and sampler._num_samples is None:
+        generator = sampler.generator if sampler.generator is not None else loader.generator
+        kwargs.update(shuffle=True, generator=generator)
+    elif not isinstance(sampler, SequentialSampler) and type(sampler).__name__ != "_InfiniteConstantSampler":
+        return loader  # a custom sampler: left alone
+    return StatefulDataLoader(loader.dataset, **kwargs)
 
 
 class ResumableFit:
     """Resumable ``trainer.fit`` with its work folder (one per model key).
 
-        fit = ResumableFit(model_dir / ".partial")
+        fit = ResumableFit(model_dir / ".partial", every_n_steps=..., every_seconds=...)
         trainer = Trainer(..., **fit.trainer_kwargs())
         start_epoch = fit.fit(trainer, model, datamodule)
         trainer.save_checkpoint(model_dir / "model.ckpt")
         fit.finish()
 
-    ``enabled=False``: no per-epoch checkpoint, a plain fit (the atomic checkpoint writer is still used).
+    Args:
+        work_dir: where ``last.ckpt`` is written.
+        every_n_epochs: save at the end of every n-th epoch (Lightning's ``every_n_epochs``).
+        enabled: ``False``: no checkpoints, a plain fit (the atomic checkpoint writer is still used).
+        every_n_steps: also save every n optimiser steps inside an epoch (``None``: off).
+        every_seconds: also save once this many seconds passed since the last save (``None``: off).
     """
 
-    def __init__(self, work_dir: str | Path, every_n_epochs: int = 1, min_interval_s: float = 0.0,
-                 enabled: bool = True, every_n_steps: int | None = None, every_seconds: float | None = None) -> None:
+    def __init__(self, work_dir: str | Path, every_n_epochs: int = 1, enabled: bool = True,
+                 every_n_steps: int | None = None, every_seconds: float | None = None) -> None:
         self.work_dir = Path(work_dir)
         self.enabled = enabled
-        self.callback = (ResumeCheckpoint(self.work_dir, every_n_epochs, min_interval_s, every_n_steps=every_n_steps,
-                                          every_seconds=every_seconds) if enabled else None)
+        self.state = RandomState() if enabled else None
+        self.checkpoints: list[ModelCheckpoint] = []
+        if enabled:
+            last = {"dirpath": self.work_dir, "filename": LAST.removesuffix(".ckpt"), "save_top_k": 1,
+                    "enable_version_counter": False, "save_on_train_epoch_end": True}
+            self.checkpoints.append(ModelCheckpoint(**last, every_n_epochs=max(1, int(every_n_epochs))))
+            if every_n_steps:
+                self.checkpoints.append(MidEpochCheckpoint(**last, every_n_train_steps=int(every_n_steps)))
+            if every_seconds:
+                self.checkpoints.append(MidEpochCheckpoint(**last,
+                                                           train_time_interval=timedelta(seconds=float(every_seconds))))
 
     @property
     def start_step(self) -> int:
         """Global step the last :meth:`fit` started at (> 0: resumed)."""
-        return self.callback.start_step if self.callback is not None else 0
+        return self.state.start_step if self.state is not None else 0
 
     @property
     def last_path(self) -> Path:
@@ -294,8 +310,9 @@ class ResumableFit:
 
     def trainer_kwargs(self, callbacks: list[Any] | None = None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"plugins": [AtomicCheckpointIO()]}
-        if self.callback is not None:
-            kwargs.update(enable_checkpointing=True, callbacks=[*(callbacks or []), self.callback])
+        if self.enabled:
+            kwargs.update(enable_checkpointing=True,
+                          callbacks=[*(callbacks or []), self.state, *self.checkpoints])
         return kwargs
 
     def fit(self, trainer: Any, model: Any, datamodule: Any = None) -> int:
@@ -306,7 +323,7 @@ class ResumableFit:
             log.info("interrupted fit found: resuming from %s", ckpt_path)
         elif not self.enabled and self.work_dir.exists():
             shutil.rmtree(self.work_dir, ignore_errors=True)
-        # a task's plain DataLoader becomes resumable mid-epoch (same batches; hyperrag.training.stateful)
+        # a task's plain DataLoader becomes a StatefulDataLoader (same batches) that resumes mid-epoch
         hook = getattr(datamodule, "train_dataloader", None) if self.enabled else None
         own = vars(datamodule).get("train_dataloader") if datamodule is not None else None
         if callable(hook):
@@ -319,11 +336,11 @@ class ResumableFit:
                     del datamodule.train_dataloader
                 else:
                     datamodule.train_dataloader = own
-        return self.callback.start_epoch if self.callback is not None else 0
+        return self.state.start_epoch if self.state is not None else 0
 
     def finish(self) -> None:
         """Remove the work folder (call once the final model is saved)."""
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
 
-__all__ = ["AtomicCheckpointIO", "ResumableFit", "ResumeCheckpoint"]
+__all__ = ["AtomicCheckpointIO", "MidEpochCheckpoint", "RandomState", "ResumableFit", "resumable"]

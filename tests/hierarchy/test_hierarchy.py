@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from hyperrag.config import graph_settings, method_settings
+from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy import (
@@ -20,7 +20,7 @@ from hyperrag.hierarchy import (
     make_token_counter,
 )
 from hyperrag.hierarchy.leiden import canonical_labels
-from hyperrag.index.kg_index import load_or_build_kg_index
+from hyperrag.index.kg_index import graph_settings, load_or_build_kg_index
 from tests.hierarchy.graphs import planted_partition
 
 HUGRAG = method_settings("hugrag")

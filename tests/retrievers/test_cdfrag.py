@@ -12,7 +12,7 @@ from hyperrag.config import method_settings
 from hyperrag.errors import InputError
 from hyperrag.llm.base import NoLLM
 from hyperrag.refinement.ppo import PPOPolicy
-from hyperrag.retrievers.cdfrag import CDFRAGRetriever, find_checkpoint
+from hyperrag.retrievers.cdfrag import CDFRAGRetriever, resolve_trained_checkpoint
 from tests.causal.corpus import causal_dataset
 from tests.causal.llm_double import fake_llm, task_of
 from tests.conftest import MUSIQUE_DIR, REPO_ROOT, requires_musique
@@ -92,21 +92,21 @@ def test_trained_policy_is_picked_up_from_models(tmp_path, encoder):
     assert r.describe()["policy"].endswith("model.ckpt") and r.describe()["fixed_action"] is None
 
 
-def test_find_checkpoint(tmp_path):
+def test_resolve_trained_checkpoint(tmp_path):
     models = tmp_path / "models"
-    assert find_checkpoint("auto", models, "ppo", "musique") is None
-    assert find_checkpoint(None, models, "ppo", "musique") is None and find_checkpoint("none", models, "ppo", "x") is None
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique") is None
+    assert resolve_trained_checkpoint(None, models, "ppo", "musique") is None and resolve_trained_checkpoint("none", models, "ppo", "x") is None
     other = models / "ppo" / "sample-1" / "model.ckpt"
     other.parent.mkdir(parents=True)
     other.write_bytes(b"x")
-    assert find_checkpoint("auto", models, "ppo", "musique") == other  # any dataset's when none of its own
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique") == other  # any dataset's when none of its own
     own = models / "ppo" / "musique-2" / "model.ckpt"
     own.parent.mkdir(parents=True)
     own.write_bytes(b"x")
-    assert find_checkpoint("auto", models, "ppo", "musique") == own
-    assert find_checkpoint(str(other), models, "ppo", "musique") == other
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique") == own
+    assert resolve_trained_checkpoint(str(other), models, "ppo", "musique") == other
     with pytest.raises(InputError):
-        find_checkpoint(str(tmp_path / "missing.ckpt"), models, "ppo", "musique")
+        resolve_trained_checkpoint(str(tmp_path / "missing.ckpt"), models, "ppo", "musique")
 
 
 def test_llm_wiring_verification_refinement_generation(tmp_path, encoder):

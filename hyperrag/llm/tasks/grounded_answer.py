@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from hyperrag.eval.qa import OPTION_LETTERS, option_letter, parse_option
 from hyperrag.llm.errors import OutputInvalid
 from hyperrag.llm.prompting import block, key_map, make_items, render_items, require, system_prompt
 from hyperrag.llm.tasks.base import IdList, Task, Text, filter_ids
+from hyperrag.utils.answers import OPTION_LETTERS, option_letter, parse_option
 
 SCHEMA_VERSION = "1"
 

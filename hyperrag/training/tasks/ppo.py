@@ -23,39 +23,21 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import lightning as L
-import torch
 from pydantic import Field
-from torch.utils.data import DataLoader
 from typing_extensions import TypedDict
 
 from hyperrag.config.validation import NonNegativeFloat, PositiveInt, as_dict, plain
 from hyperrag.data.types import Dataset
+from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
-from hyperrag.utils.digest import stable_digest as _digest
+from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder, LanguageModel
     from hyperrag.retrievers.settings import CDFRAGSettings
 
 log = logging.getLogger(__name__)
-
-
-
-
-class RolloutDataModule(L.LightningDataModule):
-    """Batches of training-question ids; each batch is one PPO rollout + update (``batch_size=None``: all)."""
-
-    def __init__(self, ids: list[int], batch_size: int | None = None, seed: int = 0) -> None:
-        super().__init__()
-        self.ids = torch.tensor(ids, dtype=torch.long)
-        self.batch_size = batch_size or len(ids)
-        self.seed = seed
-
-    def train_dataloader(self) -> DataLoader:
-        return DataLoader(self.ids, batch_size=self.batch_size, shuffle=True,
-                          generator=torch.Generator().manual_seed(self.seed))
 
 
 class SplitSettings(TypedDict):
@@ -138,11 +120,11 @@ class PPOTask:
     def key(self, **extra: Any) -> str:
         env, (train, held) = self.env, self.split
         ret = env.retriever
-        return _digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
-                       as_dict(self.retriever_settings), self.env_settings, str(ret.classifier_path),
-                       str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
-                       {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
-                       getattr(self._llm, "model", None), extra)[:10]
+        return stable_digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
+                             as_dict(self.retriever_settings), self.env_settings, str(ret.classifier_path),
+                             str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
+                             {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
+                             getattr(self._llm, "model", None), extra, length=10)
 
     def build_model(self) -> PPOPolicy:
         train, held = self.split
@@ -189,4 +171,4 @@ class PPOTask:
         return plot_training_curve(hist, out, title=f"PPO query refinement · {self.data_name}")
 
 
-__all__ = ["PPOTask", "RolloutDataModule"]
+__all__ = ["PPOTask"]
