@@ -89,10 +89,18 @@ class Retriever(ABC):
         if count > 0:
             self.skipped[step] += int(count)
 
+    def artifacts(self) -> list[tuple[str, Any, str]]:
+        """Trained parts in use: ``(setting, ArtifactRecord or None, checkpoint)`` each — what they trained on, so
+        that no query is scored by an artifact that saw it (:func:`hyperrag.training.artifacts.check_unseen`)."""
+        return []
+
+    #: set by the runner when a transductive-by-design artifact in use trained on the scored questions
+    saw_questions: bool = False
+
     @property
     def transductive(self) -> bool:
         """Whether the method builds its index from the very questions it is scored on (reported as such)."""
-        return False
+        return self.saw_questions
 
     @abstractmethod
     def index(self, dataset: Dataset) -> None:

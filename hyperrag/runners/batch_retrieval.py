@@ -189,16 +189,10 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     missing = len(dataset.queries) - len(rows)
     if missing:
         raise RuntimeError(f"{missing} queries have no prediction row in {out}")
-    metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
-    metrics.update({"queries": len(rows), "resumed_queries": len(done), "retrieve_seconds": round(seconds, 3),
+    metrics = score_rows(rows, ks, answer_top_n)
+    metrics.update({"resumed_queries": len(done), "retrieve_seconds": round(seconds, 3),
                     "queries_per_second": round(len(todo) / max(seconds, 1e-9), 2)})
-    if any("answer" in r for r in rows):
-        n = answer_top_n or 5
-        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
-        metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain))
-        metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
-                                       [r.get("answer_index") for r in rows]))
-        metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
+    if "answer_failures" in metrics:
         metrics["answer_seconds"] = round(module.answer_seconds, 3)
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
@@ -223,6 +217,21 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     if reader_accounting is not None and reader_accounting.tasks:
         record["reader_llm_usage"] = reader_accounting.to_dict()
     atomic_write_json(out / "metrics.json", record)
+    return metrics
+
+
+def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: int) -> dict[str, Any]:
+    """Retrieval metrics of prediction rows, plus answer metrics (EM/F1/JSR, accuracy for multiple choice,
+    failures) when they were answered (JSR's chain is the reader's top ``answer_top_n``)."""
+    metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
+    metrics["queries"] = len(rows)
+    if any("answer" in r for r in rows):
+        n = answer_top_n or 5
+        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
+        metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain))
+        metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
+                                       [r.get("answer_index") for r in rows]))
+        metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
     return metrics
 
 

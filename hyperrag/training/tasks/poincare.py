@@ -36,6 +36,7 @@ from hyperrag.hyperbolic.evaluation import reconstruction_metrics
 from hyperrag.hyperbolic.graphs import shared_entity_edges, tree_closure, tree_depths, tree_edges, tree_size
 from hyperrag.hyperbolic.plot import plot_poincare_disk
 from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
+from hyperrag.training.artifacts import ArtifactRecord
 from hyperrag.utils.hashing import stable_digest, text_digest
 
 if TYPE_CHECKING:
@@ -229,6 +230,14 @@ class HyperRAGGraphTask(PoincareTask):
 
     def trainer_overrides(self) -> dict[str, Any]:
         return {"max_epochs": self.retriever.settings.train.max_epochs}
+
+    def artifact(self) -> ArtifactRecord:
+        """The query nodes are the query file's questions: HyperRAG builds its graphs from the question set by
+        design, so the ball is transductive (retrieval says so instead of refusing)."""
+        _ = self.graph  # builds the passage graph and its query nodes
+        questions = set(self.retriever.graph.questions)
+        seen = tuple(q.id for q in self.dataset.queries if q.question in questions)
+        return ArtifactRecord(self.name, self.dataset.name, seen, self._key, transductive=bool(seen))
 
     def build_model(self) -> PoincareEmbedding:
         return self.retriever.new_model(self.graph.init_embeddings)
