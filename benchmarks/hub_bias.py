@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hyperrag.config import method_settings
+from hyperrag.config import compose_config, method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.hub_bias import hub_bias, node_strength, plot_hub_bias
@@ -32,20 +32,6 @@ from hyperrag.graph.knowledge_graph import EdgeType
 from hyperrag.llm import build_llm, llm_label
 from hyperrag.retrievers.catrag import CatRAGRetriever
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
-
-
-def llm_backend(name: str, cache_dir: str, dataset):  # type: ignore[no-untyped-def]
-    """The LLM of ``hydra_configs/llm/<name>.yaml`` (``none`` → no LLM), bound to the dataset's gold for the
-    oracle."""
-    if name == "none":
-        return build_llm(None)
-    from omegaconf import OmegaConf
-
-    path = ROOT / "hydra_configs" / "llm" / f"{name}.yaml"
-    if not path.is_file():
-        raise SystemExit(f"error: --llm {name}: no {path.relative_to(ROOT)}")
-    root = OmegaConf.create({"cache_dir": cache_dir, "llm": OmegaConf.load(path)})
-    return build_llm(root.llm, dataset)
 
 
 def main() -> None:
@@ -61,7 +47,8 @@ def main() -> None:
     queries = ds.queries[: args.limit] if args.limit else ds.queries
     questions = [q.question for q in queries]
     encoder = TextEncoder(show_progress=False)
-    llm = llm_backend(args.llm, args.cache_dir, ds)
+    cfg = compose_config("retrieve", [f"llm={args.llm}", f"cache_dir={args.cache_dir}", "tracking=none"])
+    llm = build_llm(cfg.llm, ds)  # the oracle is bound to this query file's gold
     index_root = str(Path(args.cache_dir) / "index")
     methods = {
         "hipporag2": HippoRAG2Retriever(method_settings("hipporag2", index_root=index_root), encoder=encoder,
