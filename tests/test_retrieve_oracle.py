@@ -58,6 +58,23 @@ def test_reader_is_its_own_backend(tmp_path):
     assert record["reader_llm_usage"]["grounded_answer"]["calls"] == 6 and "llm_usage" not in record
 
 
+@pytest.mark.parametrize("experiment", ["catrag_paper", "catrag_table", "catrag_ablation"])
+def test_catrag_experiments_need_an_llm(tmp_path, experiment):
+    cfg = compose_retrieve(tmp_path, f"experiment={experiment}", "data=sample", "method=catrag", "llm=none",
+                           "reader_llm=none")
+    assert cfg.requires_llm
+    with pytest.raises(InputError, match="needs an LLM backend"):
+        retrieve.run(cfg)
+
+
+def test_catrag_paper_holds_the_papers_settings(tmp_path):
+    cfg = compose_retrieve(tmp_path, "experiment=catrag_paper", "llm=oracle", "reader_llm=oracle")
+    r = cfg.method.retriever
+    assert (cfg.graph.synonym_threshold, r.edge_weights.synonym, r.damping, r.anchor_epsilon, r.boost_beta,
+            r.edge_scoring.n_seed, r.edge_scoring.k_edge) == (0.8, 2.0, 0.5, 0.2, 2.5, 5, 15)
+    assert cfg.llm.sampling.temperature == 0.0 and cfg.answer_top_n == 5 and cfg.data.name == "musique"
+
+
 def test_paper_table_needs_an_llm(tmp_path):
     cfg = compose_retrieve(tmp_path, "experiment=hipporag2_table", "data=sample", "method=dense", "llm=none")
     with pytest.raises(InputError, match="needs an LLM backend"):
