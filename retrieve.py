@@ -45,7 +45,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval, run_title
     from hyperrag.runners.cross_fit import run_cross_fitted
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
-    from hyperrag.training.artifacts import check_unseen
+    from hyperrag.utils.artifacts import check_unseen
 
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
     L.seed_everything(cfg.seed, verbose=False)

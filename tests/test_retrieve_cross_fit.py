@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from hyperrag.errors import InputError
-from hyperrag.training.artifacts import read_record
+from hyperrag.utils.artifacts import read_record
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT))

@@ -1,5 +1,10 @@
 """Answer metrics with SQuAD-style normalisation: exact match, token F1, joint success rate (JSR), and the
-accuracy of multiple-choice answers (an answer read back to one of the options by letter or text)."""
+accuracy of multiple-choice answers (an answer read back to one of the options by letter or text).
+
+JSR follows CatRAG (§4.3): a query succeeds when the full chain of gold passages was retrieved *and* the
+generated response contains the correct answer (a normalised gold answer occurs in it as whole words); for a
+multiple-choice query (HoVer's SUPPORTED / NOT_SUPPORTED labels) the response must name the correct option.
+"""
 
 from __future__ import annotations
 
@@ -36,17 +41,35 @@ def token_f1(prediction: str, golds: Sequence[str]) -> float:
     return best
 
 
+def answer_in_response(prediction: str, golds: Sequence[str]) -> float:
+    """1.0 when a normalised gold answer occurs in the normalised response as whole words."""
+    padded = f" {normalize_answer(prediction)} "
+    return float(any(norm and f" {norm} " in padded for norm in map(normalize_answer, golds)))
+
+
+def response_correct(prediction: str, golds: Sequence[str], options: Sequence[str] | None = None,
+                     answer_index: int | None = None) -> float:
+    """JSR's answer condition: the response names the correct option (multiple choice), else it contains a
+    gold answer."""
+    chosen = option_correct(prediction, options or [], answer_index)
+    return chosen if chosen is not None else answer_in_response(prediction, golds)
+
+
 def qa_metrics(predictions: Sequence[str], golds: Sequence[Sequence[str]],
-               full_chain: Sequence[float] | None = None) -> dict[str, float]:
-    """Mean EM and F1 in percent over queries with gold answers; JSR (full chain retrieved *and* EM) when
-    ``full_chain`` (per query 0/1, e.g. fcr@5) is given."""
+               full_chain: Sequence[float] | None = None, options: Sequence[Sequence[str]] | None = None,
+               answer_indices: Sequence[int | None] | None = None) -> dict[str, float]:
+    """Mean EM and F1 in percent over queries with gold answers; JSR (full chain retrieved *and* the response
+    contains the answer, see :func:`response_correct`) when ``full_chain`` (per query 0/1, e.g. fcr@5) is
+    given; ``options`` / ``answer_indices`` per query for multiple-choice queries."""
     rows = [(i, p, g) for i, (p, g) in enumerate(zip(predictions, golds)) if g]
     if not rows:
         return {}
     em = [exact_match(p, g) for _, p, g in rows]
     out = {"em": 100.0 * sum(em) / len(rows), "f1": 100.0 * sum(token_f1(p, g) for _, p, g in rows) / len(rows)}
     if full_chain is not None:
-        out["jsr"] = 100.0 * sum(full_chain[i] * e for (i, _, _), e in zip(rows, em)) / len(rows)
+        hit = [response_correct(p, g, options[i] if options else None, answer_indices[i] if answer_indices else None)
+               for i, p, g in rows]
+        out["jsr"] = 100.0 * sum(full_chain[i] * h for (i, _, _), h in zip(rows, hit)) / len(rows)
     return out
 
 

@@ -5,7 +5,7 @@ name                     reports (percent, mean over the queries it applies to) 
 =======================  =================================================================  ==================
 ``retrieval``            ``recall@k``, ``fcr@k`` for each k                                  gold_ids
 ``context_recall``       ``context_recall`` — gold sentences (if given) or passages covered  gold
-``qa``                   ``em``, ``f1``, ``jsr`` (EM and full chain in the context)          answers
+``qa``                   ``em``, ``f1``, ``jsr`` (full chain in the context + answer in it) answers
 ``accuracy``             ``accuracy`` — the answer names the correct option                  answers, options
 ``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
 ``answer_relevancy_emb`` cosine(question, answer) with the embedder                          answers
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.context import causal_coverage, context_recall
 from hyperrag.eval.groundedness import hallucination_rate, lexical_groundedness, llm_groundedness
-from hyperrag.eval.qa import exact_match, option_correct, token_f1
+from hyperrag.eval.qa import exact_match, option_correct, response_correct, token_f1
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
@@ -122,7 +122,8 @@ def m_qa(e: EvalInputs) -> Result:
             continue
         em = exact_match(pred, golds)
         chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], e.context_top_n) if r.get("gold_ids") else 0.0
-        per.append({"em": em, "f1": token_f1(pred, golds), "jsr": em * chain})
+        hit = response_correct(pred, golds, r.get("options"), r.get("answer_index"))
+        per.append({"em": em, "f1": token_f1(pred, golds), "jsr": hit * chain})
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "jsr")}, per
 
 

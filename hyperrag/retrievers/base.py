@@ -91,7 +91,7 @@ class Retriever(ABC):
 
     def artifacts(self) -> list[tuple[str, Any, str]]:
         """Trained parts in use: ``(setting, ArtifactRecord or None, checkpoint)`` each — what they trained on, so
-        that no query is scored by an artifact that saw it (:func:`hyperrag.training.artifacts.check_unseen`)."""
+        that no query is scored by an artifact that saw it (:func:`hyperrag.utils.artifacts.check_unseen`)."""
         return []
 
     #: set by the runner when a transductive-by-design artifact in use trained on the scored questions

@@ -48,8 +48,8 @@ def resolve_trained_checkpoint(spec: str | None, models_dir: str | Path, task: s
     """Resolve a checkpoint setting: ``null``/``none`` → None; a path → it; ``auto`` → the newest
     ``<models_dir>/<task>/*/model.ckpt`` whose artifact record says it trained on ``data_name`` with the
     ``compatibility`` key (``None``: any) and on none of the ``unseen`` query ids (the ones about to be scored),
-    else None. Artifacts without a record are never picked (see :mod:`hyperrag.training.artifacts`)."""
-    from hyperrag.training.artifacts import find_artifact
+    else None. Artifacts without a record are never picked (see :mod:`hyperrag.utils.artifacts`)."""
+    from hyperrag.utils.artifacts import find_artifact
 
     if spec is None or str(spec).lower() in ("none", "null", "false", ""):
         return None
@@ -155,7 +155,7 @@ class CDFRAGRetriever(Retriever):
 
     def artifacts(self) -> list[tuple[str, Any, str]]:
         """The trained parts in use, with their records (what they trained on)."""
-        from hyperrag.training.artifacts import read_record
+        from hyperrag.utils.artifacts import read_record
 
         return [(f"method.retriever.{name}", read_record(path), str(path))
                 for name, path in (("classifier", self.classifier_path), ("policy", self.policy_path)) if path]

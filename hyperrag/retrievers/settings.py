@@ -18,6 +18,7 @@ from hyperrag.causal.generation import GenerationSettings
 from hyperrag.causal.graph import CausalGraphSettings
 from hyperrag.causal.traversal import TraversalSettings
 from hyperrag.config.validation import (
+    Cosine,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
@@ -104,7 +105,8 @@ class CatRAGSettings(HippoRAG2Settings):
 
     Attributes:
         anchoring: query-named entities as weak seeds; ``anchor_epsilon`` their reset mass before division by
-            their passage count; ``anchor_min_chars`` the shortest entity name matched.
+            their passage count; ``anchor_min_chars`` the shortest entity name anchored; with an LLM, a mention
+            from query NER anchors its nearest entity when their cosine is at least ``anchor_link_threshold``.
         passage_boost: context arcs seed entity → passage holding a seed fact weighted ``× (1 + boost_beta)``.
         edge_weighting: LLM dynamic edge weights (skipped without an LLM), with ``edge_scoring``.
     """
@@ -113,6 +115,7 @@ class CatRAGSettings(HippoRAG2Settings):
     anchoring: bool
     anchor_epsilon: NonNegativeFloat
     anchor_min_chars: NonNegativeInt
+    anchor_link_threshold: Cosine
     passage_boost: bool
     boost_beta: NonNegativeFloat
     edge_weighting: bool

@@ -228,7 +228,8 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
     if any("answer" in r for r in rows):
         n = answer_top_n or 5
         chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
-        metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain))
+        metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
+                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows]))
         metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)

@@ -15,7 +15,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hyperrag.training.artifacts import ArtifactRecord, write_record
+from hyperrag.utils.artifacts import ArtifactRecord, write_record
 
 log = logging.getLogger("train")
 
@@ -30,7 +30,7 @@ class FitResult:
 
 def fit_task(cfg: DictConfig) -> FitResult:
     """Instantiate ``cfg.task``, fit it with Lightning (or load the model its key names), evaluate, plot, and
-    save the checkpoint, its config, metrics and :mod:`artifact record <hyperrag.training.artifacts>` under
+    save the checkpoint, its config, metrics and :mod:`artifact record <hyperrag.utils.artifacts>` under
     ``<models_dir>/<task>/<data>-<key>/``."""
     import lightning as L
     import torch

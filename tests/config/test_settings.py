@@ -137,8 +137,11 @@ def test_every_task_config_passes_the_check(task):
 
 def sweep_jobs(experiment: str) -> list[list[str]]:
     """One override list per swept value of every parameter of the experiment's sweeper (the others at their
-    first value); ``glob(...)`` of methods expands to the method configs it names."""
-    params = OmegaConf.load(CONFIGS / "experiment" / f"{experiment}.yaml").hydra.sweeper.params
+    first value); ``glob(...)`` of methods expands to the method configs it names. A single-run experiment (no
+    sweeper) is one job."""
+    params = OmegaConf.select(OmegaConf.load(CONFIGS / "experiment" / f"{experiment}.yaml"), "hydra.sweeper.params")
+    if not params:
+        return [[]]
     choices = {}
     for key, spec in params.items():
         spec = str(spec)

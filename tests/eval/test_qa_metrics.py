@@ -1,6 +1,6 @@
 import pytest
 
-from hyperrag.eval.qa import exact_match, normalize_answer, qa_metrics, token_f1
+from hyperrag.eval.qa import answer_in_response, exact_match, normalize_answer, qa_metrics, token_f1
 
 
 def test_normalisation():
@@ -25,3 +25,21 @@ def test_qa_metrics_and_jsr():
     assert m["em"] == 50.0 and m["f1"] == 50.0 and m["jsr"] == 50.0
     m = qa_metrics(["Paris"], [["Paris"]], full_chain=[0.0])
     assert m["jsr"] == 0.0
+
+
+def test_jsr_counts_a_response_that_contains_the_answer():
+    """CatRAG's JSR: full chain retrieved and the response contains the gold answer (EM is unchanged)."""
+    preds = ["It reaches the sea at Le Havre, in Normandy.", "The Baltic.", "Le Havre", "Havre de Grace"]
+    golds = [["Le Havre"], ["Baltic Sea", "the Baltic"], ["Le Havre"], ["Le Havre"]]
+    m = qa_metrics(preds, golds, full_chain=[1.0, 1.0, 0.0, 1.0])
+    assert m["em"] == 50.0  # "The Baltic." and "Le Havre" only
+    assert m["jsr"] == 50.0  # q1 (contained) and q2; q3 lacks the chain; "Havre de Grace" is not "Le Havre"
+    assert answer_in_response("It reaches the sea at Le Havre.", ["le havre"]) == 1.0
+    assert answer_in_response("Havre", ["Le Havre"]) == 0.0
+
+
+def test_jsr_of_a_multiple_choice_query_needs_the_correct_option():
+    options = [["SUPPORTED", "NOT_SUPPORTED"]] * 2
+    m = qa_metrics(["not supported", "NOT_SUPPORTED"], [["SUPPORTED"], ["NOT_SUPPORTED"]], full_chain=[1.0, 1.0],
+                   options=options, answer_indices=[0, 1])
+    assert m["jsr"] == 50.0  # "not supported" contains the word "supported" but names the wrong option

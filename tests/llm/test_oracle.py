@@ -67,12 +67,16 @@ def test_fact_filter_keeps_gold_triples_only(oracle):
     assert res.ok and res.value == [11, 12] and res.dropped_ids == 0
 
 
-def test_neighbour_scoring_scores_gold_neighbours_10(oracle):
-    neighbors = [{"id": 1, "name": "Dodge County", "text": "Dodge County"},
-                 {"id": 2, "name": "Albania", "text": "Albania"}, (3, "Jefferson County (via: ...)")]
-    res = oracle.complete_structured("neighbor_scoring", {"query": QUESTION, "node": "Jefferson County",
-                                                          "neighbors": neighbors})
-    assert res.value == {1: 1.0, 2: 0.0, 3: 1.0}
+def test_neighbour_scoring_follows_the_tiers(oracle):
+    neighbors = [{"id": 1, "name": "Dodge County", "text": "a county in Wisconsin"},
+                 {"id": 2, "name": "Albania", "text": "Albania"}, (3, "Jefferson County (via: ...)"),
+                 {"id": 4, "name": "Iowa", "text": "a state"},
+                 {"id": 5, "name": "Lake Ohrid", "text": "a lake", "passage_ids": ["b"]}]
+    res = oracle.complete_structured("neighbor_scoring", {"query": QUESTION, "entity": "Black Hawk Township",
+                                                          "facts": [], "neighbors": neighbors})
+    # the answer 10, the bridge (hop-1 answer, a supporting passage's title) 8, else named in a supporting
+    # passage 5, unrelated 0; provenance from a supporting passage 8
+    assert res.ok and res.value == {1: 10, 2: 0, 3: 8, 4: 5, 5: 8}
 
 
 def test_passage_selection_and_relations(oracle):
@@ -126,12 +130,14 @@ def test_claims_and_path_selection(oracle):
 
 @pytest.mark.parametrize("task, inputs", [
     ("causal_gate", {"source": "x", "target": "y"}),
-    ("entity_summary", {"entity": "x", "descriptions": ["d"]}),
+    ("entity_summary", {"entity": "x", "facts": [["x", "is", "y"]]}),
     ("module_summary", {"entities": ["x"]}),
     ("causal_pair_verification", {"a": "x", "b": "y"}),
     ("openie_hipporag_ner", {"passage": "x"}),
+    (("openie_hipporag_ner", {"source": "query"}), {"query": QUESTION}),
 ])
 def test_tasks_without_gold_fail_like_a_failed_call(oracle, task, inputs):
+    task = get_task(task[0], **task[1]) if isinstance(task, tuple) else task
     res = oracle.complete_structured(task, inputs)
     assert not res.ok and res.error_kind == "no_gold"
     assert oracle.accounting.tasks[get_task(task).label].failures["no_gold"] == 1

@@ -13,7 +13,7 @@ from hyperrag.errors import InputError
 from hyperrag.llm.base import NoLLM
 from hyperrag.refinement.ppo import PPOPolicy, policy_compatibility
 from hyperrag.retrievers.cdfrag import CDFRAGRetriever, resolve_trained_checkpoint
-from hyperrag.training.artifacts import ArtifactRecord, check_unseen, read_record, write_record
+from hyperrag.utils.artifacts import ArtifactRecord, check_unseen, read_record, write_record
 from tests.causal.corpus import causal_dataset
 from tests.causal.llm_double import fake_llm, task_of
 from tests.conftest import MUSIQUE_DIR, REPO_ROOT, requires_musique

@@ -36,7 +36,7 @@ from hyperrag.hyperbolic.evaluation import reconstruction_metrics
 from hyperrag.hyperbolic.graphs import shared_entity_edges, tree_closure, tree_depths, tree_edges, tree_size
 from hyperrag.hyperbolic.plot import plot_poincare_disk
 from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
-from hyperrag.training.artifacts import ArtifactRecord
+from hyperrag.utils.artifacts import ArtifactRecord
 from hyperrag.utils.hashing import stable_digest, text_digest
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from hyperrag.data.types import Dataset
 from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy, policy_compatibility
-from hyperrag.training.artifacts import ArtifactRecord
+from hyperrag.utils.artifacts import ArtifactRecord
 from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
