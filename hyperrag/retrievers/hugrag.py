@@ -42,6 +42,7 @@ entity texts are names + facts, ``dedup: auto`` leaves the graph as it is, ``use
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -128,6 +129,7 @@ class HugRAGRetriever(Retriever):
         self.dedup: DedupIndex | None = None
         self.hier: HierarchyIndex | None = None
         self.gate_stats: dict[str, Any] = {}
+        self.query_stats: dict[str, int] = {"queries": 0, "gate_crossings": 0}
         self.summary_stats: dict[str, Any] = {}
         self.hierarchy_status: dict[str, Any] = {}
 
@@ -211,7 +213,14 @@ class HugRAGRetriever(Retriever):
         self.num_gates = int(gate_pairs.shape[1])
         self.typed_graph = self.expansion_graph(gate_pairs)
         module_tokens = torch.tensor(count_tokens(self.module_texts, self.settings.hierarchy.token_counter))
-        self.node_tokens = torch.cat([self.hier.tokens, module_tokens]).numpy()
+        # a node costs its text, cut to ``node_tokens`` (the table shows it cut the same way)
+        self.node_tokens = torch.cat([self.hier.tokens, module_tokens]).clamp_max(self.settings.node_tokens).numpy()
+        self.fact_ends = graph.fact_entities.tolist()
+        self.entity_facts: list[list[int]] = [[] for _ in range(num_e)]
+        for f, (a, b) in enumerate(self.fact_ends):
+            self.entity_facts[a].append(f)
+            if b != a:
+                self.entity_facts[b].append(f)
 
         # entity → passage incidence [P, E] for ranking, weighted by entity specificity
         counts = graph.entity_passage_count
@@ -294,9 +303,40 @@ class HugRAGRetriever(Retriever):
         return self.module_texts[node - num_e]
 
     def table(self, walk: Expansion) -> Table:
-        nodes = walk.nodes[: self.settings.path_selection.max_rows]
-        return linearize(walk, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
-                         max_rows=self.settings.path_selection.max_rows)
+        """S_raw as a table: its nodes and the relation edges between them, each with its provenance."""
+        p = self.settings.path_selection
+        nodes = walk.nodes[: p.max_rows]
+        sub = Expansion(nodes, walk.gain[: len(nodes)], walk.hop[: len(nodes)], walk.via[: len(nodes)],
+                        walk.parent[: len(nodes)])
+        return linearize(sub, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
+                         [self.node_passages(v, walk) for v in nodes], edges_of=self.edges_between,
+                         edge_provenance=self.fact_passages, max_rows=p.max_rows,
+                         max_words=max(1, int(self.settings.node_tokens / 1.3)))
+
+    def node_passages(self, node: int, walk: Expansion) -> list[int]:
+        """Passage positions a node comes from: an entity's mentions; a module's reached members' mentions."""
+        g, num_e = self.graph, self.graph.num_entities
+        ptr, idx = g.entity_passage_ptr, g.entity_passage_idx
+        if node < num_e:
+            return idx[ptr[node]: ptr[node + 1]].tolist()
+        members = set(self.tree.entities(node - num_e).tolist()) & set(walk.nodes)
+        return sorted({p for e in members for p in idx[ptr[e]: ptr[e + 1]].tolist()})
+
+    def fact_passages(self, fact: int) -> list[int]:
+        g = self.graph
+        return g.fact_passage_idx[g.fact_passage_ptr[fact]: g.fact_passage_ptr[fact + 1]].tolist()
+
+    def edges_between(self, node: int, listed: set[int]) -> list[tuple[int, int, str]]:
+        """Relation edges (facts) joining entity ``node`` to an already listed entity: (fact, other, text)."""
+        if node >= self.graph.num_entities:
+            return []
+        out = []
+        for f in self.entity_facts[node]:
+            a, b = self.fact_ends[f]
+            other = b if a == node else a
+            if other in listed and other != node:
+                out.append((f, other, " ".join(self.graph.facts[f])))
+        return out
 
     def kept_entities(self, walk: Expansion, kept: list[int]) -> set[int]:
         """Entities whose gains rank passages: kept entities, plus the reached members of kept modules."""
@@ -308,7 +348,25 @@ class HugRAGRetriever(Retriever):
                 out |= set(self.tree.entities(v - num_e).tolist()) & reached
         return out & reached
 
+    def selection_scores(self, table: Table, kept: list[int]) -> dict[int, float]:
+        """Passage scores from the kept rows: ``Σ_r d(r) · spec(row)`` over the kept rows (rank r in the model's
+        order) the passage is behind, with ``d(r) = 1 / log2(2 + r)`` and ``spec = log 2 / log(1 + #passages)``
+        — a relation edge extracted from one passage points at it fully, a hub entity weakly."""
+        scores: dict[int, float] = {}
+        for r, row in enumerate(kept):
+            behind = table.passages[row]
+            if not behind:
+                continue
+            weight = (1.0 / math.log2(2 + r)) * (math.log(2) / math.log1p(len(behind)))
+            for p in behind:
+                scores[p] = scores.get(p, 0.0) + weight
+        return scores
+
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        """LLM-free: passages by the accumulated gain of the reached entities (ties and unreached passages by the
+        dense score). With the causal path identification: the passages behind the kept items first (by
+        :meth:`selection_scores`), then the rest of S_raw's passages in the LLM-free order; a failed or empty
+        selection returns no passage (index -1) and no answer, and is counted (``skip("path_selection")``)."""
         assert self.kg is not None, "call index() first"
         num_e = self.graph.num_entities
         q = self.encoder.encode(questions, desc="queries").to(self.device)
@@ -325,69 +383,89 @@ class HugRAGRetriever(Retriever):
         selections: list[Selection | None] = [None] * len(questions)
         if self.selector is not None and self.path_filter is None:
             tables = [self.table(w) for w in walks]
-            selections = list(self.selector.select(questions, tables))  # type: ignore[arg-type]
+            selections = list(self.selector.select(questions, tables, self.graph.passage_ids))  # type: ignore[arg-type]
         gains = torch.zeros(len(questions), num_e)
         details = []
         for b, (question, walk) in enumerate(zip(questions, walks)):
-            shown = set(walk.nodes)
-            sel = selections[b]
+            chosen = list(walk.nodes)
             if self.path_filter is not None:
+                shown = set(walk.nodes)
                 chosen = [v for v in self.path_filter(question, self.subgraph(walk)) if v in shown]
-            elif sel is not None:
-                chosen = sel.kept
-            else:
-                chosen = list(walk.nodes)
-            kept_set = self.kept_entities(walk, chosen)
-            fallback = not kept_set
-            if fallback:  # the filter kept nothing usable: rank by the whole expansion
-                kept_set = {v for v in walk.nodes if v < num_e}
+            kept_set = self.kept_entities(walk, chosen) or {v for v in walk.nodes if v < num_e}
             for v, g in zip(walk.nodes, walk.gain):
                 if v in kept_set:
                     gains[b, v] = g
-            d = self.query_details(b, seeds[b], s_ent, s_mod, walk, len(set(chosen) & shown))
-            d["kept_entities"] = len(kept_set)
-            if sel is not None:
-                table = tables[b]
-                assert table is not None
-                short = dict(zip(table.nodes, table.ids))
-                d.update({"table": table.render(), "filter_ok": sel.ok, "filter_fallback": fallback,
+            d = self.query_details(b, seeds[b], s_ent, s_mod, walk, len(chosen))
+            self.query_stats["queries"] += 1
+            self.query_stats["gate_crossings"] += walk.gate_crossings
+            sel, table = selections[b], tables[b]
+            if sel is not None and table is not None:
+                d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,
                           "invalid_ids": sel.invalid_ids, "variant": self.settings.path_selection.variant,
-                          "kept_items": [[short[v], self.label(v)] for v in sel.kept],
-                          "spurious_items": [[short[v], self.label(v)] for v in sel.spurious]})
+                          "draft_answer": sel.draft,
+                          "kept_items": [[table.ids[r], table.rows[r][:120]] for r in sel.kept],
+                          "spurious_items": [[table.ids[r], table.rows[r][:120]] for r in sel.spurious]})
+                if not sel.ok:
+                    self.skip("path_selection")
             details.append(d)
         passage_gain = self.aggregate(gains.to(self.device))
         dense = q @ self.passage_emb.T
-        # order: by gain, ties (and unreached passages) by dense score — two stable sorts
+        # LLM-free order: by gain, ties (and unreached passages) by dense score — two stable sorts
         by_dense = torch.argsort(dense, dim=1, descending=True, stable=True)
         by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)
         full = by_dense.gather(1, by_gain)
+        scores = passage_gain.gather(1, full)
+        if any(sel is not None for sel in selections):
+            full, scores = self.rank_by_selection(full, scores, tables, selections, details)
         order = full[:, :top_k]
-        if self.selector is not None and self.settings.path_selection.answer:
-            self.answer(questions, tables, selections, full, passage_gain, details)
-        return RetrievalOutput(order.cpu(), passage_gain.gather(1, order).cpu(), details)
+        if self.selector is not None and self.path_filter is None and self.settings.path_selection.answer:
+            self.answer(questions, tables, selections, full, scores, details)
+        return RetrievalOutput(order.cpu(), scores[:, :top_k].cpu(), details)
+
+    def rank_by_selection(self, full: torch.Tensor, scores: torch.Tensor, tables: list[Table | None],
+                          selections: list[Selection | None], details: list[dict[str, Any]]
+                          ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Passages behind the kept rows first (by selection score, ties in the LLM-free order), then the rest in
+        the LLM-free order; a failed / empty selection: every index -1 (no context), score 0."""
+        full, scores = full.clone(), scores.clone()
+        for b, (table, sel) in enumerate(zip(tables, selections)):
+            if sel is None or table is None:
+                continue
+            if not sel.ok:
+                full[b] = -1
+                scores[b] = 0.0
+                details[b]["kept_passages"] = 0
+                continue
+            by_sel = self.selection_scores(table, sel.kept)
+            sel_score = torch.tensor([by_sel.get(int(p), 0.0) for p in full[b].tolist()], device=full.device)
+            order = torch.argsort(sel_score, descending=True, stable=True)
+            full[b] = full[b][order]
+            scores[b] = sel_score[order]
+            details[b]["kept_passages"] = len(by_sel)
+        return full, scores
 
     def answer(self, questions: list[str], tables: list[Table | None], selections: list[Selection | None],
-               ranked: torch.Tensor, passage_gain: torch.Tensor, details: list[dict[str, Any]]) -> None:
-        """Grounded answers from the kept rows (and the passages behind them) only; written into ``details``."""
+               ranked: torch.Tensor, scores: torch.Tensor, details: list[dict[str, Any]]) -> None:
+        """Answers from the kept subgraph only (Fig 7): the kept rows and the first ``answer_passages`` passages
+        behind them, with the draft answer; written into ``details``. No selection, no answer (``""``)."""
         assert self.selector is not None
         n_pass = int(self.settings.path_selection.answer_passages)
-        evidence: list[list[tuple[Any, str]]] = []
-        corpus_text = self._passage_texts
+        evidence: list[list[dict[str, Any]]] = []
         for b, (table, sel) in enumerate(zip(tables, selections)):
-            ev: list[tuple[Any, str]] = []
-            if table is not None and sel is not None and sel.kept:
-                rows = dict(zip(table.nodes, table.rows))
-                ev = [(f"item:{v}", rows[v]) for v in sel.kept]
-                behind = [int(p) for p in ranked[b, :n_pass].tolist() if float(passage_gain[b, p]) > 0]
-                ev += [(f"passage:{p}", corpus_text[p]) for p in behind]
+            ev: list[dict[str, Any]] = []
+            if table is not None and sel is not None and sel.ok:
+                ev = [{"id": f"row:{r}", "text": f"{table.ids[r]}: {table.rows[r]}"} for r in sel.kept]
+                behind = [int(p) for p, sc in zip(ranked[b].tolist(), scores[b].tolist()) if sc > 0][:n_pass]
+                ev += [{"id": f"passage:{p}", "text": self._passage_texts[p],
+                        "passage_ids": [self.graph.passage_ids[p]]} for p in behind]
             evidence.append(ev)
-        answers = self.selector.answer(questions, evidence)
+        drafts = [sel.draft if sel is not None else "" for sel in selections]
+        answers = self.selector.answer(questions, evidence, drafts)
         for d, ans, ev in zip(details, answers, evidence):
             d["answer"] = ans["answer"]
             d["answer_ok"] = ans["answer_ok"]
             d["answer_evidence"] = len(ev)
-            d["answer_supporting"] = [self.graph.passage_ids[int(k.split(":")[1])] if k.startswith("passage:")
-                                      else self.label(int(k.split(":")[1])) for k in ans["supporting"]]
+            d["supporting_ids"] = [e["passage_ids"][0] for e in ev if "passage_ids" in e]
 
     def aggregate(self, gains: torch.Tensor) -> torch.Tensor:
         """Entity gains [B, E] → passage scores [B, P] (sum or max over the entities each passage mentions)."""
@@ -415,7 +493,8 @@ class HugRAGRetriever(Retriever):
         reached_e = sum(v < num_e for v in walk.nodes)
         return {"seed_entities": ent_seeds, "seed_modules": mod_seeds, "expanded": expanded,
                 "reached_entities": reached_e, "reached_modules": len(walk.nodes) - reached_e, "kept": kept,
-                "tokens": walk.tokens, "stop": walk.stop}
+                "tokens": walk.tokens, "stop": walk.stop, "skipped_budget": walk.skipped_budget,
+                "gate_crossings": walk.gate_crossings}
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
@@ -439,6 +518,9 @@ class HugRAGRetriever(Retriever):
             info["expansion_edges"] = self.typed_graph.count_by_kind()
             info["gates_found"] = self.num_gates
             info["gate_stats"] = self.gate_stats
+            n = max(self.query_stats["queries"], 1)
+            info["query_stats"] = {**self.query_stats,
+                                   "gate_crossings_per_query": round(self.query_stats["gate_crossings"] / n, 3)}
             info["summary_stats"] = self.summary_stats
             assert self.dedup is not None
             info["dedup"] = self.dedup.stats

@@ -132,7 +132,8 @@ class HugRAGSettings:
         gamma: hop decay γ of the expansion gain.
         edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
         min_gain: the expansion stops when the best frontier gain is below this.
-        token_budget: the expansion stops before the taken nodes' texts exceed this many tokens.
+        token_budget: the taken nodes' texts stay within this many tokens (a node that does not fit is skipped).
+        node_tokens: a node's text is cut to this many tokens (its cost in the budget and its row in the table).
         max_nodes: optional cap on nodes taken per query.
         passage_aggregate: how a passage accumulates its entities' gains, ``sum`` or ``max``.
         entity_specificity: ``log`` spreads an entity's gain to its passages divided by
@@ -156,6 +157,7 @@ class HugRAGSettings:
     edge_weights: dict[Literal["gate", "hierarchy", "structural"], NonNegativeFloat]
     min_gain: NonNegativeFloat
     token_budget: PositiveInt
+    node_tokens: PositiveInt
     max_nodes: PositiveInt | None
     passage_aggregate: Literal["sum", "max"]
     entity_specificity: Literal["log", "none"]
