@@ -198,6 +198,8 @@ class HugRAGRetriever(Retriever):
             source = ModuleSummaries(llm, self.settings.summaries, stand_in, self.hier.directory, self.info)
         self.module_texts = source(self.tree, graph)
         self.summary_stats = dict(getattr(source, "stats", {}))
+        if self.module_texts_source is None:  # modules left with the stand-in text (no LLM, failed call or cap)
+            self.skip("module_summary", int(self.summary_stats.get("stand_in", 0)))
         num_e, num_m = graph.num_entities, self.tree.num_modules
         module_emb = self.encoder.encode(self.module_texts, desc="modules")
         emb = self.dedup.embeddings
@@ -258,12 +260,18 @@ class HugRAGRetriever(Retriever):
             return pairs
         unverified = self.settings.gates.verifier == "none"
         if not self.settings.gates.enabled or not (self.llm_available or unverified):
+            if self.settings.gates.enabled:
+                self.skip("causal_gate")  # the whole stage: no LLM to verify with
             self.gate_stats = {"source": "none", "gates_found": 0}
             return torch.empty(2, 0, dtype=torch.long)
         assert self.hier is not None
         builder = GateBuilder(None if unverified else self.llm, self.settings.gates, self.hier.directory)
-        result = builder.build(self.tree, self.module_texts, module_emb)
+        edges, _ = entity_graph(graph, self.settings.hierarchy.edge_types)
+        result = builder.build(self.tree, self.module_texts, module_emb, entity_edges=edges)
+        # failed verifications (an outage; the oracle's no_gold) and capped ones are no gate: the fallback, counted
+        self.skip("causal_gate", result.stats["failed"] + result.stats["skipped_budget"])
         self.gate_stats = {"source": "unverified" if unverified else "llm", **result.stats}
+        self.gate_directions = result.directions
         return result.pairs
 
     @property
@@ -381,6 +389,8 @@ class HugRAGRetriever(Retriever):
                                    max_nodes=s.max_nodes) for b in range(len(questions))]
         tables: list[Table | None] = [None] * len(questions)
         selections: list[Selection | None] = [None] * len(questions)
+        if self.selector is None and self.path_filter is None and self.settings.path_selection.enabled:
+            self.skip("path_selection", len(questions))  # no LLM: the LLM-free ranking of the whole expansion
         if self.selector is not None and self.path_filter is None:
             tables = [self.table(w) for w in walks]
             selections = list(self.selector.select(questions, tables, self.graph.passage_ids))  # type: ignore[arg-type]

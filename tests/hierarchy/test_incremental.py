@@ -116,8 +116,9 @@ def _hier(graph, settings):
 def _responder():
     def respond(body):
         prompt = prompt_of(body)
-        if "answer" in schema_text(body) and "SOURCE" in prompt:
-            return json.dumps({"answer": "yes" if zlib.crc32(prompt.encode()) % 2 else "no", "reason": "scripted"})
+        if "answer" in schema_text(body) and "id=\"A\"" in prompt:
+            yes = zlib.crc32(prompt.encode()) % 2
+            return json.dumps({"answer": "yes" if yes else "no", "direction": "both" if yes else "none"})
         first = re.search(r'id="E1">\n([^\n:]+)', prompt).group(1)
         return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": [first]})
     return respond

@@ -135,7 +135,7 @@ def _responder(body):
     if '"title"' in spec:  # module summary: depends on the prompt (its inputs) only
         first = prompt_of(body).split("\n")[1][:40]
         return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": ["k"]})
-    return json.dumps({"answer": "yes", "reason": "scripted"})  # causal gate
+    return json.dumps({"answer": "yes", "direction": "both"})  # causal gate
 
 
 def _summary_requests(server, start=0):

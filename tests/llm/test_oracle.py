@@ -146,7 +146,7 @@ def test_subgraph_answer_needs_the_gold_passages_text(oracle):
 
 
 @pytest.mark.parametrize("task, inputs", [
-    ("causal_gate", {"source": "x", "target": "y"}),
+    ("causal_gate", {"a_text": "x", "b_text": "y"}),
     ("entity_summary", {"entity": "x", "descriptions": ["d"]}),
     ("module_summary", {"entities": ["x"]}),
     ("causal_pair_verification", {"a": "x", "b": "y"}),

@@ -28,7 +28,7 @@ def scripted(keep: list[str]):
         if '"title"' in spec:  # module summary
             return json.dumps({"title": "Scripted module", "summary": prompt_of(body)[:200], "keywords": ["k"]})
         if '"yes"' in spec:  # causal gate
-            return json.dumps({"answer": "yes", "reason": "scripted"})
+            return json.dumps({"answer": "yes", "direction": "both"})
         return schema_reply(body, random.Random(0))
     return respond
 
