@@ -420,6 +420,9 @@ class HugRAGRetriever(Retriever):
             details.append(d)
         passage_gain = self.aggregate(gains.to(self.device))
         dense = q @ self.passage_emb.T
+        if s.dense_mix > 0:  # passage score = (1 − mix) · gain / max gain + mix · cos(q, p)
+            top = passage_gain.amax(dim=1, keepdim=True).clamp_min(1e-12)
+            passage_gain = (1 - s.dense_mix) * passage_gain / top + s.dense_mix * dense
         # LLM-free order: by gain, ties (and unreached passages) by dense score — two stable sorts
         by_dense = torch.argsort(dense, dim=1, descending=True, stable=True)
         by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)

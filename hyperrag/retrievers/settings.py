@@ -136,6 +136,8 @@ class HugRAGSettings:
         node_tokens: a node's text is cut to this many tokens (its cost in the budget and its row in the table).
         max_nodes: optional cap on nodes taken per query.
         passage_aggregate: how a passage accumulates its entities' gains, ``sum`` or ``max``.
+        dense_mix: LLM-free passage score ``(1 − mix) · gain / max gain + mix · cos(q, passage)`` (0 = gain only,
+            ties by the cosine).
         entity_specificity: ``log`` spreads an entity's gain to its passages divided by
             ``log(1 + #passages mentioning it)``; ``none`` gives each passage the full gain.
         extraction: ``graphrag`` (with an LLM and ``openie_source: llm``: typed entities with descriptions) or
@@ -160,6 +162,7 @@ class HugRAGSettings:
     node_tokens: PositiveInt
     max_nodes: PositiveInt | None
     passage_aggregate: Literal["sum", "max"]
+    dense_mix: Probability
     entity_specificity: Literal["log", "none"]
     extraction: Literal["graphrag", "none"]
     dedup: DedupSettings
