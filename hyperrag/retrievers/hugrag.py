@@ -478,6 +478,7 @@ class HugRAGRetriever(Retriever):
             d["answer"] = ans["answer"]
             d["answer_ok"] = ans["answer_ok"]
             d["answer_evidence"] = len(ev)
+            d["evidence"] = [e["text"] for e in ev]  # what the answer read: the kept subgraph (context recall)
             d["supporting_ids"] = [e["passage_ids"][0] for e in ev if "passage_ids" in e]
 
     def aggregate(self, gains: torch.Tensor) -> torch.Tensor:

@@ -33,6 +33,7 @@ REGISTRY: dict[str, str] = {
     "claim_support": "claim_support:ClaimSupport",
     "strict_rewrite": "strict_rewrite:StrictRewrite",
     "answer_relevancy": "answer_relevancy:AnswerRelevancy",
+    "context_recall": "context_recall:ContextRecallJudge",
     "holisqa_generation": "holisqa_generation:HolisQAGeneration",
     "holisqa_necessity": "holisqa_necessity:HolisQANecessity",
 }
