@@ -378,15 +378,8 @@ class HugRAGRetriever(Retriever):
         assert self.kg is not None, "call index() first"
         num_e = self.graph.num_entities
         q = self.encoder.encode(questions, desc="queries").to(self.device)
-        s_ent, s_mod = self.score_nodes(questions, q)
-        seed_ent, seed_mod = self.seed(s_ent, s_mod)
-        node_score = torch.cat([s_ent, s_mod], dim=1).cpu().numpy()
-        seeds = torch.cat([seed_ent, seed_mod + num_e], dim=1).tolist()
+        s_ent, s_mod, seeds, walks = self.expand(questions, q)
         s = self.settings
-        walks = [best_first_expand(self.typed_graph, node_score[b], seeds[b], gamma=s.gamma,
-                                   kind_weight=self.kind_weight, min_gain=s.min_gain,
-                                   token_budget=s.token_budget, node_tokens=self.node_tokens,
-                                   max_nodes=s.max_nodes) for b in range(len(questions))]
         tables: list[Table | None] = [None] * len(questions)
         selections: list[Selection | None] = [None] * len(questions)
         if self.selector is None and self.path_filter is None and self.settings.path_selection.enabled:
@@ -434,6 +427,28 @@ class HugRAGRetriever(Retriever):
         if self.selector is not None and self.path_filter is None and self.settings.path_selection.answer:
             self.answer(questions, tables, selections, full, scores, details)
         return RetrievalOutput(order.cpu(), scores[:, :top_k].cpu(), details)
+
+    def expand(self, questions: list[str], q: torch.Tensor, graph: TypedGraph | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, list[list[int]], list[Expansion]]:
+        """Hybrid scores, MMR seeds and the gated best-first walk of every question (S_raw).
+
+        Args:
+            q: FloatTensor [B, D], the questions' embeddings.
+            graph: the typed graph to walk (default: the expansion graph with its gates).
+        Returns:
+            ``(entity scores [B, E], module scores [B, M], seed node ids per question, walks)``.
+        """
+        num_e = self.graph.num_entities
+        s_ent, s_mod = self.score_nodes(questions, q)
+        seed_ent, seed_mod = self.seed(s_ent, s_mod)
+        node_score = torch.cat([s_ent, s_mod], dim=1).cpu().numpy()
+        seeds = torch.cat([seed_ent, seed_mod + num_e], dim=1).tolist()
+        s = self.settings
+        walks = [best_first_expand(graph if graph is not None else self.typed_graph, node_score[b], seeds[b],
+                                   gamma=s.gamma, kind_weight=self.kind_weight, min_gain=s.min_gain,
+                                   token_budget=s.token_budget, node_tokens=self.node_tokens,
+                                   max_nodes=s.max_nodes) for b in range(len(questions))]
+        return s_ent, s_mod, seeds, walks
 
     def rank_by_selection(self, full: torch.Tensor, scores: torch.Tensor, tables: list[Table | None],
                           selections: list[Selection | None], details: list[dict[str, Any]]
