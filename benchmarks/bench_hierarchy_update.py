@@ -122,12 +122,12 @@ def main() -> None:
     parser.add_argument("--data", default=os.environ.get("HYPERRAG_SHARED_DATA", str(REPO.parent / "shared" / "data"))
                         + "/musique_dev")
     parser.add_argument("--fraction", type=float, default=0.05)
-    parser.add_argument("--token-budget", type=int, default=method_settings("hugrag").hierarchy.token_budget)
+    parser.add_argument("--context-window", type=int, default=method_settings("hugrag").hierarchy.context_window)
     parser.add_argument("--repeats", type=int, default=7, help="timing repeats (medians reported)")
     parser.add_argument("--no-rescale", action="store_true", help="local Leiden runs at the plain resolution")
     args = parser.parse_args()
     rescale = not args.no_rescale
-    settings = replace(method_settings("hugrag").hierarchy, backend="cpu", token_budget=args.token_budget)
+    settings = replace(method_settings("hugrag").hierarchy, backend="cpu", context_window=args.context_window)
 
     t0 = time.perf_counter()
     kg = load_or_build_kg_index(musique_dataset(args.data), TextEncoder(show_progress=False), graph_settings())
@@ -155,7 +155,7 @@ def main() -> None:
     full_h = build_hierarchy(ei, w, full_graph.num_entities, tokens, settings)
     delete = compare("delete", full_graph, full_h, old_graph, res.touched_nodes, settings, rescale, args.repeats)
     print(json.dumps({"fraction": args.fraction, "passages_changed": k, "entities": full_graph.num_entities,
-                      "settings": {"token_budget": settings.token_budget, "min_module_size": settings.min_module_size,
+                      "settings": {"context_window": settings.context_window, "min_module_size": settings.min_module_size,
                                    "max_levels": settings.max_levels, "backend": old_h.stats["backend"]},
                       "rescale_resolution": rescale, "insert": insert, "delete": delete}))
 

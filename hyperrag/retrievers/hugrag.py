@@ -6,7 +6,7 @@ Index (every stage cached, the LLM stages resumable):
   1. knowledge graph → two-stage entity deduplication (:mod:`hyperrag.dedup`: rapidfuzz, then embeddings;
      audit file ``merges.jsonl`` in its index directory) = H0;
   2. recursive Leiden hierarchy H1..HL over the entity graph, splitting a module until its summary input fits
-     one context window (``hierarchy.token_budget``) → module tree (copies folded);
+     one context window (``hierarchy.context_window``) → module tree (copies folded);
   3. module texts: LLM summaries bottom-up (:mod:`hyperrag.hierarchy.summaries`) or, with ``llm=none``, the
      documented stand-in (top entity names + descriptions/facts); the ``module_texts`` hook overrides both;
   4. causal gates (:mod:`hyperrag.hierarchy.gates`, Algorithm 2 with an embedding prefilter; the

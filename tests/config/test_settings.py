@@ -67,7 +67,7 @@ def test_method_settings_merges_overrides_and_validates():
     base = method_settings("hugrag")
     changed = method_settings("hugrag", alpha=0.5, hierarchy={"backend": "cpu"}, gates={"max_calls": 3})
     assert changed.alpha == 0.5 and changed.hierarchy.backend == "cpu" and changed.gates.max_calls == 3
-    assert changed.hierarchy.token_budget == base.hierarchy.token_budget  # the rest stays as configured
+    assert changed.hierarchy.context_window == base.hierarchy.context_window  # the rest stays as configured
     assert dataclasses.replace(changed.gates, top_m=1).top_m == 1
     with pytest.raises(ValueError, match="greater than or equal to 0"):  # checked in Python too (pydantic's message)
         dataclasses.replace(changed.gates, top_m=-1)

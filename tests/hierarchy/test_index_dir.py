@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
 SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
-HIER = {"backend": "cpu", "token_budget": 40, "min_module_size": 3}
+HIER = {"backend": "cpu", "context_window": 40, "min_module_size": 3}
 
 
 def build_index(tmp_path, encoder):

@@ -40,7 +40,7 @@ def sample():
 
 def make(llm, tmp_path, encoder, **kw):
     settings = method_settings("hugrag", index_root=str(tmp_path / "index"),
-                               hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3},
+                               hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3},
                                gates={"top_m": 2, "threshold": 0.0, "max_calls": 6}, **kw)
     return HugRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
 
