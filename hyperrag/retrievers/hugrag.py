@@ -52,7 +52,7 @@ import torch
 from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
-from hyperrag.dedup.entities import EntityInfo, read_entity_info
+from hyperrag.dedup.entities import EntityInfo, read_entity_info, relation_strengths, strength_weighted
 from hyperrag.dedup.store import DedupIndex, load_or_build_dedup
 from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.expansion.best_first import (
@@ -130,6 +130,7 @@ class HugRAGRetriever(Retriever):
         self.hier: HierarchyIndex | None = None
         self.gate_stats: dict[str, Any] = {}
         self.query_stats: dict[str, int] = {"queries": 0, "gate_crossings": 0}
+        self.extraction_stats: dict[str, Any] = {}
         self.summary_stats: dict[str, Any] = {}
         self.hierarchy_status: dict[str, Any] = {}
 
@@ -139,15 +140,13 @@ class HugRAGRetriever(Retriever):
         if self.index_dir:
             self.index_from_directory(dataset)
         else:
-            if s.extraction == "graphrag" and self.llm_available and dataset.openie_source == "llm":
-                from hyperrag.llm.openie import index_corpus
-
-                root = Path(s.index_root) if s.index_root else default_cache_dir() / "index"
-                path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie",
-                                            style="graphrag")
-                log.info("hugrag: GraphRAG-style extraction %s (%s)", path, report)
-                dataset.openie_path = Path(path)
+            if s.extraction == "graphrag":
+                self.extract(dataset)
             self.kg = load_or_build_kg_index(dataset, self.encoder, s.graph, s.index_root)
+            strengths = relation_strengths(self.kg.graph, dataset.openie_path)
+            if strengths:  # GraphRAG relationship strengths weight the relation edges (Leiden's weights)
+                self.kg = replace(self.kg, graph=strength_weighted(self.kg.graph, strengths))
+            self.extraction_stats["weighted_relations"] = len(strengths)
             self.dedup = self.deduplicate(read_entity_info(self.kg.graph, dataset.openie_path), s.index_root,
                                           dataset.name, self.kg.directory.name)
             self.info: EntityInfo = self.dedup.info
@@ -158,6 +157,30 @@ class HugRAGRetriever(Retriever):
                                      "modules_kept": 0 if self.hier.built else tree.num_modules,
                                      "modules_recomputed": tree.num_modules if self.hier.built else 0}
         self.finish_index(dataset)
+
+    def extract(self, dataset: Dataset) -> None:
+        """GraphRAG-style extraction (Fig 8: typed entities with descriptions, relations with descriptions and
+        strength) of every passage, for any dataset, resumable (:func:`hyperrag.llm.openie.index_corpus`). A
+        passage the LLM could not extract (no LLM, a failed call, the oracle's ``no_gold``) keeps the dataset's own
+        OpenIE record, and is counted (``skip("openie_graphrag")``)."""
+        n = len(dataset.corpus)
+        if not self.llm_available:
+            self.skip("openie_graphrag", n)
+            self.extraction_stats = {"style": "file (no LLM)", "passages": n, "fallback": n}
+            return
+        from hyperrag.llm.openie import index_corpus
+
+        s = self.settings
+        root = Path(s.index_root) if s.index_root else default_cache_dir() / "index"
+        path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie", style="graphrag")
+        log.info("hugrag: GraphRAG-style extraction %s (%d failed)", path, len(report.failed))
+        self.skip("openie_graphrag", len(report.failed))
+        self.extraction_stats = {"style": "graphrag", "passages": n, "fallback": len(report.failed),
+                                 "path": str(path)}
+        if report.failed and len(report.failed) < n and dataset.openie_path is not None:
+            path = merge_openie(path, dataset.openie_path, report.failed)
+        if len(report.failed) < n or dataset.openie_path is None:
+            dataset.openie_path = Path(path)
 
     def deduplicate(self, info: EntityInfo, root: str | Path | None, name: str, graph_key: str) -> DedupIndex:
         """H0: the KG index deduplicated (``dedup.enabled: auto`` → only LLM-extracted, described entity graphs)."""
@@ -538,7 +561,7 @@ class HugRAGRetriever(Retriever):
                      ("llm" if self.llm_available and s.gates.enabled else "none"),
             "path_filter": "hook" if self.path_filter else
                            (s.path_selection.variant if self.selector else "none"),
-            "extraction": s.extraction, "dedup_settings": asdict(self.dedup_settings),
+            "extraction": s.extraction, "extraction_stats": self.extraction_stats, "dedup_settings": asdict(self.dedup_settings),
             "gate_settings": asdict(s.gates), "summary_settings": asdict(s.summaries)}
         if self.kg is not None and self.hier is not None:
             info["graph"] = self.graph.stats
@@ -559,3 +582,21 @@ class HugRAGRetriever(Retriever):
             info["hierarchy_dir"] = str(self.hier.directory)
             info["hierarchy_status"] = self.hierarchy_status
         return info
+
+
+def merge_openie(extracted: str | Path, fallback: str | Path, failed: list[int]) -> Path:
+    """An OpenIE file with the LLM's records, and the ``fallback`` file's records at the ``failed`` positions
+    (written beside ``extracted`` as ``*.merged.json``; both files are aligned with the corpus)."""
+    import json
+
+    from hyperrag.llm.openie import write_openie
+
+    ours = json.loads(Path(extracted).read_text(encoding="utf-8"))
+    theirs = json.loads(Path(fallback).read_text(encoding="utf-8"))
+    docs, other = ours["docs"], theirs["docs"] if isinstance(theirs, dict) else theirs
+    for i in failed:
+        if i < len(other):
+            docs[i] = {**other[i], "idx": i, "fallback": "dataset openie"}
+    out = Path(str(extracted).removesuffix(".json") + ".merged.json")
+    write_openie(out, docs, model=ours.get("model"), failed=[], style="graphrag+file")
+    return out

@@ -140,7 +140,8 @@ class HugRAGSettings:
             ties by the cosine).
         entity_specificity: ``log`` spreads an entity's gain to its passages divided by
             ``log(1 + #passages mentioning it)``; ``none`` gives each passage the full gain.
-        extraction: ``graphrag`` (with an LLM and ``openie_source: llm``: typed entities with descriptions) or
+        extraction: ``graphrag`` (any dataset, with an LLM: typed entities with descriptions, relations with
+            descriptions and strength; a passage the LLM could not extract keeps the dataset's OpenIE record) or
             ``none`` (the dataset's OpenIE file).
         dedup, hierarchy, module_text, summaries, gates, path_selection: the stages' settings.
         graph: the knowledge-graph index settings (``graph/``).

@@ -39,6 +39,7 @@ def sample():
 
 
 def make(llm, tmp_path, encoder, **kw):
+    kw.setdefault("extraction", "none")
     settings = method_settings("hugrag", index_root=str(tmp_path / "index"),
                                hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3},
                                gates={"top_m": 2, "threshold": 0.0, "max_calls": 6}, **kw)
@@ -112,3 +113,30 @@ def test_prepare_leaves_extraction_to_hugrag(sample):
     from hyperrag.runners.prepare import prepare_dataset
 
     assert prepare_dataset(data, NoCalls(), "/nonexistent", None, extraction="graphrag").openie_path == before
+
+
+def test_graphrag_extraction_for_any_dataset_falls_back_per_passage(tmp_path, encoder, sample):
+    """extraction: graphrag runs on a dataset with its own OpenIE file; passages the LLM cannot extract keep the
+    file's record, and are counted."""
+    from tests.llm.fake_server import Reply
+
+    def respond(body):
+        prompt = prompt_of(body)
+        if "relations" in schema_text(body) and "entities" in schema_text(body):  # openie_graphrag
+            if "The Vistula is the longest river" in prompt:
+                return json.dumps({"entities": [
+                    {"name": "Vistula", "type": "location", "description": "The longest river in Poland."},
+                    {"name": "Warsaw", "type": "location", "description": "A city on the Vistula."}],
+                    "relations": [{"source": "Vistula", "target": "Warsaw", "description": "flows through",
+                                   "strength": 9}]})
+            return Reply(status=500, body="down")
+        return scripted(["N1"])(body)
+
+    with fake_llm(respond, tmp_path) as (llm, _):
+        ret = make(llm, tmp_path, encoder, extraction="graphrag")
+        ret.index(sample)
+    stats = ret.describe()["extraction_stats"]
+    assert stats["style"] == "graphrag" and 0 < stats["fallback"] < len(sample.corpus)
+    assert ret.skipped["openie_graphrag"] == stats["fallback"]
+    assert ret.info.source == "graphrag" and ret.graph.num_entities > 0
+    assert stats["weighted_relations"] >= 1  # the strength weights the relation edge
