@@ -1,31 +1,35 @@
 """HugRAG retrieval over a Leiden hierarchy with module summaries, causal gates and a causal path filter.
 
-Index (every stage cached, the LLM stages resumable):
-  0. with an LLM and an LLM-extracted corpus (``extraction: graphrag``): GraphRAG-style OpenIE (typed
-     entities with descriptions, described relations); otherwise the dataset's OpenIE file as it is;
+Index (every stage cached, the LLM stages resumable; ``docs/fidelity/hugrag.md`` maps each to the paper):
+  0. ``extraction: graphrag`` with an LLM, any dataset: GraphRAG-style OpenIE (Fig 8: typed entities with
+     descriptions, relations with descriptions and strength); a passage the LLM cannot extract keeps the dataset's
+     OpenIE record (counted); relationship strength weights the relation edges; otherwise the dataset's OpenIE file;
   1. knowledge graph → two-stage entity deduplication (:mod:`hyperrag.dedup`: rapidfuzz, then embeddings;
      audit file ``merges.jsonl`` in its index directory) = H0;
   2. recursive Leiden hierarchy H1..HL over the entity graph, splitting a module until its summary input fits
-     one context window (``hierarchy.context_window``) → module tree (copies folded);
+     the summariser's context window (``hierarchy.context_window``) → module tree (copies folded);
   3. module texts: LLM summaries bottom-up (:mod:`hyperrag.hierarchy.summaries`) or, with ``llm=none``, the
      documented stand-in (top entity names + descriptions/facts); the ``module_texts`` hook overrides both;
-  4. causal gates (:mod:`hyperrag.hierarchy.gates`, Algorithm 2 with an embedding prefilter; the
-     ``gate_source`` hook overrides) → typed expansion graph: structural (entity relation/synonym edges),
-     hierarchical (entity – level-1 module – parent module …) and gate edges.
+  4. causal gates (:mod:`hyperrag.hierarchy.gates`: Algorithm 2 over topologically distant module pairs, verdicts in
+     either direction, the cosine prefilter an option; the ``gate_source`` hook overrides) → typed expansion graph:
+     structural (entity relation/synonym edges), hierarchical (entity – level-1 module – parent module …) and gates.
 
 Query batch:
   1. hybrid scores ``s = α · cos + (1 − α) · lexical`` of every entity (H0) and every module (H>0) — two
      matrix products plus two sparse lexical products for the whole batch;
   2. MMR seeds: ``k0`` entities and ``kl`` modules per query;
   3. best-first expansion per query, gain ``s(q, v) · γ^t · w(type)``, until the gain threshold or the token
-     budget;
-  4. with an LLM: the subgraph linearised as a table with short IDs; causal path selection (spurious-aware
-     by default, ``standard`` as ablation) keeps some rows, every returned ID validated; the answer is
-     generated from the kept rows (and the passages behind them) only — ``details["answer"]``;
-     (``path_filter`` hook: any callable choosing the kept nodes);
-  5. passages behind the kept entities (entity → passage CSR; a kept module stands for its reached members)
-     ranked by accumulated gain, ties by the dense query–passage score (passages no kept entity mentions
-     follow in dense order); when the filter keeps nothing, or without an LLM, the whole expansion counts.
+     budget (a node's text is cut to ``node_tokens``; a node that does not fit is skipped) = S_raw; the gate edges
+     each walk crossed are counted;
+  4. with an LLM: S_raw linearised with short IDs for nodes and relation edges (B.3), each row carrying its
+     provenance (passages); causal path identification (Fig 5 spurious-aware by default, Fig 6 ``standard``,
+     ``off`` = no filter) returns the causal items, the spurious items and a draft answer, every ID validated;
+     the answer comes from the kept subgraph only (Fig 7, ``subgraph_answer``) — ``details["answer"]``, with the
+     evidence it read in ``details["evidence"]``; (``path_filter`` hook: any callable choosing the kept nodes);
+  5. ranking: LLM-free, passages by ``(1 − dense_mix) · gain / max + dense_mix · cos(q, p)`` of their reached
+     entities' accumulated gains; with the selection, the passages behind the kept items first (by the model's
+     order and each item's specificity), then the rest in the LLM-free order. A failed or empty selection is a
+     failure: no passage (index -1), no answer, counted (``skip("path_selection")``), scored 0.
 
 Index directories (``retrieve.py method=hugrag index_dir=DIR``, ``python -m hyperrag.index refresh --index DIR``):
 the knowledge graph is the one ``python -m hyperrag.index build|insert|delete`` maintains in DIR (no extraction
