@@ -33,7 +33,8 @@ class RetrievalOutput:
 
     Attributes:
         indices: LongTensor [B, k], passage positions in the dataset's corpus, best first (with ``index_dir``,
-            that corpus is the index's passages in index order: see :func:`check_index_passages`).
+            that corpus is the index's passages in index order: see :func:`check_index_passages`); ``-1`` = no
+            passage (a query the method retrieved nothing for; the batch runner drops them).
         scores: FloatTensor [B, k].
         details: per query, method-specific facts worth keeping in predictions (seed facts, ...).
     """

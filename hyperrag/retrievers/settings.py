@@ -135,12 +135,16 @@ class HugRAGSettings:
         gamma: hop decay γ of the expansion gain.
         edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
         min_gain: the expansion stops when the best frontier gain is below this.
-        token_budget: the expansion stops before the taken nodes' texts exceed this many tokens.
+        token_budget: the taken nodes' texts stay within this many tokens (a node that does not fit is skipped).
+        node_tokens: a node's text is cut to this many tokens (its cost in the budget and its row in the table).
         max_nodes: optional cap on nodes taken per query.
         passage_aggregate: how a passage accumulates its entities' gains, ``sum`` or ``max``.
+        dense_mix: LLM-free passage score ``(1 − mix) · gain / max gain + mix · cos(q, passage)`` (0 = gain only,
+            ties by the cosine).
         entity_specificity: ``log`` spreads an entity's gain to its passages divided by
             ``log(1 + #passages mentioning it)``; ``none`` gives each passage the full gain.
-        extraction: ``graphrag`` (with an LLM and ``openie_source: llm``: typed entities with descriptions) or
+        extraction: ``graphrag`` (any dataset, with an LLM: typed entities with descriptions, relations with
+            descriptions and strength; a passage the LLM could not extract keeps the dataset's OpenIE record) or
             ``none`` (the dataset's OpenIE file).
         dedup, hierarchy, module_text, summaries, gates, path_selection: the stages' settings.
         graph: the knowledge-graph index settings (``graph/``).
@@ -159,8 +163,10 @@ class HugRAGSettings:
     edge_weights: dict[Literal["gate", "hierarchy", "structural"], NonNegativeFloat]
     min_gain: NonNegativeFloat
     token_budget: PositiveInt
+    node_tokens: PositiveInt
     max_nodes: PositiveInt | None
     passage_aggregate: Literal["sum", "max"]
+    dense_mix: Probability
     entity_specificity: Literal["log", "none"]
     extraction: Literal["graphrag", "none"]
     dedup: DedupSettings
