@@ -134,7 +134,8 @@ class GraphRAGLocalRetriever(GraphRAGIndexed):
                             "reports": [r.key for r in reports],
                             "context_rows": {"reports": len(reports), "entities_relationships": len(local),
                                              "sources": len(unit_rows)},
-                            "text_units": len(units)})
+                            "text_units": len(units),
+                            "context_passages": [r.passage_id for r in unit_rows]})
         if s.answer and self.llm_available:
             for d, ans in zip(details, answer_from_context(self.llm, questions, contexts)):
                 d.update(ans)

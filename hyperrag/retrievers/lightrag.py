@@ -12,9 +12,10 @@ Per query, as LightRAG's ``kg_query`` does it:
   4. *modes*: ``local`` = step 2, ``global`` = step 3, ``hybrid`` = both, merged round-robin (local first),
      ``mix`` = hybrid plus ``chunk_top_k`` chunks by vector search, ``naive`` = that vector search alone (no
      keywords, no graph);
-  5. *chunks*: each entity's text chunks, ordered by entity, then by how many of the entity's one-hop neighbours
-     a chunk also mentions (the one-hop expansion); each relation's chunks in relation order; merged
-     round-robin (vector, entity, relation chunks), duplicates dropped;
+  5. *chunks*: each entity's text chunks, ordered by how many of the entity's one-hop neighbours a chunk also
+     mentions (the one-hop expansion of LightRAG's paper code), and each relation's chunks, picked by LightRAG's
+     linear-gradient weighted polling (``related_chunks`` for the first entity or relation down to 1 for the
+     last); merged round-robin (vector, entity, relation chunks), duplicates dropped;
   6. *context*: entity rows within ``max_entity_tokens``, relation rows within ``max_relation_tokens``, chunks
      within what ``max_total_tokens`` leaves; with an LLM the ``grounded_answer`` task answers from it
      (``details["answer"]``).
@@ -42,6 +43,28 @@ from hyperrag.index.kg_index import KGIndex, load_or_build_kg_index
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, complete_ranking, rank_scores
 from hyperrag.retrievers.settings import LightRAGSettings
 from hyperrag.seeding.query_keywords import dual_level_keywords
+
+
+def weighted_polling(lists: list[list[int]], most: int, least: int = 1) -> list[int]:
+    """LightRAG's linear-gradient chunk selection: the i-th of n ranked items (entities or relations) gets
+    ``round(most − i/(n−1) · (most − least))`` of its chunks (its own order; chunks an earlier item took are not
+    counted again); quota an item cannot use goes, one chunk at a time, to the items that still have chunks, in
+    rank order. Returns the chunks item by item."""
+    seen: set[int] = set()
+    own = []
+    for chunks in lists:  # a chunk belongs to the first item that has it
+        own.append([c for c in chunks if c not in seen])
+        seen.update(own[-1])
+    n = len(own)
+    quota = [round(most - (i / (n - 1) if n > 1 else 0) * (most - least)) for i in range(n)]
+    taken = [min(q, len(c)) for q, c in zip(quota, own)]
+    spare = sum(q - t for q, t in zip(quota, taken))
+    while spare > 0 and any(t < len(c) for t, c in zip(taken, own)):
+        for i, c in enumerate(own):
+            if spare and taken[i] < len(c):
+                taken[i] += 1
+                spare -= 1
+    return [x for t, c in zip(taken, own) for x in c[:t]]
 
 
 def round_robin(*lists: list[int]) -> list[int]:
@@ -143,18 +166,21 @@ class LightRAGRetriever(Retriever):
         return entities, facts
 
     def entity_chunks(self, entities: list[int]) -> list[int]:
-        """Chunks of ``entities``: by entity order, then by the entity's one-hop neighbours each chunk mentions."""
+        """Chunks of ``entities``, each entity's chunks ordered by how many of its one-hop neighbours they also
+        mention, picked by :func:`weighted_polling` (``related_chunks`` for the first entity down to 1)."""
         if not entities:
             return []
         counts = self.incidence.neighbour_counts(torch.tensor(entities))
-        ranked: list[tuple[int, float, int]] = []
+        lists = []
         for i, e in enumerate(entities):
-            ranked.extend((i, -float(counts[i, p]), p) for p in self.incidence.passages(e).tolist())
-        ranked.sort()
-        return list(dict.fromkeys(p for _, _, p in ranked))
+            chunks = self.incidence.passages(e)
+            lists.append(chunks[torch.argsort(-counts[i, chunks], stable=True)].tolist())
+        return weighted_polling(lists, self.settings.related_chunks)
 
     def relation_chunks(self, facts: list[int]) -> list[int]:
-        return list(dict.fromkeys(p for f in facts for p in self.incidence.fact_passages(f).tolist()))
+        """Chunks stating ``facts``, picked by :func:`weighted_polling` in relation order."""
+        lists = [self.incidence.fact_passages(f).tolist() for f in facts]
+        return weighted_polling(lists, self.settings.related_chunks)
 
     # ---- retrieval -----------------------------------------------------------------------------------------
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
@@ -163,8 +189,9 @@ class LightRAGRetriever(Retriever):
         dense = (q @ self.passage_emb.T).cpu()
         mode = s.mode
         keywords = self.keywords(questions) if mode != "naive" else [{} for _ in questions]
-        low_emb = self.embed_keywords([kw.get("low_level", []) for kw in keywords]) if mode != "naive" else None
-        high_emb = self.embed_keywords([kw.get("high_level", []) for kw in keywords]) if mode != "naive" else None
+        uses_low, uses_high = mode in ("local", "hybrid", "mix"), mode in ("global", "hybrid", "mix")
+        low_emb = self.embed_keywords([kw["low_level"] for kw in keywords]) if uses_low else None
+        high_emb = self.embed_keywords([kw["high_level"] for kw in keywords]) if uses_high else None
         rankings, contexts, details = [], [], []
         for b in range(len(questions)):
             kw = keywords[b]
@@ -172,11 +199,9 @@ class LightRAGRetriever(Retriever):
             local_f: list[int] = []
             global_e: list[int] = []
             global_f: list[int] = []
-            if mode in ("local", "hybrid", "mix") and kw["low_level"]:
-                assert low_emb is not None
+            if low_emb is not None and kw["low_level"]:
                 local_e, local_f = self.local_level(low_emb[b])
-            if mode in ("global", "hybrid", "mix") and kw["high_level"]:
-                assert high_emb is not None
+            if high_emb is not None and kw["high_level"]:
                 global_e, global_f = self.global_level(high_emb[b])
             vector = torch.topk(dense[b], min(s.chunk_top_k, dense.shape[1])).indices.tolist() \
                 if mode in ("naive", "mix") else []
@@ -198,7 +223,8 @@ class LightRAGRetriever(Retriever):
             details.append({"mode": mode, "keywords": kw,
                             "context_rows": {"entities": len(ent_rows), "relationships": len(rel_rows),
                                              "chunks": len(chunk_rows)},
-                            "chunks": len(chunks)})
+                            "chunks": len(chunks),
+                            "context_passages": [r.passage_id for r in chunk_rows]})
         if s.answer and self.llm_available:
             for d, ans in zip(details, answer_from_context(self.llm, questions, contexts)):
                 d.update(ans)

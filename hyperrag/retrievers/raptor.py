@@ -138,7 +138,8 @@ class RaptorRetriever(Retriever):
                              for n in chosen])
             details.append({"retrieval": self.settings.retrieval,
                             "selected": [[n, int(tree.layer[n]), round(float(scores[b, n]), 4)] for n in chosen],
-                            "selected_layers": sorted({int(tree.layer[n]) for n in chosen})})
+                            "selected_layers": sorted({int(tree.layer[n]) for n in chosen}),
+                            "context_passages": [self.passage_ids[n] for n in chosen if n < leaves]})
         if self.settings.answer and self.llm_available:
             for d, ans in zip(details, answer_from_context(self.llm, questions, contexts)):
                 d.update(ans)

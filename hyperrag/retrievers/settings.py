@@ -167,6 +167,7 @@ class LightRAGSettings:
         yake: YAKE settings of the LLM-free keywords.
         top_k: entities (local) and relations (global) retrieved per query (LightRAG: 40).
         chunk_top_k: chunks of the vector search (naive, mix; LightRAG: 20).
+        related_chunks: chunks the first entity / relation contributes; the last contributes 1 (LightRAG: 5).
         max_entity_tokens, max_relation_tokens, max_total_tokens: context budgets (LightRAG: 6,000 / 8,000 /
             30,000; the chunks get what the total leaves).
         answer: answer from the context with the LLM (``details.answer``).
@@ -180,6 +181,7 @@ class LightRAGSettings:
     yake: KeywordSettings
     top_k: PositiveInt
     chunk_top_k: PositiveInt
+    related_chunks: PositiveInt
     max_entity_tokens: PositiveInt
     max_relation_tokens: PositiveInt
     max_total_tokens: PositiveInt
