@@ -10,7 +10,8 @@ taken by closeness to the cluster's centroid, until ``summary_tokens`` (a stand-
 words; it has no model's abstraction). Every node is embedded with the run's encoder (cached per text).
 
 The tree is cached in an index directory keyed by the leaves (ids and texts), the encoder, the settings and the
-summariser (the LLM's model, or ``stand-in``); a rerun loads it. A build killed midway recomputes the
+summariser (the LLM's model, or ``stand-in`` — also for ``llm=oracle``, which has no gold for summaries); a rerun
+loads it. A build killed midway recomputes the
 clustering, while the summaries it had finished come back from the LLM response cache.
 """
 
@@ -213,6 +214,18 @@ class TreeBuilder:
                            stats)
 
 
+def summarises(llm: LanguageModel | None) -> bool:
+    """Whether ``llm`` can write cluster summaries: an available model — but not a gold-informed oracle, which has
+    no gold for a summary and fails every ``raptor_summary`` call (the tree would be the stand-in tree, rebuilt)."""
+    if not getattr(llm, "available", False):
+        return False
+    if getattr(llm, "requires_gold", False):
+        from hyperrag.llm.oracle.answers import ORACLES
+
+        return "raptor_summary" in ORACLES
+    return True
+
+
 def load_or_build_tree(passage_ids: list[str], leaf_texts: list[str], leaf_emb: torch.Tensor, encoder: Encoder,
                        llm: LanguageModel | None, settings: TreeSettings, root: str | Path | None = None,
                        name: str = "corpus") -> tuple[SummaryTree, Path, bool]:
@@ -221,8 +234,9 @@ def load_or_build_tree(passage_ids: list[str], leaf_texts: list[str], leaf_emb: 
     Returns:
         ``(tree, directory, built)``.
     """
-    summariser = str(getattr(llm, "model", None) or getattr(llm, "kind", "llm")) \
-        if getattr(llm, "available", False) else "stand-in"
+    if not summarises(llm):
+        llm = None
+    summariser = str(getattr(llm, "model", None) or getattr(llm, "kind", "llm")) if llm is not None else "stand-in"
     leaves = fingerprint([[pid, text] for pid, text in zip(passage_ids, leaf_texts)])
     inputs = {"leaves": leaves, "encoder": getattr(encoder, "model_key", ""), "summariser": summariser}
     key = fingerprint({"inputs": inputs, "settings": asdict(settings)})
