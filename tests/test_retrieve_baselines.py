@@ -11,7 +11,7 @@ from hydra import compose, initialize_config_dir
 from tests.conftest import REPO_ROOT
 from tests.test_retrieve_index_dir import compose_retrieve as compose_index_dir
 from tests.test_retrieve_index_dir import predictions as index_dir_predictions
-from tests.test_retrieve_index_dir import updated_index  # noqa: F401, F811 - the fixture
+from tests.test_retrieve_index_dir import updated_index  # noqa: F401 - the fixture
 
 sys.path.insert(0, str(REPO_ROOT))
 import retrieve
