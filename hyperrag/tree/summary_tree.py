@@ -11,7 +11,8 @@ words; it has no model's abstraction). Every node is embedded with the run's enc
 
 The tree is cached in an index directory keyed by the leaves (ids and texts), the encoder, the settings and the
 summariser (the LLM's model, or ``stand-in`` — also for ``llm=oracle``, which has no gold for summaries); a rerun
-loads it. A build killed midway recomputes the
+loads it, unless some LLM summaries had failed (then it is built again, the successful summaries coming back from
+the LLM response cache and the failed ones asked again). A build killed midway recomputes the
 clustering, while the summaries it had finished come back from the LLM response cache.
 """
 
@@ -244,7 +245,12 @@ def load_or_build_tree(passage_ids: list[str], leaf_texts: list[str], leaf_emb: 
     directory = IndexDirectory(root / f"{name}-raptor-{key[:12]}", stage="tree")
     try:
         if directory.matches(key):
-            return SummaryTree.load(directory.path), directory.path, False
+            tree = SummaryTree.load(directory.path)
+            if llm is None or not tree.stats.get("stand_in"):
+                return tree, directory.path, False
+            # some summaries failed when it was built: build again, the LLM cache answers the ones that worked
+            log.warning("raptor tree %s has %d stand-in summaries from failed LLM calls — rebuilding",
+                        directory.path, tree.stats["stand_in"])
     except IndexCorruptError as err:  # cheap enough to redo: clustering, plus summaries from the LLM cache
         log.warning("%s — rebuilding the tree", err)
     if directory.path.exists():

@@ -195,3 +195,39 @@ def test_retriever_on_the_sample(tmp_path, encoder):
                             device="cpu")
     again.index(sample)
     assert not again.tree_built and again.tree.texts == ret.tree.texts  # loaded from its index directory
+
+
+def test_a_tree_with_failed_summaries_is_built_again(tmp_path, monkeypatch):
+    """A tree whose LLM summaries partly failed is not reused as it is: the next build asks the failed ones again
+    (the ones that worked come back from the LLM response cache)."""
+    from hyperrag.tree import summary_tree
+
+    texts, vecs = blobs(4)
+    enc = BlobEncoder(vecs)
+    monkeypatch.setattr(summary_tree, "raptor_clusters",  # TEST DOUBLE of the clustering: the three blobs
+                        lambda x, tokens, settings: [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]])
+    settings = tree_settings(clustering=ClusteringSettings(reduction_dim=2, threshold=0.1, max_clusters=8,
+                                                           local_neighbors=5, max_cluster_tokens=3500, seed=0))
+    fail = {"group 2": True}
+
+    def respond(body):
+        prompt = prompt_of(body)
+        if fail["group 2"] and "group 2" in prompt:
+            return "not json"
+        group = next(g for g in "012" if f"group {g}" in prompt)
+        return json.dumps({"summary": f"Leaf {group}-0 belongs to group {group}. Scripted summary."})
+
+    ids = [f"p{i}" for i in range(12)]
+    with fake_llm(respond, tmp_path) as (llm, server):
+        first, _, built = summary_tree.load_or_build_tree(ids, texts, enc.encode(texts), enc, llm, settings,
+                                                          tmp_path / "index")
+        assert built and first.stats["stand_in"] == 1
+        fail["group 2"] = False
+        asked = len(server.requests)
+        second, _, built = summary_tree.load_or_build_tree(ids, texts, enc.encode(texts), enc, llm, settings,
+                                                           tmp_path / "index")
+        assert built and second.stats["stand_in"] == 0
+        assert len(server.requests) == asked + 1  # only the failed summary was asked again
+        third, _, built = summary_tree.load_or_build_tree(ids, texts, enc.encode(texts), enc, llm, settings,
+                                                          tmp_path / "index")
+        assert not built and third.texts == second.texts
