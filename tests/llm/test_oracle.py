@@ -156,6 +156,10 @@ def test_subgraph_answer_needs_the_gold_passages_text(oracle):
     ("causal_pair_verification", {"a": "x", "b": "y"}),
     ("openie_hipporag_ner", {"passage": "x"}),
     (("openie_hipporag_ner", {"source": "query"}), {"query": QUESTION}),
+    ("lightrag_keywords", {"question": QUESTION}),  # keywords, map points, reduced answers and cluster summaries
+    ("graphrag_map", {"question": QUESTION, "reports": ["r"]}),  # have no gold: the method's stand-in runs
+    ("graphrag_reduce", {"question": QUESTION, "points": ["p"], "response_type": "a short answer"}),
+    ("raptor_summary", {"texts": ["a", "b"]}),
 ])
 def test_tasks_without_gold_fail_like_a_failed_call(oracle, task, inputs):
     task = get_task(task[0], **task[1]) if isinstance(task, tuple) else task
@@ -190,3 +194,9 @@ def test_multiple_choice_answer_is_the_correct_option(tmp_path):
         res = llm.complete_structured("grounded_answer", {"question": query.question, "options": list(query.options),
                                                           "passages": [("ctx0", corpus[0].content)]})
     assert res.ok and res.value["answer"] == "He missed the bus"
+
+
+def test_closed_book_question_is_unknown_to_the_oracle(oracle):
+    """No retrieval: the reader shows no passage, so the oracle — which answers from evidence shown — abstains."""
+    res = oracle.complete_structured("grounded_answer", {"question": QUESTION, "passages": []})
+    assert res.ok and res.value == {"answer": "unknown", "supporting": []}

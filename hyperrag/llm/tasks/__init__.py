@@ -36,6 +36,10 @@ REGISTRY: dict[str, str] = {
     "context_recall": "context_recall:ContextRecallJudge",
     "holisqa_generation": "holisqa_generation:HolisQAGeneration",
     "holisqa_necessity": "holisqa_necessity:HolisQANecessity",
+    "lightrag_keywords": "lightrag_keywords:LightRAGKeywords",
+    "graphrag_map": "graphrag_map:GraphRAGMap",
+    "graphrag_reduce": "graphrag_reduce:GraphRAGReduce",
+    "raptor_summary": "raptor_summary:RaptorSummary",
 }
 
 
