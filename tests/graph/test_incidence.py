@@ -4,10 +4,9 @@ one-hop neighbours per (entity, passage)."""
 import pytest
 import torch
 
-from hyperrag.config.compose import graph_settings
 from hyperrag.data import sample_dataset
 from hyperrag.graph.incidence import GraphIncidence
-from hyperrag.index.kg_index import load_or_build_kg_index
+from hyperrag.index.kg_index import graph_settings, load_or_build_kg_index
 
 
 @pytest.fixture(scope="module")
