@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -42,7 +43,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.llm import build_llm
     from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval, run_title
+    from hyperrag.runners.cross_fit import run_cross_fitted
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
+    from hyperrag.utils.artifacts import check_unseen
 
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
     L.seed_everything(cfg.seed, verbose=False)
@@ -56,14 +59,26 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     with build_llm(cfg.llm, dataset) as llm, reader_for(cfg, llm, dataset) as reader:
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
                                   extraction=getattr(settings, "extraction", None))
-        retriever = build_retriever(settings, encoder, llm, cfg.index_dir, device=cfg.hardware.device)
-        t0 = time.perf_counter()
-        retriever.index(dataset)
-        index_seconds = time.perf_counter() - t0
-        metrics = run_batch_retrieval(dataset, retriever, cfg.out, top_k=cfg.top_k, batch_size=cfg.batch_size,
-                                      ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
-                                      devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
-                                      answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader)
+
+        def run_fold(data: Any, trained: dict[str, str], out: str) -> dict[str, Any]:
+            """Index and retrieve ``data`` with the method's settings (``trained``: checkpoints to use)."""
+            retriever = build_retriever(dataclasses.replace(settings, **trained), encoder, llm, cfg.index_dir,
+                                        device=cfg.hardware.device)
+            t0 = time.perf_counter()
+            retriever.index(data)
+            index_seconds = time.perf_counter() - t0
+            # no query is scored by an artifact trained on it (exit 2), unless the method is transductive by design
+            if check_unseen(retriever.artifacts(), [q.id for q in data.queries]):
+                retriever.saw_questions = True
+            return run_batch_retrieval(data, retriever, out, top_k=cfg.top_k, batch_size=cfg.batch_size,
+                                       ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
+                                       devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
+                                       answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader)
+
+        if cfg.get("cv_folds"):  # each fold scored by artifacts trained on the other folds
+            metrics = run_cross_fitted(cfg, dataset, run_fold)
+        else:
+            metrics = run_fold(dataset, {}, cfg.out)
     if metrics:
         print_metrics_table(run_title(cfg.method.name, dataset.name, len(dataset.queries), metrics), metrics)
         tracker.finish(metrics)

@@ -10,22 +10,20 @@ The checkpoint goes to ``<models_dir>/<task>/<data>-<key>/model.ckpt`` with ``me
 evaluates it (``retrain=true`` forces training). An interrupted fit (SIGKILL included) resumes on the rerun from the
 ``last.ckpt`` written after each epoch and inside long epochs (``resume.every_seconds``, ``resume.every_n_steps``) to
 ``<data>-<key>/.partial/`` (``resume.enabled=false``: start over);
-see :mod:`hyperrag.training.resume`. The run directory ``<out>`` holds the task's plot (the
+see :mod:`hyperrag.utils.resume`. The run directory ``<out>`` holds the task's plot (the
 Poincaré disk for ``poincare``), ``metrics.json`` and the logger's files (W&B offline unless
 ``WANDB_API_KEY`` is set).
 
 A task (the ``_target_`` of ``hydra_configs/task/*.yaml``) provides: ``name``, ``data_name``,
 ``key(**extra) -> str``, ``build_model() -> LightningModule``, ``build_datamodule() -> LightningDataModule``,
 ``load(checkpoint) -> LightningModule``, ``evaluate(model) -> dict`` and ``plot(model, path) -> Path``;
-optionally ``plot_filename`` (default ``<name>.png``). See :class:`hyperrag.hyperbolic.task.PoincareTask`.
+optionally ``plot_filename`` (default ``<name>.png``). See :mod:`hyperrag.training.tasks`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -55,69 +53,11 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     check_train_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
 
-    import lightning as L
-    import torch
-    from hydra.utils import instantiate
+    from hyperrag.training.fit import fit_task, print_metrics
 
-    if cfg.get("torch_threads"):
-        torch.set_num_threads(int(cfg.torch_threads))
-    L.seed_everything(cfg.seed, verbose=False)
-    task = instantiate(cfg.task)
-    key = task.key(max_epochs=cfg.trainer.get("max_epochs"), seed=cfg.seed)
-    model_dir = Path(cfg.models_dir) / task.name / f"{task.data_name}-{key}"
-    ckpt = model_dir / "model.ckpt"
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    logger = instantiate(cfg.logger) if cfg.get("logger") else False
-    fit_seconds, start_epoch, start_step = 0.0, 0, 0
-    if ckpt.is_file() and not cfg.retrain:
-        log.info("model found at %s (retrain=true to train again)", ckpt)
-        model = task.load(ckpt)
-    else:
-        from hyperrag.training.fit import fit_resumable
-
-        model, datamodule = task.build_model(), task.build_datamodule()
-        # kill-and-resume: last.ckpt after each epoch (and mid-epoch) in <model_dir>/.partial/, the rerun continues;
-        # a task may fix trainer settings its key depends on (task=poincare: the hyperrag method's epochs)
-        overrides = getattr(task, "trainer_overrides", dict)()
-        run_ = fit_resumable(model, datamodule, model_dir, resume=cfg.get("resume") or {},
-                             make_trainer=lambda kw: instantiate(cfg.trainer, logger=logger, **overrides, **kw))
-        OmegaConf.save(cfg, model_dir / "config.yaml", resolve=True)
-        fit_seconds, start_epoch, start_step = run_.seconds, run_.start_epoch, run_.start_step
-        if hasattr(task, "saved"):  # what else the task keeps beside its model (task=poincare: the ball's graph)
-            task.saved(model, model_dir)
-    metrics: dict[str, Any] = {**task.evaluate(model), "fit_seconds": fit_seconds}
-    if start_step:  # resumed: the epoch and the training step (global) the interrupted fit had reached
-        metrics["resumed_at_epoch"], metrics["resumed_at_step"] = start_epoch, start_step
-    plot = task.plot(model, out / getattr(task, "plot_filename", f"{task.name}.png"))
-    for folder in (out, model_dir):
-        (folder / "metrics.json").write_text(json.dumps(
-            {"task": task.name, "data": task.data_name, "key": key, "checkpoint": str(ckpt),
-             "plot": str(plot), "metrics": metrics}, indent=2, default=str))
-    if logger:
-        logger.log_metrics({f"final/{k}": float(v) for k, v in metrics.items()
-                            if isinstance(v, (int, float)) and not isinstance(v, bool)})
-        logger.finalize("success")
-        _finish_wandb(logger)
-    print_metrics(f"{task.name} on {task.data_name}", metrics, ckpt, plot)
-    return metrics
-
-
-def _finish_wandb(logger: Any) -> None:
-    """Close the W&B run so that a second ``run()`` in the same process starts a new one."""
-    if type(logger).__name__ == "WandbLogger":
-        import wandb
-
-        if wandb.run is not None:
-            wandb.finish()
-
-
-def print_metrics(title: str, metrics: dict[str, Any], ckpt: Path, plot: Path) -> None:
-    width = max(len(k) for k in metrics)
-    print(title)
-    for k, v in metrics.items():
-        print(f"  {k:<{width}}  {v:.4f}" if isinstance(v, float) else f"  {k:<{width}}  {v}")
-    print(f"  checkpoint: {ckpt}\n  plot: {plot}")
+    result = fit_task(cfg)
+    print_metrics(result)
+    return result.metrics
 
 
 if __name__ == "__main__":

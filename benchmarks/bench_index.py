@@ -20,10 +20,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hyperrag.config import graph_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
-from hyperrag.index.kg_index import load_or_build_kg_index
+from hyperrag.index.kg_index import graph_settings, load_or_build_kg_index
 
 
 def main() -> None:

@@ -37,14 +37,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hyperrag.config import graph_settings
 from hyperrag.data import musique_dataset
 from hyperrag.data.musique import load_json
 from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus
 from hyperrag.embedding import TextEncoder
 from hyperrag.index.__main__ import refresh
-from hyperrag.index.kg_index import build_kg_directory
+from hyperrag.index.kg_index import build_kg_directory, graph_settings
 from hyperrag.index.update import delete_documents, insert_documents
 
 KEEP = ("hierarchy", "modules", "modules_kept", "modules_recomputed", "touched_entities", "entities", "seconds")

@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 
 import torch
 
-from hyperrag.config import graph_settings, method_settings
+from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.graph.knowledge_graph import EdgeType
@@ -46,7 +46,7 @@ from hyperrag.hierarchy.hierarchy import build_hierarchy
 from hyperrag.hierarchy.leiden import leiden, resolve_backend
 from hyperrag.hierarchy.store import entity_graph, entity_texts
 from hyperrag.hierarchy.tokens import count_tokens
-from hyperrag.index.kg_index import load_or_build_kg_index
+from hyperrag.index.kg_index import graph_settings, load_or_build_kg_index
 
 
 def log(msg: str) -> None:

@@ -38,9 +38,9 @@ from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.llm.base import NoLLM
+from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
-from hyperrag.refinement.task import RolloutDataModule
 from hyperrag.retrievers.cdfrag import CDFRAGRetriever
 
 

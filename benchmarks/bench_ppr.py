@@ -30,7 +30,8 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from hyperrag.ops.ppr import PPRGraph, PPRStats, _csr, personalized_pagerank
+from hyperrag.ops.ppr import PPRGraph, PPRStats, personalized_pagerank
+from hyperrag.ops.ppr.graph import _csr
 
 
 def log(msg: str) -> None:

@@ -94,7 +94,7 @@ def test_no_predictions_is_an_input_error(tmp_path):
 def test_gold_sentences_and_causal_pairs_from_the_query_file(tmp_path):
     """A HolisQA-style query file (gold sentences, causal pairs) read by data=jsonl: evaluate.py joins the
     extra gold fields from the run's own query file and scores sentence-level context recall."""
-    sample = REPO_ROOT / "hyperrag" / "datasets" / "sample"
+    sample = REPO_ROOT / "hyperrag" / "sample_data"
     queries = tmp_path / "queries.jsonl"
     queries.write_text(json.dumps({
         "id": "h1", "question": "Into which sea does the river of Marie Curie's birthplace flow?",

@@ -9,10 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hyperrag.config import graph_settings
 from hyperrag.data.jsonl import read_jsonl_corpus
 from hyperrag.data.openie import read_openie
-from hyperrag.index.kg_index import build_kg_directory
+from hyperrag.index.kg_index import build_kg_directory, graph_settings
 from hyperrag.index.update import insert_documents
 from tests.conftest import REPO_ROOT
 from tests.test_retrieve_index_dir import (
@@ -28,7 +27,7 @@ from tests.test_retrieve_index_dir import (
 sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
-SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
+SAMPLE = REPO_ROOT / "hyperrag" / "sample_data"
 
 
 def refresh(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -39,7 +38,7 @@ def refresh(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def overrides(tmp_path: Path) -> list[str]:
     return ["llm=none", "hardware=cpu", "tracking=none", f"cache_dir={tmp_path / 'cache'}",
-            "method.retriever.hierarchy.token_budget=40", "method.retriever.hierarchy.min_module_size=3"]
+            "method.retriever.hierarchy.context_window=40", "method.retriever.hierarchy.min_module_size=3"]
 
 
 def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
@@ -68,7 +67,7 @@ def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
     full = write_jsonl(tmp_path / "full.jsonl", rows + NEW_PASSAGES)
     queries = write_jsonl(tmp_path / "q.jsonl", [{"id": "qn", "question": QUESTION, "gold_ids": ["n01"]}])
     cfg = compose_retrieve(tmp_path, "method=hugrag", f"index_dir={index}", "data=jsonl", f"data.corpus={full}",
-                           f"data.queries={queries}", "method.retriever.hierarchy.token_budget=40",
+                           f"data.queries={queries}", "method.retriever.hierarchy.context_window=40",
                            "method.retriever.hierarchy.min_module_size=3")
     retrieve.run(cfg)
     assert predictions(tmp_path)["qn"]["ranked_ids"][0] in {"n01", "n02"}

@@ -36,7 +36,7 @@ def test_sample_end_to_end(tmp_path, method):
 
 
 def test_jsonl_data_group(tmp_path):
-    sample = REPO_ROOT / "hyperrag" / "datasets" / "sample"
+    sample = REPO_ROOT / "hyperrag" / "sample_data"
     cfg = compose_retrieve(tmp_path, "method=bm25", "data=jsonl", f"data.corpus={sample / 'corpus.jsonl'}",
                            f"data.queries={sample / 'queries.jsonl'}")
     assert retrieve.run(cfg)["queries"] == 6

@@ -18,7 +18,7 @@ from tests.conftest import REPO_ROOT
 sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
-SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
+SAMPLE = REPO_ROOT / "hyperrag" / "sample_data"
 NEW_PASSAGES = [
     {"id": "n01", "title": "Zorblax Quintessa",
      "text": "Zorblax Quintessa is a glass harmonica maker who was born in Tromso in 1931."},

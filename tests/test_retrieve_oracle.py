@@ -43,7 +43,11 @@ def test_oracle_run_is_labelled_upper_bound(tmp_path, capsys):
 def test_llm_free_run_counts_every_skipped_step(tmp_path):
     metrics = retrieve.run(compose_retrieve(tmp_path, "method=catrag", "llm=none"))
     assert metrics["llm_label"] == "LLM-free"
-    assert metrics["llm_steps_skipped"] == {"answer": 6, "edge_scoring": 6, "fact_filter": 6}
+    skipped = metrics["llm_steps_skipped"]
+    assert {k: skipped[k] for k in ("answer", "fact_filter", "anchoring_ner")} == {
+        "answer": 6, "fact_filter": 6, "anchoring_ner": 6}
+    assert 6 <= skipped["edge_scoring"] <= 6 * 5 and set(skipped) == {"answer", "fact_filter", "anchoring_ner",
+                                                                     "edge_scoring"}  # counted in seeds
 
 
 def test_reader_is_its_own_backend(tmp_path):
@@ -52,6 +56,23 @@ def test_reader_is_its_own_backend(tmp_path):
     assert "em" in metrics and "answer" not in metrics["llm_steps_skipped"]
     record = saved(tmp_path)
     assert record["reader_llm_usage"]["grounded_answer"]["calls"] == 6 and "llm_usage" not in record
+
+
+@pytest.mark.parametrize("experiment", ["catrag_paper", "catrag_table", "catrag_ablation"])
+def test_catrag_experiments_need_an_llm(tmp_path, experiment):
+    cfg = compose_retrieve(tmp_path, f"experiment={experiment}", "data=sample", "method=catrag", "llm=none",
+                           "reader_llm=none")
+    assert cfg.requires_llm
+    with pytest.raises(InputError, match="needs an LLM backend"):
+        retrieve.run(cfg)
+
+
+def test_catrag_paper_holds_the_papers_settings(tmp_path):
+    cfg = compose_retrieve(tmp_path, "experiment=catrag_paper", "llm=oracle", "reader_llm=oracle")
+    r = cfg.method.retriever
+    assert (cfg.graph.synonym_threshold, r.edge_weights.synonym, r.damping, r.anchor_epsilon, r.boost_beta,
+            r.edge_scoring.n_seed, r.edge_scoring.k_edge) == (0.8, 2.0, 0.5, 0.2, 2.5, 5, 15)
+    assert cfg.llm.sampling.temperature == 0.0 and cfg.answer_top_n == 5 and cfg.data.name == "musique"
 
 
 def test_paper_table_needs_an_llm(tmp_path):

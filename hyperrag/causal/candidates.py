@@ -1,6 +1,6 @@
 """Candidate (cause, effect) span pairs mined from text: explicit connectives and causal OpenIE relations.
 
-Rule-based and dependency-free (no spaCy): sentences are split with a regex, and every explicit causal
+Rule-based (no spaCy): sentences are split by pysbd (:mod:`hyperrag.utils.sentences`), and every explicit causal
 connective yields one candidate whose two spans are the clauses it links, oriented by the connective's
 semantics:
 
@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hyperrag.data.types import Corpus
+from hyperrag.utils.sentences import sentence_spans
+from hyperrag.utils.stopwords import is_stopword
 
 # (regex, orientation, strength). Longer phrases first so "as a result of" wins over "as a result".
 CONNECTIVES: tuple[tuple[str, str, str], ...] = (
@@ -62,8 +64,6 @@ NON_CAUSAL_RELATION = re.compile(
     r"studied|educated|attended|works? (?:for|at)|worked|head(?:quartered|s)?|owned|owns|has|had)\b",
     re.IGNORECASE)
 
-_ABBREV = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Mt|Ft|No|Co|Inc|Ltd|vs|etc|U\.S|U\.K|e\.g|i\.e|c|ca))\.$")
-_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
 _CLAUSE_STOP = re.compile(r";|:|\s[-–—]+\s|\.\s+(?=[A-Z])|,\s+(?=(?:and|but|while|whereas|which|who|whom|"
                           r"where|although|though|however|as well as|including)\b)|\.\s*$")
 _LEADING_JUNK = re.compile(r"^(?:(?:and|but|or|so|which|that|who|then|also|thus|therefore|hence|"
@@ -119,30 +119,9 @@ def normalize_span(text: str) -> str:
     return " ".join(words)
 
 
-_FUNCTION_WORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "but", "is", "was", "were", "be", "been", "are", "being", "has", "have", "had", "may", "might", "can", "could", "will", "would", "shall", "should", "must", "do", "does", "did", "it", "its", "this", "that", "these", "those", "he", "she", "they", "his", "her", "their", "him", "them", "who", "whom", "which", "what", "when", "where", "also", "not", "no", "so", "as", "than", "then", "there", "here"])
-
-
 def content_words(text: str) -> int:
     """Number of words that are not function words."""
-    return sum(w.lower() not in _FUNCTION_WORDS for w in _WORD.findall(text))
-
-
-def split_sentences(text: str) -> list[tuple[int, str]]:
-    """``(start offset, sentence)`` pairs; no split after single capitals or common abbreviations."""
-    out: list[tuple[int, str]] = []
-    start = 0
-    for m in _SENT_END.finditer(text):
-        head = text[start : m.start()].rstrip()
-        if _ABBREV.search(head):
-            continue
-        if head.strip():
-            out.append((start, head.strip()))
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append((start, tail))
-    return out
+    return sum(not is_stopword(w) for w in _WORD.findall(text))
 
 
 def _orientation(connective: str) -> tuple[str, str]:
@@ -342,7 +321,7 @@ def extract_candidates(corpus: Corpus, openie_triples: Sequence[Sequence[tuple[s
     all_sentences: list[list[str]] = []
     seen: set[tuple[int, str, str]] = set()
     for pos, passage in enumerate(corpus.passages):
-        sentences = [_PAREN.sub("", s) for _, s in split_sentences(passage.text)]
+        sentences = [_PAREN.sub("", s) for _, s in sentence_spans(passage.text)]
         all_sentences.append(sentences)
         found = connective_candidates(sentences, pos, max_words=max_words, min_words=min_words)
         neg: list[CandidatePair] = []
@@ -359,4 +338,4 @@ def extract_candidates(corpus: Corpus, openie_triples: Sequence[Sequence[tuple[s
 
 
 __all__ = ["CONNECTIVES", "CandidatePair", "Candidates", "adjacent_pairs", "connective_candidates", "extract_candidates",
-           "normalize_span", "openie_candidates", "split_sentences"]
+           "normalize_span", "openie_candidates"]

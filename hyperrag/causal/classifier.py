@@ -5,7 +5,7 @@ Input: ``… [E1] span one [/E1] … [C] … [E2] span two [/E2] …`` (see :fun
 ``[E1]`` and ``[E2]`` tokens and the attention-masked mean, concatenated; an MLP head gives one logit for
 "E1 causes E2" (binary cross-entropy). The encoder is fine-tuned (a smaller learning rate than the head).
 
-Trained by ``python train.py task=causal_pair`` (:class:`~hyperrag.causal.task.CausalPairTask`); the
+Trained by ``python train.py task=causal_pair`` (:class:`~hyperrag.training.tasks.causal_pair.CausalPairTask`); the
 checkpoint is loaded with :meth:`CausalPairClassifier.load_from_checkpoint` and applied with
 :meth:`CausalPairClassifier.predict_proba`.
 """

@@ -1,7 +1,7 @@
 """Lightning data for the causal pair classifier: silver examples split by passage into train / held-out.
 
-The train loader is a :class:`~hyperrag.training.stateful.ResumableDataLoader` (same batches as a plain shuffled
-``DataLoader`` with the same generator), so a fit killed in the middle of an epoch resumes at the next batch.
+The train loader is torchdata's ``StatefulDataLoader`` (same batches as a plain shuffled ``DataLoader`` with the same
+generator), so a fit killed in the middle of an epoch resumes at the next batch.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from torch.utils.data import DataLoader, Dataset
 
 from hyperrag.causal.labels import SilverExample, split_by_group
 from hyperrag.config.validation import PositiveInt, Probability
-from hyperrag.training.stateful import ResumableDataLoader
 
 
 class _Examples(Dataset):
@@ -59,8 +58,10 @@ class PairDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> DataLoader:
         # resumable inside an epoch: a Lightning checkpoint holds the shuffle's state and the batches drawn
+        from torchdata.stateful_dataloader import StatefulDataLoader
+
         gen = torch.Generator().manual_seed(self.seed)
-        return ResumableDataLoader(_Examples(self.train_examples), batch_size=self.batch_size, shuffle=True,
+        return StatefulDataLoader(_Examples(self.train_examples), batch_size=self.batch_size, shuffle=True,
                                    collate_fn=collate, generator=gen)
 
     def val_dataloader(self) -> DataLoader:

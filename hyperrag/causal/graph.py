@@ -61,9 +61,10 @@ from hyperrag.causal.records import (
 from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, Probability, settings
 from hyperrag.data.types import Corpus, Dataset
 from hyperrag.embedding.encoder import default_cache_dir
-from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
+from hyperrag.index.store import IndexCorruptError, IndexDirectory
 from hyperrag.ops.knn import topk_cosine_neighbors
 from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
+from hyperrag.utils.hashing import file_digest, stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder, LanguageModel
@@ -418,13 +419,13 @@ def load_or_build_causal_index(
     }
     openie: Any = None
     if s.use_openie and openie_triples is not None:
-        openie = {"triples": openie_key or fingerprint([[list(t) for t in ts] for ts in openie_triples])}
+        openie = {"triples": openie_key or stable_digest([[list(t) for t in ts] for ts in openie_triples])}
     elif s.use_openie and dataset.openie_path:
-        openie = sha256_file(dataset.openie_path)
+        openie = file_digest(dataset.openie_path)
     inputs = {"corpus": corpus_fingerprint(dataset), "openie": openie, **family_inputs}
     settings_dict = asdict(s)
-    key = fingerprint({"inputs": inputs, "settings": settings_dict, "kind": "causal"})
-    family = fingerprint(
+    key = stable_digest({"inputs": inputs, "settings": settings_dict, "kind": "causal"})
+    family = stable_digest(
         {"inputs": family_inputs, "settings": settings_dict, "kind": "causal", "records": RECORDS_FORMAT}
     )
     root = Path(root) if root else default_cache_dir() / "index"

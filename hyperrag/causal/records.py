@@ -22,7 +22,6 @@ therefore hold verified pairs that a full rebuild would have left unverified (or
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -36,6 +35,7 @@ from hyperrag.causal.candidates import CandidatePair, extract_candidates
 from hyperrag.causal.labels import llm_verdicts, mark_candidate
 from hyperrag.data.types import Corpus, Passage
 from hyperrag.utils.atomic import atomic_write_jsonl
+from hyperrag.utils.hashing import passage_digest, stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.causal.graph import CausalGraphSettings
@@ -79,10 +79,7 @@ class PassageRecord:
 
 def passage_fingerprint(passage: Passage, triples: Sequence[Sequence[str]] | None) -> str:
     """Hash of what a record depends on in the passage: id, title, text and its OpenIE triples (None: unused)."""
-    body = [passage.id, passage.title, passage.text, None if triples is None else [list(t) for t in triples]]
-    return hashlib.sha256(
-        json.dumps(body, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-    ).hexdigest()
+    return stable_digest(passage_digest(passage), None if triples is None else [list(t) for t in triples])
 
 
 def _triples_of(

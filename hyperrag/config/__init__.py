@@ -1,6 +1,6 @@
 """Typed, validated settings whose values live in ``hydra_configs/`` only (see :mod:`.validation`)."""
 
-from hyperrag.config.compose import compose_config, config_dir, configured, graph_settings, method_settings
+from hyperrag.config.compose import compose_config, config_dir, configured, method_settings
 from hyperrag.config.validation import (
     Cosine,
     NonNegativeFloat,
@@ -17,4 +17,4 @@ from hyperrag.config.validation import (
 
 __all__ = ["Cosine", "NonNegativeFloat", "NonNegativeInt", "PositiveFloat", "PositiveInt", "Probability",
            "as_dict", "check_config", "check_keys", "compose_config", "config_dir", "configured",
-           "graph_settings", "method_settings", "settings", "validate"]
+           "method_settings", "settings", "validate"]

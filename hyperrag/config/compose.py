@@ -24,8 +24,10 @@ METHOD_KEY = "method.retriever"
 
 
 def config_dir() -> Path:
-    """The ``hydra_configs`` folder the entry points compose from."""
-    return Path(__file__).resolve().parents[2] / "hydra_configs"
+    """The ``hydra_configs`` folder the entry points compose from (``hyperrag.conf``, from a checkout or a wheel)."""
+    from hyperrag.conf import CONFIG_DIR
+
+    return CONFIG_DIR
 
 
 def compose_config(config_name: str, overrides: list[str]) -> Any:
@@ -76,11 +78,4 @@ def method_settings(name: str, **overrides: Any) -> Any:
     return configured(METHOD_KEY, config_overrides=(f"method={name}",), **overrides)
 
 
-def graph_settings(**overrides: Any) -> Any:
-    """The knowledge-graph index settings of ``hydra_configs/graph/default.yaml`` (with ``overrides``)."""
-    from hyperrag.index.kg_index import GraphSettings
-
-    return configured("graph", GraphSettings, **overrides)
-
-
-__all__ = ["compose_config", "config_dir", "configured", "graph_settings", "method_settings"]
+__all__ = ["compose_config", "config_dir", "configured", "method_settings"]

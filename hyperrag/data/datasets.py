@@ -17,7 +17,7 @@ from hyperrag.errors import InputError
 
 def sample_dir() -> Path:
     """Folder of the bundled sample corpus (12 passages, 6 multi-hop questions, hand-written OpenIE)."""
-    return Path(str(resources.files("hyperrag") / "datasets" / "sample"))
+    return Path(str(resources.files("hyperrag") / "sample_data"))
 
 
 def jsonl_dataset(corpus: str | Path, queries: str | Path, openie: str | Path | None = None,

@@ -10,7 +10,7 @@ edges; :mod:`~hyperrag.dedup.store` caches the result next to the KG index with 
 
 from __future__ import annotations
 
-from typing import Any
+from hyperrag.utils.lazy import lazy_exports
 
 _LAZY = {
     "EntityInfo": "hyperrag.dedup.entities",
@@ -27,12 +27,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hyperrag.dedup' has no attribute {name!r}")
-
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = list(_LAZY)

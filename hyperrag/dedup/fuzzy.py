@@ -26,6 +26,8 @@ from itertools import permutations
 
 import numpy as np
 
+from hyperrag.utils.stopwords import NAME_PARTICLES
+
 _DIGITS = re.compile(r"\d+")
 DISCRIMINATORS = frozenset([
     "north", "south", "east", "west", "northern", "southern", "eastern", "western", "northeast", "northwest",
@@ -35,7 +37,6 @@ DISCRIMINATORS = frozenset([
     "sixth", "seventh", "eighth", "ninth", "tenth", "men", "women", "men", "s", "women", "s", "boys", "girls",
     "male", "female",
 ])
-STOPWORDS = frozenset(["the", "a", "an", "of", "in", "on", "at", "for", "and", "to", "by", "with", "from", "s"])
 _ROMAN = re.compile(r"^(?=[ivxlcdm]+$)m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio")
 
@@ -55,8 +56,8 @@ def _discriminating(word: str) -> bool:
 
 
 def content_words(name: str) -> frozenset[str]:
-    """Plural-folded words of ``name`` without stop words."""
-    return frozenset(w for w in fold_plural(name).split() if w not in STOPWORDS)
+    """Plural-folded words of ``name`` without its name particles (articles, prepositions, ``and``, ``s``)."""
+    return frozenset(w for w in fold_plural(name).split() if w not in NAME_PARTICLES)
 
 
 def _typo(only_a: frozenset[str], only_b: frozenset[str]) -> bool:

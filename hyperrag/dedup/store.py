@@ -12,7 +12,6 @@ undeduplicated graph. The key covers the KG index, the entity info and the setti
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -32,7 +31,8 @@ from hyperrag.dedup.semantic import semantic_pairs
 from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.graph.build import GraphEmbeddings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-from hyperrag.index.store import IndexDirectory, fingerprint
+from hyperrag.index.store import IndexDirectory
+from hyperrag.utils.hashing import Hasher, stable_digest, text_digest
 from hyperrag.utils.union_find import UnionFind
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def dedup_graph(graph: KnowledgeGraph, entity_emb: torch.Tensor, info: EntityInf
 
 
 def _info_digest(info: EntityInfo) -> str:
-    return hashlib.sha256(json.dumps([info.types, info.descriptions]).encode()).hexdigest()
+    return text_digest(json.dumps([info.types, info.descriptions]))
 
 
 def load_or_build_dedup(graph: KnowledgeGraph, embeddings: GraphEmbeddings, info: EntityInfo,
@@ -154,13 +154,12 @@ def load_or_build_dedup(graph: KnowledgeGraph, embeddings: GraphEmbeddings, info
     if not s.enabled:
         return DedupIndex(graph, embeddings, info, {"enabled": False}, None, False)
     if graph_key is None:
-        digest = hashlib.sha256()
+        h = Hasher()
         for t in (graph.edge_index, graph.edge_weight, graph.entity_passage_idx):
-            digest.update(t.contiguous().numpy().tobytes())
-        digest.update("\x1f".join(graph.entity_names).encode())
-        graph_key = digest.hexdigest()
+            h.update(t.contiguous().numpy().tobytes())
+        graph_key = h.update("\x1f".join(graph.entity_names)).hexdigest()
     inputs = {"graph": graph_key, "entity_info": _info_digest(info)}
-    key = fingerprint({"inputs": inputs, "settings": asdict(s)})
+    key = stable_digest({"inputs": inputs, "settings": asdict(s)})
     root = Path(root) if root else default_cache_dir() / "index"
     directory = IndexDirectory(root / f"{name}-dedup-{key[:12]}")
     if directory.matches(key):

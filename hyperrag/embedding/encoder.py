@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import os
@@ -17,6 +16,7 @@ from hyperrag.config.validation import PositiveInt
 from hyperrag.embedding.cache import EmbeddingCache
 from hyperrag.errors import InputError
 from hyperrag.utils.availability import resolve_device
+from hyperrag.utils.hashing import legacy_sha1, text_digest
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +74,10 @@ class TextEncoder:
         self.max_seq_length = max_seq_length
         tag = f"{self.model_path}|norm={normalize}|maxlen={max_seq_length}"
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(model).name)[:60]
-        self.model_key = f"{safe}-{hashlib.sha1(tag.encode()).hexdigest()[:10]}"
+        self.model_key = f"{safe}-{text_digest(tag, length=10)}"
         root = Path(cache_dir) if cache_dir else default_cache_dir()
-        self.cache = EmbeddingCache(root / "embeddings" / f"{self.model_key}.sqlite")
+        legacy = root / "embeddings" / f"{safe}-{legacy_sha1(tag).hex()[:10]}.sqlite"  # before the SHA-256 keys
+        self.cache = EmbeddingCache(root / "embeddings" / f"{self.model_key}.sqlite", legacy_path=legacy)
         self._model = None
         self.encoded_count = 0  # texts actually sent through the model (cache misses)
 

@@ -27,14 +27,7 @@ from typing import Any
 import torch
 
 from hyperrag.eval.qa import normalize_answer, token_f1
-
-FUNCTION_WORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "but", "is", "was", "were", "be", "been", "are", "being", "has", "have", "had", "may", "might", "can", "could", "will", "would", "shall", "should", "must", "do", "does", "did", "it", "its", "this", "that", "these", "those", "he", "she", "they", "his", "her", "their", "him", "them", "who", "whom", "which", "what", "when", "where", "why", "how", "also", "not", "no", "so", "as", "than", "then", "there", "here", "into", "after", "before"])
-
-
-def content_tokens(text: str) -> list[str]:
-    """SQuAD-normalised tokens without function words."""
-    return [t for t in normalize_answer(text).split() if t not in FUNCTION_WORDS]
+from hyperrag.eval.text import content_tokens
 
 
 def span_similarity(a: str, b: str) -> float:

@@ -17,7 +17,8 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hyperrag.eval.text import content_tokens, is_abstention, split_sentences
+from hyperrag.eval.text import content_tokens, is_abstention
+from hyperrag.utils.sentences import split_sentences
 
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel

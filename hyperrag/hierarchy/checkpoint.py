@@ -8,16 +8,10 @@ ignored and recomputed. A rerun therefore only does the missing units.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any, Self
-
-
-def digest(*parts: Any) -> str:
-    """Short stable digest of JSON-serialisable parts."""
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
 
 
 class JsonlCheckpoint:

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from hyperrag.hierarchy.modules import ModuleTree
+from hyperrag.utils.plotting import pyplot, save_figure
 
 
 def tree_layout(tree: ModuleTree) -> tuple[list[float], list[int]]:
@@ -60,12 +61,10 @@ def plot_hierarchy(tree: ModuleTree, path: str | Path, gates: torch.Tensor | Non
         labels: module texts; the ``top_labels`` largest top-level modules get their first ``label_words`` words.
         title: figure title (module, level and gate counts are appended).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.collections import LineCollection
     from matplotlib.patches import FancyArrowPatch
+
+    plt = pyplot()
 
     x, level = tree_layout(tree)
     sizes = tree.sizes.float()
@@ -110,9 +109,4 @@ def plot_hierarchy(tree: ModuleTree, path: str | Path, gates: torch.Tensor | Non
                plt.Line2D([], [], marker="o", ls="", color="0.5", label="module (area ~ entities)")]
     ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
     ax.set_title(f"{title} — {len(x)} modules, {num_levels} levels, {n_gates} gates")
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out, dpi=130)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path, dpi=130)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import time
@@ -17,7 +16,8 @@ from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.hierarchy.hierarchy import Hierarchy, HierarchySettings, build_hierarchy, settings_dict
 from hyperrag.hierarchy.leiden import resolve_backend
 from hyperrag.hierarchy.tokens import count_tokens
-from hyperrag.index.store import IndexDirectory, fingerprint
+from hyperrag.index.store import IndexDirectory
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 ENTITY_TEXT_MODES = ("name", "name+facts")
@@ -36,7 +36,7 @@ def entity_texts(graph: KnowledgeGraph, mode: str = "name+facts", info: Any = No
     """Each entity's text: its name, or its name followed by its description(s) and the facts it is the subject of.
 
     This is what a module summary reads about the entity, so a module's summary input is the concatenation of its
-    entities' texts: the hierarchy's stop criterion (``token_budget``) measures exactly that. Every fact belongs
+    entities' texts: the hierarchy's stop criterion (``context_window``) measures exactly that. Every fact belongs
     to exactly one entity (its subject), so the concatenation holds each fact inside it once.
 
     Args:
@@ -68,14 +68,6 @@ class HierarchyIndex:
     tokens: torch.Tensor  # LongTensor [E], their token counts
 
 
-def _tensor_digest(*tensors: torch.Tensor) -> str:
-    digest = hashlib.sha256()
-    for t in tensors:
-        digest.update(str((t.dtype, tuple(t.shape))).encode())
-        digest.update(t.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
-
-
 def hierarchy_target(graph: KnowledgeGraph, settings: HierarchySettings, root: str | Path | None, name: str,
                      info: Any = None) -> tuple[HierarchySettings, torch.Tensor, torch.Tensor, list[str], torch.Tensor,
                                                 dict[str, Any], str, IndexDirectory]:
@@ -85,8 +77,8 @@ def hierarchy_target(graph: KnowledgeGraph, settings: HierarchySettings, root: s
     edge_index, edge_weight = entity_graph(graph, settings.edge_types)
     texts = entity_texts(graph, settings.entity_text, info)
     tokens = torch.tensor(count_tokens(texts, settings.token_counter), dtype=torch.long)
-    inputs = {"entity_graph": _tensor_digest(edge_index, edge_weight, tokens), "entities": graph.num_entities}
-    key = fingerprint({"inputs": inputs, "settings": settings_dict(settings)})
+    inputs = {"entity_graph": stable_digest(edge_index, edge_weight, tokens), "entities": graph.num_entities}
+    key = stable_digest({"inputs": inputs, "settings": settings_dict(settings)})
     root = Path(root) if root else default_cache_dir() / "index"
     directory = IndexDirectory(root / f"{name}-hier-{key[:12]}")
     return settings, edge_index, edge_weight, texts, tokens, inputs, key, directory

@@ -31,9 +31,11 @@ import torch
 from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-from hyperrag.hierarchy.checkpoint import JsonlCheckpoint, digest
+from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree, entity_degree
 from hyperrag.hierarchy.tokens import approx_tokens
+from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel
@@ -135,6 +137,7 @@ class ModuleSummaries:
     def __call__(self, tree: ModuleTree, graph: KnowledgeGraph) -> list[str]:
         texts = self.stand_in(tree, graph)
         num_m = tree.num_modules
+        self._first_error: str | None = None
         self.stats = {"modules": num_m, "llm": self.uses_llm, "llm_summaries": 0, "resumed": 0, "requests": 0,
                       "cached": 0, "failed": 0, "stand_in": num_m, "settings": asdict(self.settings)}
         if not self.uses_llm or num_m == 0:
@@ -168,7 +171,7 @@ class ModuleSummaries:
                     if m not in chosen:
                         continue
                     inputs = self.inputs(tree, graph, m, texts, children, ranked, facts_in)
-                    key = digest(model, task.key, inputs)
+                    key = stable_digest(model, task.key, inputs, length=16)
                     rec = done.get(str(m))
                     if rec is None or rec.get("digest") != key:
                         rec = by_digest.get(key)
@@ -182,6 +185,10 @@ class ModuleSummaries:
         finally:
             if ckpt is not None:
                 ckpt.close()
+        # every summary asked for failed (dead endpoint, a model that cannot do the task): stop, not stand-ins
+        stop_if_nothing_succeeded("module summaries", failed=self.stats["failed"],
+                                  succeeded=self.stats["llm_summaries"] + self.stats["resumed"],
+                                  first_error=self._first_error, llm=self.llm, unit="modules")
         self.stats["stand_in"] = num_m - self.stats["llm_summaries"] - self.stats["resumed"]
         log.info("module summaries: %s", {k: v for k, v in self.stats.items() if k != "settings"})
         return texts
@@ -205,6 +212,7 @@ class ModuleSummaries:
                     ckpt.append({"key": str(m), "digest": key, "level": level, "text": texts[m]})
             else:
                 self.stats["failed"] += 1
+                self._first_error = self._first_error or f"{res.error_kind}: {res.error}"
             if bar is not None:
                 bar.update(1)
 

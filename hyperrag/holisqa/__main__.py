@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -23,9 +22,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from hyperrag.conf import CONFIG_DIR
 from hyperrag.errors import exit_on_input_error
 
-CONFIG_DIR = str(Path(__file__).resolve().parents[2] / "hydra_configs")
 log = logging.getLogger("holisqa")
 
 
@@ -49,7 +48,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     return result.stats
 
 
-@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="holisqa")
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="holisqa")
 @exit_on_input_error
 def main(cfg: DictConfig) -> dict[str, Any]:
     return run(cfg)

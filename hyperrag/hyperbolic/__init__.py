@@ -10,16 +10,16 @@
 
 Modules: ``distance`` (closed-form distances), ``projection`` (Euclidean → ball), ``sampling`` (negatives),
 ``datamodule``, ``losses``, ``poincare_model``, ``evaluation`` (mean rank / MAP), ``retrieval`` (top-k),
-``plot`` (Poincaré disk), ``graphs`` (tree closure, passage graph), ``task`` (``train.py`` tasks),
+``plot`` (Poincaré disk), ``graphs`` (tree closure, passage graph),
 ``ball_index`` (HyperRAG's ball: passage table, graph and model in step), ``streaming`` (HyperRAG's online updates
-with frozen nodes), ``distance_stats`` (HyperRAG's Table 3). HyperRAG's passage graphs: ``hyperrag.passage_graph``.
+with frozen nodes), ``distance_stats`` (HyperRAG's Table 3). HyperRAG's passage graphs: ``hyperrag.passage_graph``;
+the ``train.py`` tasks that embed them: ``hyperrag.training.tasks.poincare``.
 Names are imported lazily: ``import hyperrag.hyperbolic`` does not import Lightning or matplotlib.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from hyperrag.utils.lazy import lazy_exports
 
 _EXPORTS = {
     "PoincareEmbedding": "poincare_model",
@@ -42,8 +42,6 @@ _EXPORTS = {
     "tree_closure": "graphs",
     "tree_size": "graphs",
     "shared_entity_edges": "graphs",
-    "PassageGraphTask": "task",
-    "TreeClosureTask": "task",
     "StreamingBall": "streaming",
     "BallIndex": "ball_index",
     "PassageTable": "ball_index",
@@ -55,11 +53,9 @@ __all__ = [
     "EdgeDataModule",
     "EuclideanToBall",
     "NegativeSampler",
-    "PassageGraphTask",
     "PassageTable",
     "PoincareEmbedding",
     "StreamingBall",
-    "TreeClosureTask",
     "anchor_loss",
     "distance_to_origin",
     "edge_distance_loss",
@@ -78,13 +74,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hyperrag.hyperbolic' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"hyperrag.hyperbolic.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -7,7 +7,7 @@ Everything that changes the rows goes through :class:`BallIndex`:
   explicit keyword edges, the key-entity links and the query graphs of the given questions
   (:class:`~hyperrag.passage_graph.QueryGraphBuilder`, with the LLM or its counted stand-in); the ball is
   untrained;
-* :meth:`BallIndex.train` — the whole ball through :func:`~hyperrag.training.fit.fit_resumable`, the very
+* :meth:`BallIndex.train` — the whole ball through :func:`~hyperrag.utils.resume.fit_resumable`, the very
   path of ``train.py task=poincare`` (Lightning ``Trainer.fit``, resumable after a kill), saved in its folder;
 * :meth:`BallIndex.train_touched` — only the nodes that changed (new, touched), every other row frozen by the
   gradient mask and put back bit-identical afterwards; a ``Trainer.fit`` too;
@@ -24,7 +24,6 @@ Everything that changes the rows goes through :class:`BallIndex`:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -41,6 +40,7 @@ from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Passage
 from hyperrag.passage_graph.edges import EdgeSet
 from hyperrag.passage_graph.graph import PassageGraph
+from hyperrag.utils.hashing import passage_digest, text_digest
 
 if TYPE_CHECKING:
     from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
@@ -78,11 +78,11 @@ def _quiet_lightning() -> Iterator[None]:
 
 def passage_hash(p: Passage) -> str:
     """16 hex digits of a passage's id, title and text (how a saved ball recognises its passages)."""
-    return hashlib.sha1(f"{p.id}\x1f{p.title}\x1f{p.text}".encode()).hexdigest()[:16]
+    return passage_digest(p, length=16)
 
 
 def questions_key(questions: Sequence[str]) -> str:
-    return hashlib.sha1("\x00".join(questions).encode()).hexdigest()[:16]
+    return text_digest("\x00".join(questions), length=16)
 
 
 @dataclass
@@ -261,8 +261,8 @@ class BallIndex:
         """Train the whole ball (``train.max_epochs``) into ``folder`` — ``train.py task=poincare``'s path:
         resumable (an interrupted fit of the same folder continues from ``.partial/last.ckpt``), ``model.ckpt``
         written by the trainer; then the graph, keywords and manifest beside it. Returns the
-        :class:`~hyperrag.training.fit.FitRun`."""
-        from hyperrag.training.fit import fit_resumable
+        :class:`~hyperrag.utils.resume.FitRun`."""
+        from hyperrag.utils.resume import fit_resumable
 
         model = self.new_model()
         rel = self.relations()
@@ -434,8 +434,8 @@ class BallIndex:
     # ---- persistence -------------------------------------------------------------------------------------
     def save(self, folder: Path, with_model: bool = True, settings_key: str = "") -> Path:
         """Write the ball's folder (see the module docstring); returns ``model.ckpt``'s path."""
-        from hyperrag.training.fit import MODEL_FILE, save_module_checkpoint
         from hyperrag.utils.atomic import atomic_write_json
+        from hyperrag.utils.resume import MODEL_FILE, save_module_checkpoint
 
         folder.mkdir(parents=True, exist_ok=True)
         if with_model:

@@ -8,8 +8,8 @@ The stream is resumable inside an epoch (issue 9 item 1): :meth:`EdgeBatches.sta
 the start of the epoch (it draws the permutation), the batches yielded so far and the generator's state now (it
 draws the next batch's negatives); after :meth:`EdgeBatches.load_state_dict` the next pass draws the same
 permutation and yields the remaining batches with the very negatives of an uninterrupted epoch.
-:class:`EdgeDataModule` serves it through a :class:`~hyperrag.training.stateful.ResumableDataLoader`, so a
-Lightning checkpoint holds that state.
+:class:`EdgeDataModule` serves it through torchdata's ``StatefulDataLoader``, which saves and restores that state,
+so a Lightning checkpoint holds it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from hyperrag.config.validation import PositiveInt
 from hyperrag.hyperbolic.sampling import NegativeSampler
-from hyperrag.training.stateful import ResumableDataLoader
 
 # EdgeBatches knows its length exactly (it is single-process: num_workers=0); Lightning warns regardless.
 warnings.filterwarnings("ignore", message="Your `IterableDataset` has `__len__` defined")
@@ -161,8 +160,10 @@ class EdgeDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> DataLoader:
         self.dataset.to("cpu")  # Lightning moves each batch to the model's device
+        from torchdata.stateful_dataloader import StatefulDataLoader
+
         # resumable inside an epoch: a Lightning checkpoint holds the dataset's position (see the module docstring)
-        return ResumableDataLoader(self.dataset, batch_size=None, num_workers=0)
+        return StatefulDataLoader(self.dataset, batch_size=None, num_workers=0)
 
     def batches(self, device: torch.device | str) -> EdgeBatches:
         """The batch stream built directly on ``device`` (no ``DataLoader``, no host→device copies)."""

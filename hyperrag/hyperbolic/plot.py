@@ -16,6 +16,7 @@ import geoopt
 import torch
 
 from hyperrag.hyperbolic.distance import distance_to_origin
+from hyperrag.utils.plotting import pyplot, save_figure
 
 
 def disk_coordinates(points: torch.Tensor, basis: torch.Tensor | None = None
@@ -50,11 +51,9 @@ def plot_poincare_disk(points: torch.Tensor, path: str | Path, edges: torch.Tens
         title: figure title.
         geodesic_steps: points sampled along each edge.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.collections import LineCollection
+
+    plt = pyplot()
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,7 +91,4 @@ def plot_poincare_disk(points: torch.Tensor, path: str | Path, edges: torch.Tens
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=None)

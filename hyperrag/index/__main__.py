@@ -64,6 +64,7 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
     from hydra.utils import instantiate
     from omegaconf.errors import OmegaConfBaseException
 
+    from hyperrag.conf import CONFIG_DIR
     from hyperrag.data.types import Corpus, Dataset
     from hyperrag.index.passages import dataset_for_index
     from hyperrag.llm import build_llm
@@ -74,11 +75,8 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
     if not path.is_dir():
         raise InputError("index directory not found (build one with `python -m hyperrag.index build`)", path=path,
                          field="--index")
-    config_dir = Path(__file__).resolve().parents[2] / "hydra_configs"
-    if not (config_dir / "retrieve.yaml").is_file():
-        raise InputError("the Hydra configs were not found (run from a source checkout)", path=config_dir)
     try:
-        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             cfg = compose("retrieve", overrides=[f"method={method}", f"index_dir={path.resolve()}", *overrides])
     except (HydraException, OmegaConfBaseException) as err:
         raise InputError(f"cannot compose the config: {str(err).splitlines()[0]}", field="overrides") from None
@@ -109,10 +107,9 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = parse_args(argv)
     if args.command == "build":
-        from hyperrag.config import graph_settings
         from hyperrag.data.jsonl import read_jsonl_corpus
         from hyperrag.embedding.encoder import TextEncoder
-        from hyperrag.index.kg_index import build_kg_directory
+        from hyperrag.index.kg_index import build_kg_directory, graph_settings
 
         corpus = read_jsonl_corpus(args.corpus)
         if not Path(args.openie).is_file():

@@ -12,7 +12,6 @@ Incremental insert/delete of documents lives in :mod:`hyperrag.index.update`.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import time
@@ -31,8 +30,9 @@ from hyperrag.graph.build import GraphEmbeddings, build_knowledge_graph
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.provenance import GraphProvenance, build_provenance
 from hyperrag.index.passages import write_passages
-from hyperrag.index.store import IndexCorruptError, IndexDirectory, fingerprint, sha256_file
+from hyperrag.index.store import IndexCorruptError, IndexDirectory
 from hyperrag.utils.atomic import atomic_torch_save
+from hyperrag.utils.hashing import Hasher, file_digest, passage_digest, stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder
@@ -71,10 +71,11 @@ class KGIndex:
 
 
 def corpus_fingerprint(dataset: Dataset) -> str:
-    digest = hashlib.sha256()
+    """Digest of the corpus: its passages' digests (id, title, text) in order."""
+    h = Hasher()
     for p in dataset.corpus.passages:
-        digest.update(f"{p.id}\x1f{p.title}\x1f{p.text}\x1e".encode())
-    return digest.hexdigest()
+        h.update(passage_digest(p))
+    return h.hexdigest()
 
 
 def save_kg_files(folder: Path, graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProvenance,
@@ -137,9 +138,9 @@ def load_kg_directory(path: str | Path) -> KGIndex:
 
 def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
                settings: GraphSettings) -> tuple[str, dict[str, Any]]:
-    inputs = {"corpus": corpus_fingerprint(Dataset("", corpus, [])), "openie": sha256_file(openie_path),
+    inputs = {"corpus": corpus_fingerprint(Dataset("", corpus, [])), "openie": file_digest(openie_path),
               "encoder": encoder.model_key}
-    return fingerprint({"inputs": inputs, "settings": asdict(settings)}), inputs
+    return stable_digest({"inputs": inputs, "settings": asdict(settings)}), inputs
 
 
 def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: Encoder,
@@ -202,3 +203,10 @@ def load_or_build_kg_index(dataset: Dataset, encoder: Encoder, settings: GraphSe
         log.warning("%s — rebuilding stages 'graph' and 'embeddings' (cheap: embeddings are cached)", err)
 
     return _build_into(directory, dataset.corpus, Path(dataset.openie_path), encoder, settings, key, inputs, t0)
+
+
+def graph_settings(**overrides: Any) -> GraphSettings:
+    """The knowledge-graph index settings of ``hydra_configs/graph/default.yaml`` (with ``overrides``)."""
+    from hyperrag.config.compose import configured
+
+    return configured("graph", GraphSettings, **overrides)

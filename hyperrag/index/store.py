@@ -9,7 +9,6 @@ recomputes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from hyperrag.errors import InputError
 from hyperrag.utils.atomic import atomic_write_json
+from hyperrag.utils.hashing import file_digest
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -36,19 +36,6 @@ class IndexCorruptError(InputError):
         self.directory = str(directory)
         super().__init__(f"{message}; rerun stage '{stage}' (delete {directory} or rerun the command "
                          "that built it)", path=file)
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def fingerprint(obj: Any) -> str:
-    """Stable hash of a JSON-serialisable object (settings, input hashes)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _entry(value: Any) -> dict[str, Any]:
@@ -111,7 +98,7 @@ class IndexDirectory:
             if size is not None and actual != size:
                 kind = "truncated" if actual < size else "longer than recorded"
                 raise self.corrupt(name, f"{kind} ({actual} bytes, manifest says {size})", stage)
-            if sha256_file(file) != entry.get("sha256"):
+            if file_digest(file) != entry.get("sha256"):
                 raise self.corrupt(name, "checksum differs from the manifest (corrupted or edited)", stage)
         return manifest
 
@@ -126,7 +113,7 @@ class IndexDirectory:
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "settings": settings,
             "inputs": inputs,
-            "files": {name: {"sha256": sha256_file(self.path / name), "bytes": (self.path / name).stat().st_size,
+            "files": {name: {"sha256": file_digest(self.path / name), "bytes": (self.path / name).stat().st_size,
                              "stage": stage} for name, stage in stages.items()},
             "stats": stats or {},
             **(extra or {}),

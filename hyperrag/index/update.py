@@ -25,7 +25,8 @@ from hyperrag.errors import InputError
 from hyperrag.graph.incremental import UpdateResult, delete_passages, insert_passages
 from hyperrag.index.kg_index import read_kg_files, save_kg_files
 from hyperrag.index.passages import PASSAGES_FILE, read_passages
-from hyperrag.index.store import IndexDirectory, fingerprint
+from hyperrag.index.store import IndexDirectory
+from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder
@@ -59,9 +60,9 @@ def _commit(directory: IndexDirectory, manifest: dict[str, Any], result: UpdateR
                           passages=passages)
     updates = [*manifest.get("updates", []), {**op, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                                                **result.summary()}]
-    key = fingerprint({"base": manifest["key"], "op": op})
+    key = stable_digest({"base": manifest["key"], "op": op})
     directory.write_manifest(key, manifest["settings"], manifest["inputs"], files, result.graph.stats,
-                             extra={"updates": updates, "passage_ids": fingerprint(result.graph.passage_ids)})
+                             extra={"updates": updates, "passage_ids": stable_digest(result.graph.passage_ids)})
     keep = folder.name
     for stale in list(directory.path.glob("gen-*")):  # after the commit: older generations are garbage
         if stale.name != keep:
@@ -84,7 +85,7 @@ def delete_documents(index: str | Path, passage_ids: Sequence[str]) -> UpdateRes
         result = delete_passages(graph, emb, _provenance_or_fail(directory, prov), list(dict.fromkeys(passage_ids)))
     except KeyError as err:
         raise InputError(str(err.args[0]), field="ids") from None
-    _commit(directory, manifest, result, {"op": "delete", "ids": fingerprint(sorted(passage_ids)),
+    _commit(directory, manifest, result, {"op": "delete", "ids": stable_digest(sorted(passage_ids)),
                                           "count": len(passage_ids)},
             _passages_in_order(result, read_passages(directory, manifest)))
     return result

@@ -25,6 +25,7 @@ from hyperrag.llm.errors import (
     TaskFailedError,
 )
 from hyperrag.llm.types import ChatRequest, ChatResult, ErrorKind, TaskResult
+from hyperrag.utils.lazy import lazy_exports
 
 _LAZY = {
     "LLM": "hyperrag.llm.base",
@@ -55,12 +56,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hyperrag.llm' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 def build_llm(cfg: Any = None, dataset: Any = None) -> Any:

@@ -28,8 +28,8 @@ from typing_extensions import Self
 
 from hyperrag.llm.accounting import Accounting, Estimate, approx_tokens
 from hyperrag.llm.cache import ResponseCache
-from hyperrag.llm.client import ChatClient, ClientConfig, run_sync
-from hyperrag.llm.errors import LLMUnavailableError
+from hyperrag.llm.client import ChatClient, ClientConfig, _shared_tls_context, run_sync
+from hyperrag.llm.errors import EndpointUnreachableError, LLMUnavailableError
 from hyperrag.llm.session import Sampling, Session, prepare
 from hyperrag.llm.structured import STRUCTURED_MODES
 from hyperrag.llm.tasks import Task, get_task
@@ -117,8 +117,15 @@ class LLM:
             self._launch()
             if not self.base_url:
                 raise LLMUnavailableError(f"{type(self).__name__}: no base_url configured")
+            try:
+                models = self.probe()  # before any work: a dead endpoint is one line, not a failed stage
+            except EndpointUnreachableError:
+                self._shutdown()
+                raise
             if self.model is None:
-                self.model = self._first_model()
+                if not models:
+                    raise LLMUnavailableError(f"{self.base_url}/models lists no model; set llm.model")
+                self.model = models[0]
             self._started = True
         log.info("LLM %s ready: model=%s at %s", self.kind, self.model, self.base_url)
         return self
@@ -144,15 +151,31 @@ class LLM:
         finally:
             self.stop()
 
-    def _first_model(self) -> str:
-        async def go() -> list[str]:
-            async with ChatClient(self.base_url or "", "", api_key=self.api_key, config=self.client_config) as c:
-                return await c.list_models()
+    def probe(self) -> list[str]:
+        """The model names ``GET <base_url>/models`` lists: one request, no retries.
 
-        models = run_sync(go)
-        if not models:
-            raise LLMUnavailableError(f"{self.base_url}/models lists no model; set llm.model")
-        return models[0]
+        Raises:
+            EndpointUnreachableError: no connection, a timeout, an HTTP error status or a reply that is not a
+                model list — one line naming the URL and the error.
+        """
+        import httpx
+
+        url = f"{(self.base_url or '').rstrip('/')}/models"
+        cfg = self.client_config
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            tls = _shared_tls_context() if url.startswith("https") else False
+            resp = httpx.get(url, headers=headers, verify=tls,
+                             timeout=httpx.Timeout(min(cfg.timeout_s, 30.0), connect=cfg.connect_timeout_s))
+            resp.raise_for_status()
+            return [m["id"] for m in resp.json().get("data", [])]
+        except httpx.HTTPStatusError as err:
+            why = f"it answered HTTP {err.response.status_code} {err.response.reason_phrase}"
+        except (httpx.HTTPError, httpx.InvalidURL, OSError) as err:
+            why = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
+            why = f"the reply is not an OpenAI model list ({type(err).__name__})"
+        raise EndpointUnreachableError(f"cannot use the LLM endpoint {url}: {why}", field="llm.base_url")
 
     @property
     def cache(self) -> ResponseCache | None:

@@ -9,7 +9,6 @@ next run, and a rerun of a finished job sends zero requests.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -17,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from hyperrag.utils.hashing import text_digest
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -37,7 +38,7 @@ def cache_key(
     """Stable key for one task request (canonical JSON, SHA-256)."""
     payload = {"model": model, "messages": messages, "sampling": sampling, "structured": structured, "task": task}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return text_digest(blob)
 
 
 @dataclass

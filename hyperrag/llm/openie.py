@@ -16,18 +16,20 @@ Usage from sync code::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.llm.tasks.base import passage_string
 from hyperrag.llm.tasks.openie_graphrag import GraphExtraction
 from hyperrag.llm.tasks.openie_hipporag import NamedEntityExtraction, TripleExtraction
 from hyperrag.llm.types import TaskResult
 from hyperrag.utils.atomic import append_durably, atomic_write_text, read_jsonl_log
+from hyperrag.utils.hashing import Hasher, text_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel
@@ -35,19 +37,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STYLES = ("hipporag", "graphrag")
-
-
-def passage_string(p: Any) -> str:
-    """``title + "\\n" + text`` for a Passage, a mapping with title/text, or a plain string."""
-    if isinstance(p, str):
-        return p
-    title = p.get("title", "") if isinstance(p, Mapping) else getattr(p, "title", "")
-    text = p.get("text", "") if isinstance(p, Mapping) else getattr(p, "text", "")
-    return f"{title}\n{text}" if title else str(text)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass
@@ -125,7 +114,7 @@ class OpenIEIndexer:
         checkpoint_path: str | Path | None = None,
     ) -> tuple[list[dict[str, Any]], OpenIEReport]:
         texts = [passage_string(p) for p in passages]
-        digests = [_digest(t) for t in texts]
+        digests = [text_digest(t, length=16) for t in texts]  # what a checkpoint line is valid for
         if checkpoint_path is None and output_path is not None:
             checkpoint_path = str(output_path) + ".ckpt.jsonl"
         ckpt = Path(checkpoint_path) if checkpoint_path else None
@@ -138,6 +127,10 @@ class OpenIEIndexer:
             log.info("openie: %d/%d passages already in %s; %d to go", len(done), len(texts), ckpt, len(todo))
         if todo:
             self._extract(texts, digests, todo, done, ckpt, report)
+            # a dead endpoint or a model that cannot do the task: no file of empty extractions to build a graph on
+            stop_if_nothing_succeeded(f"OpenIE ({self.style})", failed=len(report.failures), succeeded=len(done),
+                                      first_error=next(iter(report.failures.values()), None), llm=self.llm,
+                                      unit="passages")
         docs = []
         for i, text in enumerate(texts):
             rec = done.get(i, {})
@@ -223,11 +216,11 @@ def estimate_openie(passages: Sequence[Any], llm: LanguageModel, *, style: str =
 def openie_file_name(passages: Sequence[Any], model: str | None, style: str = "hipporag") -> str:
     """A file name that changes with the corpus, the model, the style and the task schemas."""
     tasks = [GraphExtraction().key] if style == "graphrag" else [NamedEntityExtraction().key, TripleExtraction().key]
-    h = hashlib.sha1()
-    for part in [style, str(model), *tasks, *(_digest(passage_string(p)) for p in passages)]:
-        h.update(part.encode("utf-8") + b"\0")
+    h = Hasher()
+    for part in [style, str(model), *tasks, *(text_digest(passage_string(p), length=16) for p in passages)]:
+        h.update(part).update(b"\0")
     slug = "".join(c if c.isalnum() or c in "-." else "_" for c in str(model))[:48]
-    return f"openie_{style}_{slug}_{h.hexdigest()[:12]}.json"
+    return f"openie_{style}_{slug}_{h.hexdigest(12)}.json"
 
 
 def index_corpus(

@@ -8,7 +8,6 @@ graph of every HyperRAG index needs them and YAKE costs a few milliseconds per p
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from hyperrag.config.validation import PositiveInt, Probability, settings
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +60,7 @@ def extract_keywords(texts: Sequence[str], settings: KeywordSettings,
     texts = list(texts)
     path = None
     if cache_dir is not None:
-        h = hashlib.sha1(json.dumps(asdict(settings), sort_keys=True).encode())
-        for t in texts:
-            h.update(t.encode())
-            h.update(b"\x00")
-        path = Path(cache_dir) / f"keywords-{h.hexdigest()[:16]}.json"
+        path = Path(cache_dir) / f"keywords-{stable_digest(asdict(settings), texts, length=16)}.json"
         if path.exists():
             return [frozenset(k) for k in json.loads(path.read_text())]
     extractor = yake.KeywordExtractor(lan=settings.language, n=settings.max_ngram, top=settings.top,

@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel
 
+from hyperrag.utils.stopwords import is_stopword
+
 log = logging.getLogger(__name__)
 
 ACTIONS: tuple[str, ...] = ("expand", "simplify", "decompose")
 
-STOP_WORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "but", "is", "was", "were", "be", "been", "being", "are", "am", "did", "does", "do", "done", "doing", "what", "which", "who", "whom", "whose", "when", "where", "how", "why", "that", "this", "these", "those", "it", "its", "as", "has", "have", "had", "having", "there", "their", "his", "her", "him", "them", "they", "he", "she", "we", "you", "your", "our", "i", "me", "my", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "also", "just", "than", "then", "so", "such", "very", "into", "onto", "about", "over", "under", "after", "before", "during", "while", "same", "other", "another", "any", "some", "each", "every", "all", "both", "either", "neither", "not", "no", "nor", "only", "own"])
 FILLER_WORDS = frozenset(["please", "tell", "me", "know", "wonder", "name", "find", "exactly", "actually", "really", "kind", "sort"])
 _SPLIT = re.compile(r",?\s*\b(?:who|whom|whose|which|where|that|when|in which|of which|and|while|whereas)\b\s*",
                     re.IGNORECASE)
@@ -50,7 +50,7 @@ _PLACEHOLDER = re.compile(r"#\d+")
 def simplify_query(question: str) -> str:
     """The question without stop and filler words (falls back to the question when nothing is left)."""
     words = [w.strip(".") for w in _WORDS.findall(question)]
-    kept = [w for w in words if w and w.lower() not in STOP_WORDS and w.lower() not in FILLER_WORDS]
+    kept = [w for w in words if w and not is_stopword(w) and w.lower() not in FILLER_WORDS]
     return " ".join(kept) or question
 
 
@@ -65,7 +65,7 @@ def decompose_query(question: str, min_words: int = 2) -> list[str]:
 def salient_keywords(text: str, exclude: str = "", k: int = 6) -> list[str]:
     """The ``k`` most salient words of ``text`` not in ``exclude``: capitalised words first, then by frequency."""
     skip = {w.lower() for w in _WORDS.findall(exclude)}
-    words = [w for w in _KEYWORD.findall(text) if w.lower() not in STOP_WORDS and w.lower() not in skip]
+    words = [w for w in _KEYWORD.findall(text) if not is_stopword(w) and w.lower() not in skip]
     counts = Counter(words)
     first = {w: i for i, w in reversed(list(enumerate(words)))}
     ranked = sorted(counts, key=lambda w: (not w[0].isupper(), -counts[w], first[w]))

@@ -5,16 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from hyperrag.utils.plotting import pyplot, save_figure
+
 
 def plot_training_curve(history: Sequence[dict[str, float]], path: str | Path, title: str = "PPO") -> Path:
     """Write a PNG of the per-iteration history (:attr:`PPOPolicy.history`) to ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
     x = list(range(1, len(history) + 1))
 
@@ -45,10 +41,7 @@ def plot_training_curve(history: Sequence[dict[str, float]], path: str | Path, t
     ax2.legend(fontsize=8)
     ax2.grid(alpha=0.3)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 __all__ = ["plot_training_curve"]

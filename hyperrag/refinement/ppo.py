@@ -17,15 +17,20 @@ kept in the checkpoint (``history``) for the training-curve plot.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lightning as L
 import torch
 from torch import nn
 from torch.distributions import Categorical
 
-from hyperrag.config.validation import NonNegativeFloat, PositiveFloat, PositiveInt, Probability
+from hyperrag.config.validation import NonNegativeFloat, PositiveFloat, PositiveInt, Probability, as_dict
 from hyperrag.refinement.actions import ACTIONS
+from hyperrag.utils.hashing import stable_digest
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import Encoder
+    from hyperrag.retrievers.settings import CDFRAGSettings
 
 
 class ActorCritic(nn.Module):
@@ -200,4 +205,14 @@ class PPOPolicy(L.LightningModule):
         return torch.optim.Adam(self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay)
 
 
-__all__ = ["ActorCritic", "PPOPolicy"]
+
+
+def policy_compatibility(settings: CDFRAGSettings, encoder: Encoder) -> str:
+    """A refinement policy fits a CDF-RAG retriever whose state encoder and rewarded retrieval (causal graph,
+    traversal, path weight, the actions' execution) are the ones it was trained against."""
+    s = settings
+    return stable_digest(getattr(encoder, "model_key", ""), as_dict(s.causal), as_dict(s.traversal), s.path_weight,
+                         s.expand_keywords, s.refine_with_llm, length=16)
+
+
+__all__ = ["ActorCritic", "PPOPolicy", "policy_compatibility"]

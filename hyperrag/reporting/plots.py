@@ -7,23 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperrag.reporting.collect import RunRecord
-
-
-def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, path: Path) -> Path:  # type: ignore[no-untyped-def]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    _plt().close(fig)
-    return path
+from hyperrag.utils.plotting import pyplot, save_figure
 
 
 def _datasets(runs: Sequence[RunRecord]) -> list[str]:
@@ -39,7 +23,7 @@ def plot_recall_curves(runs: Sequence[RunRecord], path: Path) -> Path | None:
     ks = curve_ks(runs)
     if len(ks) < 2:
         return None
-    plt = _plt()
+    plt = pyplot()
     datasets = _datasets(runs)
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 4), squeeze=False)
     for ax, d in zip(axes[0], datasets):
@@ -56,7 +40,7 @@ def plot_recall_curves(runs: Sequence[RunRecord], path: Path) -> Path | None:
         ax.set_xticks(ks)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_bars(runs: Sequence[RunRecord], metrics: Sequence[str], path: Path, title: str = "") -> Path | None:
@@ -64,7 +48,7 @@ def plot_bars(runs: Sequence[RunRecord], metrics: Sequence[str], path: Path, tit
     metrics = [m for m in metrics if any(m in r.metrics for r in runs)]
     if not metrics or not runs:
         return None
-    plt = _plt()
+    plt = pyplot()
     datasets = _datasets(runs)
     n_labels = max(len([r for r in runs if r.dataset == d]) for d in datasets)
     fig, axes = plt.subplots(1, len(datasets), figsize=(max(5.0, 0.9 * n_labels * len(metrics) ** 0.5 + 2)
@@ -83,7 +67,7 @@ def plot_bars(runs: Sequence[RunRecord], metrics: Sequence[str], path: Path, tit
         ax.set_title(f"{title}{d}", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def numeric_sweep_keys(runs: Sequence[RunRecord]) -> list[str]:
@@ -110,7 +94,7 @@ def plot_grid(runs: Sequence[RunRecord], keys: Sequence[str], metric: str, path:
     panels = list(dict.fromkeys((r.method, r.dataset) for r in runs if kx in r.variant and ky in r.variant))
     if not panels or not any(metric in r.metrics for r in runs):
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 4), squeeze=False)
     for ax, (method, d) in zip(axes[0], panels):
         sub = [r for r in runs if (r.method, r.dataset) == (method, d) and kx in r.variant and ky in r.variant]
@@ -130,7 +114,7 @@ def plot_grid(runs: Sequence[RunRecord], keys: Sequence[str], metric: str, path:
         ax.set_ylabel(ky.rsplit(".", 1)[-1])
         ax.set_title(f"{method} on {d}: {metric}", fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_sweep(runs: Sequence[RunRecord], key: str, metrics: Sequence[str], path: Path) -> Path | None:
@@ -138,7 +122,7 @@ def plot_sweep(runs: Sequence[RunRecord], key: str, metrics: Sequence[str], path
     metrics = [m for m in metrics if any(m in r.metrics for r in runs)]
     if not metrics:
         return None
-    plt = _plt()
+    plt = pyplot()
     datasets = _datasets(runs)
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 4), squeeze=False)
     for ax, d in zip(axes[0], datasets):
@@ -153,4 +137,4 @@ def plot_sweep(runs: Sequence[RunRecord], key: str, metrics: Sequence[str], path
         ax.set_title(f"{d}: sweep over {key.rsplit('.', 1)[-1]}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -3,7 +3,6 @@ versions, git commit (and whether the tree was dirty), Hydra overrides and choic
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -14,11 +13,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hyperrag.utils.hashing import text_digest
+
 PACKAGES = ("hyperrag", "torch", "numpy", "scipy", "lightning", "hydra-core", "omegaconf", "sentence-transformers",
             "transformers", "bm25s", "PyStemmer", "igraph", "leidenalg", "graspologic-native", "geoopt", "pydantic",
             "httpx", "wandb", "matplotlib", "llama-cpp-python", "vllm", "cugraph-cu12")
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the hyperrag package the run imported
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
@@ -32,14 +33,20 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     return out
 
 
-def git_state(root: str | Path = REPO_ROOT) -> dict[str, Any] | None:
-    """``{"commit", "branch", "dirty", "diff_sha1"}`` of the checkout holding the code, or ``None``."""
+def git_state(package_dir: str | Path = PACKAGE_DIR) -> dict[str, Any] | None:
+    """``{"commit", "branch", "dirty", "diff_sha256"}`` of the checkout holding the code, or ``None``.
+
+    ``None`` too for an installed package (a wheel in site-packages): its files are tracked by no repository,
+    even when the environment happens to sit inside one.
+    """
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20,
-                              check=True).stdout
+        return subprocess.run(["git", "-C", str(package_dir), *args], capture_output=True, text=True,
+                              timeout=20, check=True).stdout
 
     try:
         commit = git("rev-parse", "HEAD").strip()
+        if not git("ls-files", "--", "__init__.py").strip():
+            return None
     except (OSError, subprocess.SubprocessError):
         return None
     state: dict[str, Any] = {"commit": commit}
@@ -48,7 +55,7 @@ def git_state(root: str | Path = REPO_ROOT) -> dict[str, Any] | None:
         status = git("status", "--porcelain", "--untracked-files=no")
         state["dirty"] = bool(status.strip())
         if state["dirty"]:  # identifies the uncommitted change set the run used
-            state["diff_sha1"] = hashlib.sha1(git("diff", "HEAD").encode()).hexdigest()
+            state["diff_sha256"] = text_digest(git("diff", "HEAD"))
     except (OSError, subprocess.SubprocessError):
         pass
     return state

@@ -1,17 +1,22 @@
-"""CatRAG: HippoRAG 2 made query-adaptive (context-aware traversal).
+"""CatRAG: HippoRAG 2 made query-adaptive (context-aware traversal, Zhou et al.).
 
 On top of :class:`HippoRAG2Retriever`, per query and inside the same batched PPR call:
-  * symbolic anchoring — entities named in the query get a weak reset mass ``ε / #passages(e)``, below the
-    fact seeds (LLM NER when an LLM is configured; lexical n-gram match against graph entities otherwise);
-  * key-fact passage boost — the context arc from a seed entity to a passage holding one of its seed facts
-    is weighted ``× (1 + β)``;
-  * dynamic edge weighting — relation arcs leaving the top seed entities are re-weighted by an LLM's 0–10
-    relevance score (see :mod:`hyperrag.retrievers.edge_scoring`); skipped without an LLM.
+  * symbolic anchoring (§3.2) — entities the query names get a weak reset mass ``ε / #passages(e)``, below the
+    fact seeds. With an LLM the names come from the NER task run on the query (``openie_hipporag_ner``,
+    ``source="query"``) and each mention is linked to its nearest graph entity by embedding cosine when that is
+    at least ``anchor_link_threshold``; without one (or when the call fails, counted as ``anchoring_ner``)
+    the LLM-free stand-in matches entity names lexically in the query (:class:`EntityMatcher`);
+  * key-fact passage boost (§3.4, Eq. 3) — the context arc from an entity of a verified seed fact (``T_seed``:
+    the facts HippoRAG 2's recognition memory kept) to a passage holding that fact is weighted ``× (1 + β)``;
+    without an LLM ``T_seed`` is the unfiltered top-k facts (the labelled LLM-free form);
+  * dynamic edge weighting (§3.3) — relation arcs leaving the top seed entities are re-weighted by an LLM's
+    0–10 scores (see :mod:`hyperrag.retrievers.edge_scoring`); skipped and counted without an LLM.
 All of it is a per-query :class:`EdgeWeightDelta` plus extra reset mass: the graph is never rebuilt.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from typing import Any
@@ -25,13 +30,11 @@ from hyperrag.retrievers.base import RetrieverArgs
 from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
 from hyperrag.retrievers.settings import CatRAGSettings
-
-# Entity names that are never anchors on their own (lexical stand-in for NER).
-_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "is", "was", "were", "be", "been", "who", "what", "which", "when", "where", "how", "why", "whose", "whom", "that", "this", "these", "those", "it", "its", "he", "she", "they", "his", "her", "their"])
+from hyperrag.utils.stopwords import english_stopwords
 
 
 class EntityMatcher:
-    """Finds graph entities named in a text — the LLM-free stand-in for NER.
+    """Finds graph entities named in a text — the LLM-free stand-in for query NER.
 
     Greedy longest match of canonical n-grams against entity names; a span is taken only when it holds a
     capitalised word or a number of the original text (names, titles, dates), and spans never overlap, so
@@ -42,7 +45,7 @@ class EntityMatcher:
 
     def __init__(self, names: list[str], min_chars: int = 3, max_tokens: int = 8) -> None:
         self.lookup = {n: i for i, n in enumerate(names)
-                       if len(n.replace(" ", "")) >= min_chars and n not in _STOP}
+                       if len(n.replace(" ", "")) >= min_chars and n not in english_stopwords()}
         self.max_tokens = max_tokens
 
     def __call__(self, text: str) -> list[int]:
@@ -82,21 +85,50 @@ class CatRAGRetriever(HippoRAG2Retriever):
 
     def index(self, dataset: Dataset) -> None:
         super().index(dataset)
+        assert self.kg is not None
         self.matcher = EntityMatcher(self.graph.entity_names, self.settings.anchor_min_chars)
+        self.entity_emb = self.kg.embeddings.entity.to(self.device)
         self.fact_passage_ptr = self.graph.fact_passage_ptr.to(self.device)
         self.fact_passage_idx = self.graph.fact_passage_idx.to(self.device)
-        self.context_weight = float(self.settings.edge_weights.get("context", 1.0))
+        if isinstance(self.edge_scorer, LLMEdgeScorer):  # its adjacency belongs to this graph
+            self.edge_scorer.bind(self.graph, self.settings.edge_weights)
 
     # ---- symbolic anchoring ------------------------------------------------------------------------------
-    def anchors(self, questions: list[str]) -> list[list[int]]:
+    def anchors(self, questions: list[str]) -> tuple[list[list[int]], list[str]]:
+        """Anchor entities per question and how they were found (``llm_ner`` or ``lexical``): LLM NER plus
+        embedding linking, else — no LLM, or a failed call — the lexical matcher."""
         assert self.matcher is not None
-        return [self.matcher(q) for q in questions]
+        mentions: list[list[str] | None] = [None] * len(questions)
+        if self.llm_available:
+            from hyperrag.llm.tasks.openie_hipporag import NamedEntityExtraction
+
+            results = self.llm.complete_structured_batch(NamedEntityExtraction(source="query"),
+                                                         [{"query": q} for q in questions])
+            mentions = [list(r.value) if r.ok else None for r in results]
+        self.skip("anchoring_ner", sum(m is None for m in mentions))
+        found = [self.matcher(q) if m is None else self.link_mentions(m) for q, m in zip(questions, mentions)]
+        return found, ["lexical" if m is None else "llm_ner" for m in mentions]
+
+    def link_mentions(self, mentions: list[str]) -> list[int]:
+        """Each mention's nearest graph entity by cosine, when at least ``anchor_link_threshold``; names the
+        lexical matcher would never anchor (stop words, shorter than ``anchor_min_chars``) are skipped."""
+        assert self.matcher is not None
+        mentions = [m for m in mentions if m.strip()]
+        if not mentions:
+            return []
+        emb = self.encoder.encode(mentions, desc="query entities").to(self.device)
+        sim, ent = (emb @ self.entity_emb.T).max(dim=1)
+        found: dict[int, None] = {}
+        for s, e in zip(sim.tolist(), ent.tolist()):
+            if s >= self.settings.anchor_link_threshold and self.graph.entity_names[e] in self.matcher.lookup:
+                found[e] = None
+        return list(found)
 
     def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
         reset = super().reset_vectors(seeds)
         if not self.settings.anchoring:
             return reset
-        seeds.anchors = self.anchors(seeds.questions)  # type: ignore[attr-defined]
+        seeds.anchors, seeds.anchor_source = self.anchors(seeds.questions)  # type: ignore[attr-defined]
         rows = torch.tensor([b for b, ents in enumerate(seeds.anchors) for _ in ents], dtype=torch.long)
         cols = torch.tensor([e for ents in seeds.anchors for e in ents], dtype=torch.long)
         if rows.numel():
@@ -139,27 +171,36 @@ class CatRAGRetriever(HippoRAG2Retriever):
         parts = []
         if self.settings.passage_boost:
             parts.append(self.passage_boost_delta(seeds))
-        if self.settings.edge_weighting and self.llm_available:
-            failed_before = getattr(self.edge_scorer, "failed_calls", 0)  # a custom scorer may not count
+        if self.settings.edge_weighting:  # the scorer counts the seeds it could not score (no LLM, failed call)
             parts.append(self.edge_scorer(seeds, self))
-            self.skip("edge_scoring", getattr(self.edge_scorer, "failed_calls", 0) - failed_before)
-        elif self.settings.edge_weighting:
-            self.skip("edge_scoring", len(seeds.questions))
         assert self.ppr_graph is not None
         return merge_edge_deltas(self.ppr_graph, parts, combine="multiply")
 
     def details(self, seeds: SeedBatch) -> list[dict[str, Any]]:
+        """HippoRAG 2's row plus the anchors (and how they were found) and the LLM's edge scores per seed
+        (``{seed: {neighbour: score}}``; a seed without a verdict is absent)."""
         rows = super().details(seeds)
-        for row, ents in zip(rows, getattr(seeds, "anchors", [[]] * len(rows))):
-            row["anchors"] = [self.graph.entity_names[e] for e in ents]
+        names = self.graph.entity_names
+        sources = getattr(seeds, "anchor_source", [None] * len(rows))
+        for row, ents, source in zip(rows, getattr(seeds, "anchors", [[]] * len(rows)), sources):
+            row["anchors"] = [names[e] for e in ents]
+            if source:
+                row["anchor_source"] = source
+        for plan, verdict in getattr(seeds, "edge_scores", []):
+            if verdict is not None:
+                rows[plan.query].setdefault("edge_scores", {})[names[plan.seed]] = {
+                    names[n]: v for n, v in verdict.items()}
         return rows
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
-        return {**super().describe(), "anchoring": s.anchoring, "anchor_epsilon": s.anchor_epsilon,
+        llm = self.llm_available
+        return {**super().describe(), "anchoring": s.anchoring and ("llm_ner" if llm else "lexical"),
+                "anchor_epsilon": s.anchor_epsilon, "anchor_link_threshold": s.anchor_link_threshold,
                 "passage_boost": s.passage_boost, "boost_beta": s.boost_beta,
-                "edge_weighting": s.edge_weighting and self.llm_available,
-                "edge_scoring_llm_calls": self.edge_scorer.calls}
+                "key_facts": "verified (recognition memory)" if llm and s.fact_filter else "top-k facts, unfiltered",
+                "edge_weighting": s.edge_weighting and llm, "edge_scoring": dataclasses.asdict(s.edge_scoring),
+                "edge_scoring_llm_calls": getattr(self.edge_scorer, "calls", 0)}
 
 
 __all__ = ["CatRAGRetriever", "EntityMatcher"]

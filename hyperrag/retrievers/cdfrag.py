@@ -36,15 +36,21 @@ from hyperrag.data.types import Dataset
 from hyperrag.errors import InputError
 from hyperrag.eval.causal import semantic_refinement_score
 from hyperrag.refinement.actions import QueryRefiner, Refinement
+from hyperrag.refinement.ppo import policy_compatibility
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
 from hyperrag.retrievers.settings import CDFRAGSettings
 
 log = logging.getLogger(__name__)
 
 
-def find_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_name: str | None) -> Path | None:
+def resolve_trained_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_name: str,
+                               compatibility: str | None = None, unseen: list[str] | None = None) -> Path | None:
     """Resolve a checkpoint setting: ``null``/``none`` → None; a path → it; ``auto`` → the newest
-    ``<models_dir>/<task>/<data_name>-*/model.ckpt``, else the newest of any dataset, else None."""
+    ``<models_dir>/<task>/*/model.ckpt`` whose artifact record says it trained on ``data_name`` with the
+    ``compatibility`` key (``None``: any) and on none of the ``unseen`` query ids (the ones about to be scored),
+    else None. Artifacts without a record are never picked (see :mod:`hyperrag.utils.artifacts`)."""
+    from hyperrag.utils.artifacts import find_artifact
+
     if spec is None or str(spec).lower() in ("none", "null", "false", ""):
         return None
     if str(spec) != "auto":
@@ -52,12 +58,11 @@ def find_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_na
         if not path.is_file():
             raise InputError("checkpoint not found", path=path)
         return path
-    root = Path(models_dir) / task
-    for pattern in ([f"{data_name}-*/model.ckpt"] if data_name else []) + ["*/model.ckpt"]:
-        found = sorted(root.glob(pattern), key=lambda p: p.stat().st_mtime)
-        if found:
-            return found[-1]
-    return None
+    found = find_artifact(models_dir, task, data_name, compatibility, unseen or ())
+    if found is None:
+        log.info("no %s artifact for %s that saw none of the %d queries scored here (cross-fit with cv_folds=K)",
+                 task, data_name, len(unseen or ()))
+    return found
 
 
 class CDFRAGRetriever(Retriever):
@@ -106,13 +111,16 @@ class CDFRAGRetriever(Retriever):
             self.passage_emb = self.encoder.encode(self.passage_texts, desc="passages")
         self.passage_emb = self.passage_emb.to(self.device)
         s = self.settings
-        self.classifier_path = find_checkpoint(s.classifier, self.models_dir, "causal_pair", None)
+        scored = [q.id for q in dataset.queries]
+        # the pair classifier trains on corpus sentences, not questions: any artifact of this corpus
+        self.classifier_path = resolve_trained_checkpoint(s.classifier, self.models_dir, "causal_pair", dataset.name)
         self.causal_index = load_or_build_causal_index(dataset, self.encoder, s.causal,
                                                        classifier_path=self.classifier_path, llm=self.llm,
                                                        root=s.index_root, openie_triples=triples,
                                                        openie_key=triples_key)
         self.traversal = CausalTraversal(self.causal_index.graph, s.traversal)
-        self.policy_path = find_checkpoint(s.policy, self.models_dir, "ppo", dataset.name)
+        self.policy_path = resolve_trained_checkpoint(s.policy, self.models_dir, "ppo", dataset.name,
+                                                      policy_compatibility(s, self.encoder), unseen=scored)
         if self.policy_path is not None:
             from hyperrag.refinement.ppo import PPOPolicy
 
@@ -144,6 +152,13 @@ class CDFRAGRetriever(Retriever):
         q = self.encoder.encode(questions, desc="queries").to(self.device)
         best = (q @ self.passage_emb.T).argmax(dim=1).tolist()
         return [self.passage_texts[i] for i in best]
+
+    def artifacts(self) -> list[tuple[str, Any, str]]:
+        """The trained parts in use, with their records (what they trained on)."""
+        from hyperrag.utils.artifacts import read_record
+
+        return [(f"method.retriever.{name}", read_record(path), str(path))
+                for name, path in (("classifier", self.classifier_path), ("policy", self.policy_path)) if path]
 
     # ---- refinement ----------------------------------------------------------------------------------
     def choose_actions(self, questions: list[str]) -> tuple[list[str], list[list[float]] | None]:
@@ -269,4 +284,4 @@ class CDFRAGRetriever(Retriever):
         return info
 
 
-__all__ = ["CDFRAGRetriever", "find_checkpoint"]
+__all__ = ["CDFRAGRetriever", "resolve_trained_checkpoint"]

@@ -1,33 +1,46 @@
-"""CatRAG dynamic edge weighting: the LLM rates, per query, the relation arcs leaving the seed entities.
+"""CatRAG query-aware dynamic edge weighting (§3.3): the LLM re-weights the relation arcs leaving the seeds.
 
-For each query: the top ``n_seed`` seed entities; for each, its relation neighbours ranked by query–fact
-similarity — the top ``k_edge`` are scored 0–10 by the LLM (``neighbor_scoring`` task, the seed shown with
-its context: an LLM summary of its facts when it has more than ``tau_facts`` of them, else the facts), the
-rest get the weak multiplier. Scores map to multipliers (0–3 → 0, 4–6 → 0.2–0.3, 7–9 → 2.0–3.0, 10 → 5.0)
-applied to the forward arcs seed → neighbour only, as an :class:`EdgeWeightDelta` on the batched PPR.
+Per query, inside the same batched PPR call:
+
+* **Stage I, coarse pruning** (LLM-free): the top ``n_seed`` seed entities by initial reset weight; for each,
+  its relation neighbours ranked by the best query–fact similarity among the facts linking seed and neighbour.
+  The top ``k_edge`` go to the LLM; every other neighbour gets the ``weak_multiplier``.
+* **Stage II, semantic alignment**: one ``neighbor_scoring`` call per seed (Table 10) shows the query, the
+  seed's name, the verified seed facts ``T_seed`` and, for each top neighbour, the triples linking it to the
+  seed and its context ``C(v)`` (Eq. 2): an ``entity_summary`` of its facts (Table 9) when it has more than
+  ``tau_facts`` of them, else the facts themselves. Summaries do not depend on the query: each is asked once
+  per index.
+* Scores map to multipliers (Table 8: 0–3 → 0, 4–6 → 0.2–0.3, 7–9 → 2.0–3.0, 10 → 5.0) of the *relation* part
+  of the forward arc seed → neighbour (a synonym edge on the same pair keeps its weight); the result is an
+  :class:`EdgeWeightDelta` on the batched PPR, never a rebuilt graph.
+
+A seed whose call fails — or whose reply scores none of the neighbours it was shown — keeps *every* arc at its
+static weight, pruned ones included, and is counted in ``llm_steps_skipped`` (``edge_scoring``: seeds);
+without an LLM every planned seed is counted so. A summary that fails falls back to the facts
+(``entity_summary``). A top neighbour that a valid reply leaves out keeps its static weight (no verdict).
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
-from hyperrag.graph.knowledge_graph import EdgeType
+from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.ops.ppr import EdgeWeightDelta
 
 if TYPE_CHECKING:
     from hyperrag.retrievers.catrag import CatRAGRetriever
     from hyperrag.retrievers.hipporag2 import SeedBatch
 
-log = logging.getLogger(__name__)
+#: linking triples shown per neighbour at most
+MAX_LINKS_SHOWN = 3
 
 
 def score_to_multiplier(score: int) -> float:
-    """CatRAG's map from a 0–10 relevance score to an edge-weight multiplier."""
+    """CatRAG's map (Table 8) from a 0–10 relevance score to an edge-weight multiplier."""
     score = max(0, min(10, int(score)))
     if score <= 3:
         return 0.0
@@ -40,19 +53,28 @@ def score_to_multiplier(score: int) -> float:
 
 @dataclass
 class RelationAdjacency:
-    """Relation arcs by tail entity (CSR), each with the facts linking the pair and the summed arc weight."""
+    """Relation arcs by tail entity (CSR) with their facts, the facts of each entity, and the stored relation
+    weight of every entity pair. Built from one graph: rebuild it whenever the graph changes.
 
-    ptr: torch.Tensor  # [E + 1]
-    dst: torch.Tensor  # [A] neighbour entity
-    fact: torch.Tensor  # [A] one fact per (tail, head, fact) arc; pairs linked by several facts repeat
-    entity_fact_ptr: torch.Tensor  # [E + 1] facts naming each entity
+    Attributes:
+        ptr: [E + 1]; ``dst[ptr[e]:ptr[e + 1]]`` are the neighbours of ``e`` (a pair linked by several facts
+            repeats, once per fact), ``fact`` the linking fact of each.
+        entity_fact_ptr / entity_fact_idx: CSR, the facts naming each entity (``F(v)``).
+        rel_keys / rel_weight: sorted ``u * N + v`` (``u < v``) of the relation edges and their stored weight
+            times the relation edge-type multiplier.
+    """
+
+    ptr: torch.Tensor
+    dst: torch.Tensor
+    fact: torch.Tensor
+    entity_fact_ptr: torch.Tensor
     entity_fact_idx: torch.Tensor
-    arc_keys: torch.Tensor  # sorted u * N + v of every undirected pair (u < v) in the weighted graph
-    arc_weight: torch.Tensor  # summed weight of that pair over all edge types
+    rel_keys: torch.Tensor
+    rel_weight: torch.Tensor
+    num_nodes: int
 
     @classmethod
-    def build(cls, retriever: CatRAGRetriever) -> RelationAdjacency:
-        graph = retriever.graph
+    def build(cls, graph: KnowledgeGraph, edge_weights: dict[str, float]) -> RelationAdjacency:
         s, o = graph.fact_entities[:, 0], graph.fact_entities[:, 1]
         fid = torch.arange(len(graph.facts))
         keep = s != o
@@ -66,18 +88,47 @@ class RelationAdjacency:
         ent_order = torch.argsort(ent, stable=True)
         ef_ptr = torch.searchsorted(ent[ent_order], torch.arange(graph.num_entities + 1))
         ef_idx = torch.cat([fid, fid])[ent_order]
-        type_weight = {EdgeType[k.upper()]: v for k, v in retriever.settings.edge_weights.items()}
-        ei, w = graph.weighted_edges(type_weight)
-        keys, inverse = torch.unique(ei[0] * graph.num_nodes + ei[1], return_inverse=True)
-        summed = torch.zeros(keys.numel()).index_add_(0, inverse, w.float())
-        return cls(ptr, head, fact, ef_ptr, ef_idx, keys, summed)
+        rel = graph.edge_type == EdgeType.RELATION
+        keys = graph.edge_index[0, rel] * graph.num_nodes + graph.edge_index[1, rel]
+        key_order = torch.argsort(keys)
+        weight = graph.edge_weight[rel][key_order].float() * float(edge_weights.get("relation", 1.0))
+        return cls(ptr, head, fact, ef_ptr, ef_idx, keys[key_order], weight, graph.num_nodes)
 
-    def pair_weight(self, u: torch.Tensor, v: torch.Tensor, num_nodes: int) -> torch.Tensor:
-        key = torch.minimum(u, v) * num_nodes + torch.maximum(u, v)
-        pos = torch.searchsorted(self.arc_keys, key).clamp_max(self.arc_keys.numel() - 1)
-        if bool((self.arc_keys[pos] != key).any()):
-            raise KeyError("arc not in the graph")
-        return self.arc_weight[pos]
+    def neighbours(self, entity: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(neighbour [A], linking fact [A])`` of one entity's relation arcs."""
+        lo, hi = int(self.ptr[entity]), int(self.ptr[entity + 1])
+        return self.dst[lo:hi], self.fact[lo:hi]
+
+    def facts_of(self, entity: int) -> list[int]:
+        """``F(v)``: the facts naming an entity."""
+        return self.entity_fact_idx[self.entity_fact_ptr[entity] : self.entity_fact_ptr[entity + 1]].tolist()
+
+    def relation_weight(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Stored relation weight (× the relation multiplier) of each pair ``(u, v)``; 0 where none."""
+        if self.rel_keys.numel() == 0:
+            return torch.zeros(u.shape, dtype=torch.float32)
+        key = torch.minimum(u, v) * self.num_nodes + torch.maximum(u, v)
+        pos = torch.searchsorted(self.rel_keys, key).clamp_max(self.rel_keys.numel() - 1)
+        return torch.where(self.rel_keys[pos] == key, self.rel_weight[pos], torch.zeros_like(self.rel_weight[pos]))
+
+
+@dataclass
+class SeedPlan:
+    """Stage I's decision for one seed of one query.
+
+    Attributes:
+        query: row of the batch.
+        seed: entity node id.
+        scored: the top ``k_edge`` neighbours by query–fact similarity, best first (sent to the LLM).
+        pruned: the other neighbours (weak weight once the seed's call succeeded).
+        links: per scored neighbour, the facts linking it to the seed (at most :data:`MAX_LINKS_SHOWN`).
+    """
+
+    query: int
+    seed: int
+    scored: list[int]
+    pruned: list[int]
+    links: dict[int, list[int]] = field(default_factory=dict)
 
 
 @settings
@@ -85,11 +136,12 @@ class EdgeScoringSettings:
     """CatRAG's ``edge_scoring``.
 
     Attributes:
-        n_seed: seed entities per query whose arcs are re-weighted.
-        k_edge: relation arcs per seed sent to the LLM (by query–fact similarity); the rest get ``weak``.
-        tau_facts: an entity with more facts than this is shown through an LLM summary of them.
-        weak_multiplier: multiplier of the pruned arcs.
-        max_facts_shown: facts listed as an entity's context (and summarised) at most.
+        n_seed: seed entities per query whose arcs are re-weighted (N_seed).
+        k_edge: relation neighbours per seed sent to the LLM, by query–fact similarity (K_edge); the rest get
+            ``weak_multiplier``.
+        tau_facts: a neighbour with more facts than this is shown through an LLM summary of them (τ, Eq. 2).
+        weak_multiplier: multiplier of the pruned arcs (the bottom of the weak tier).
+        max_facts_shown: facts of one entity listed as its context, or given to its summary, at most.
     """
 
     n_seed: PositiveInt
@@ -103,98 +155,132 @@ class LLMEdgeScorer:
     """Callable ``(seeds, retriever) -> EdgeWeightDelta | None`` plugged into :class:`CatRAGRetriever`.
 
     Args:
-        settings: seeds, arcs per seed, summary threshold, weak multiplier (:class:`EdgeScoringSettings`).
+        settings: seeds, neighbours per seed, summary threshold, weak multiplier (:class:`EdgeScoringSettings`).
     """
 
     def __init__(self, settings: EdgeScoringSettings) -> None:
-        s = settings
-        self.n_seed, self.k_edge, self.tau_facts = s.n_seed, s.k_edge, s.tau_facts
-        self.weak_multiplier = s.weak_multiplier
-        self.max_facts_shown = s.max_facts_shown
+        self.settings = settings
         self.adjacency: RelationAdjacency | None = None
-        self.calls = 0  # LLM scoring calls (not counting summaries), for per-query accounting
-        self.failed_calls = 0  # seeds whose scoring call failed (their arcs keep their static weights)
+        self.summaries: dict[int, str] = {}  # entity -> its LLM summary, for the graph bound last
+        self.calls = 0  # neighbour-scoring calls (summaries not counted)
+        self.failed_calls = 0  # seeds whose call failed or scored nothing (their arcs stay static)
 
-    def fact_text(self, retriever: CatRAGRetriever, f: int) -> str:
-        s, r, o = retriever.graph.facts[f]
-        return f"{s} {r} {o}"
+    def bind(self, graph: KnowledgeGraph, edge_weights: dict[str, float]) -> None:
+        """Index (or re-index) on ``graph``: rebuilds the relation adjacency, forgets the summaries."""
+        self.adjacency = RelationAdjacency.build(graph, edge_weights)
+        self.summaries = {}
 
-    def entity_context(self, retriever: CatRAGRetriever, entities: list[int]) -> dict[int, str]:
-        adj = self.adjacency
-        facts = {e: adj.entity_fact_idx[adj.entity_fact_ptr[e] : adj.entity_fact_ptr[e + 1]].tolist()[
-            : self.max_facts_shown] for e in entities}
-        context = {e: "; ".join(self.fact_text(retriever, f) for f in fs) for e, fs in facts.items()}
-        long = [e for e, fs in facts.items() if len(fs) > self.tau_facts]
-        if long:
-            results = retriever.llm.complete_structured_batch("entity_summary", [
-                {"entity": retriever.graph.entity_names[e], "descriptions": [self.fact_text(retriever, f)
-                                                                             for f in facts[e]]} for e in long])
-            for e, res in zip(long, results):
-                if res.ok:  # a failed summary keeps the concatenated facts
-                    context[e] = f"{retriever.graph.entity_names[e]}: {res.value}"
-        return context
+    # ---- Stage I -----------------------------------------------------------------------------------------
+    def plan(self, seeds: SeedBatch, fact_emb: torch.Tensor) -> list[SeedPlan]:
+        """The seeds to score and, for each, its top-``k_edge`` and pruned neighbours.
 
-    def __call__(self, seeds: SeedBatch, retriever: CatRAGRetriever) -> EdgeWeightDelta | None:
-        if not retriever.llm_available:
-            return None
-        if self.adjacency is None:
-            self.adjacency = RelationAdjacency.build(retriever)
-        adj, graph = self.adjacency, retriever.graph
-        fact_emb = retriever.fact_emb.cpu()
-        weights = seeds.entity_weight.cpu()
-        top = torch.topk(weights, min(self.n_seed, weights.shape[1]), dim=1)
-        calls: list[tuple[int, int, list[int]]] = []  # (query, seed, neighbours for the LLM)
-        rows: list[tuple[int, int, int, float]] = []  # (query, seed, neighbour, multiplier) decided here
+        Args:
+            seeds: the batch's seeds (``entity_weight`` [B, E], ``query_emb`` [B, D]).
+            fact_emb: [F, D] unit fact embeddings.
+        """
+        adj = self._adjacency()
+        weights = seeds.entity_weight.detach().cpu()
+        query_emb, fact_emb = seeds.query_emb.detach().cpu().float(), fact_emb.detach().cpu().float()
+        top = torch.topk(weights, min(self.settings.n_seed, weights.shape[1]), dim=1)
+        plans = []
         for b in range(weights.shape[0]):
-            q = seeds.query_emb[b].cpu()
             for e, w in zip(top.indices[b].tolist(), top.values[b].tolist()):
                 if w <= 0:
                     continue
-                lo, hi = int(adj.ptr[e]), int(adj.ptr[e + 1])
-                if lo == hi:
+                nbr, fact = adj.neighbours(e)
+                if nbr.numel() == 0:
                     continue
-                nbr, fact = adj.dst[lo:hi], adj.fact[lo:hi]
-                sim = fact_emb[fact] @ q
-                best = torch.full((graph.num_entities,), float("-inf")).scatter_reduce(0, nbr, sim, "amax")
-                uniq = nbr.unique()
-                ranked = uniq[torch.argsort(best[uniq], descending=True)].tolist()
-                calls.append((b, e, ranked[: self.k_edge]))
-                rows.extend((b, e, n, self.weak_multiplier) for n in ranked[self.k_edge :])
-        if calls:
-            context = self.entity_context(retriever, sorted({e for _, e, _ in calls}))
-            inputs = []
-            for b, e, nbrs in calls:
-                shown = []
-                for n in nbrs:
-                    lo, hi = int(adj.ptr[e]), int(adj.ptr[e + 1])
-                    linking = adj.fact[lo:hi][adj.dst[lo:hi] == n].tolist()[:3]
-                    shown.append((n, f"{graph.entity_names[n]} (via: " +
-                                  "; ".join(self.fact_text(retriever, f) for f in linking) + ")"))
-                inputs.append({"query": seeds.questions[b], "node": context[e], "neighbors": shown})
-            results = retriever.llm.complete_structured_batch("neighbor_scoring", inputs)
-            self.calls += len(calls)
-            self.failed_calls += sum(not r.ok for r in results)
-            for (b, e, _), res in zip(calls, results):
-                if not res.ok:  # no verdict: the seed's arcs keep their weights
-                    continue
-                rows.extend((b, e, n, score_to_multiplier(round(s * 10))) for n, s in res.value.items())
+                sim = fact_emb[fact] @ query_emb[b]
+                uniq, inverse = nbr.unique(return_inverse=True)
+                best = torch.full((uniq.numel(),), float("-inf")).scatter_reduce(0, inverse, sim, "amax")
+                ranked = uniq[torch.argsort(best, descending=True, stable=True)].tolist()
+                k = self.settings.k_edge
+                scored = ranked[:k]
+                links = {n: fact[nbr == n].tolist()[:MAX_LINKS_SHOWN] for n in scored}
+                plans.append(SeedPlan(b, e, scored, ranked[k:], links))
+        return plans
+
+    # ---- Stage II ----------------------------------------------------------------------------------------
+    def contexts(self, retriever: CatRAGRetriever, entities: list[int]) -> dict[int, str]:
+        """``C(v)`` per entity (Eq. 2): its summary when it has more than ``tau_facts`` facts, else its facts.
+
+        A failed summary falls back to the facts (counted as a skipped ``entity_summary``) and is asked again
+        the next time the entity is shown.
+        """
+        from hyperrag.llm.tasks.neighbor_scoring import triple_text
+
+        adj, graph, cap = self._adjacency(), retriever.graph, self.settings.max_facts_shown
+        facts = {e: adj.facts_of(e) for e in entities}
+        context = {e: "; ".join(triple_text(graph.facts[f]) for f in fs[:cap]) for e, fs in facts.items()}
+        dense = [e for e, fs in facts.items() if len(fs) > self.settings.tau_facts]
+        todo = [e for e in dense if e not in self.summaries]
+        if todo:
+            results = retriever.llm.complete_structured_batch("entity_summary", [
+                {"entity": graph.entity_names[e], "facts": [list(graph.facts[f]) for f in facts[e][:cap]]}
+                for e in todo])
+            for e, res in zip(todo, results):
+                if res.ok and res.value:
+                    self.summaries[e] = res.value
+            retriever.skip("entity_summary", sum(e not in self.summaries for e in todo))
+        context.update({e: self.summaries[e] for e in dense if e in self.summaries})
+        return context
+
+    def score(self, plans: list[SeedPlan], seeds: SeedBatch, retriever: CatRAGRetriever
+              ) -> list[dict[int, int] | None]:
+        """One ``neighbor_scoring`` call per plan: ``{neighbour: score 0–10}``, or ``None`` (no verdict)."""
+        graph = retriever.graph
+        context = self.contexts(retriever, sorted({n for p in plans for n in p.scored}))
+        verified = [[list(graph.facts[f]) for f, k in zip(ids, kp) if k]
+                    for ids, kp in zip(seeds.fact_ids.tolist(), seeds.keep.tolist())]
+        inputs = [{"query": seeds.questions[p.query], "entity": graph.entity_names[p.seed],
+                   "facts": verified[p.query],
+                   "neighbors": [{"id": n, "name": graph.entity_names[n], "text": context[n],
+                                  "links": [list(graph.facts[f]) for f in p.links[n]]} for n in p.scored]}
+                  for p in plans]
+        results = retriever.llm.complete_structured_batch("neighbor_scoring", inputs)
+        scores = [dict(r.value) if r.ok and r.value else None for r in results]
+        self.calls += len(plans)
+        self.failed_calls += sum(s is None for s in scores)
+        return scores
+
+    def delta(self, plans: list[SeedPlan], scores: list[dict[int, int] | None], ppr_graph: Any,
+              device: str | torch.device) -> EdgeWeightDelta | None:
+        """The forward arcs seed → neighbour of every seed with a verdict, re-weighted.
+
+        Args:
+            plans / scores: from :meth:`plan` and :meth:`score` (``None``: the seed keeps its static weights).
+            ppr_graph: the :class:`~hyperrag.ops.ppr.PPRGraph` (stored, summed arc weights).
+        """
+        adj = self._adjacency()
+        rows: list[tuple[int, int, int, float]] = []
+        weak = self.settings.weak_multiplier
+        for p, verdict in zip(plans, scores):
+            if verdict is None:
+                continue
+            rows.extend((p.query, p.seed, n, score_to_multiplier(verdict[n])) for n in p.scored if n in verdict)
+            rows.extend((p.query, p.seed, n, weak) for n in p.pruned)
         if not rows:
             return None
         q, s, t, mult = (torch.tensor(c) for c in zip(*rows))
-        base = adj.pair_weight(s, t, graph.num_nodes)
-        rel_stored = self._relation_weight(retriever, s, t)
-        # only the relation part of the arc is re-weighted; synonym weight on the same pair stays
-        new = base - rel_stored + rel_stored * mult.float()
-        dev = retriever.device
-        return EdgeWeightDelta(q.to(dev), s.to(dev), t.to(dev), new.clamp_min(0).to(dev))
+        stored = ppr_graph.arc_weight(s, t).float().cpu()
+        rel = adj.relation_weight(s, t)
+        # only the relation part of the arc is re-weighted; a synonym weight on the same pair stays
+        new = (stored - rel + rel * mult.float()).clamp_min(0)
+        return EdgeWeightDelta(q.to(device), s.to(device), t.to(device), new.to(device))
 
-    def _relation_weight(self, retriever: CatRAGRetriever, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        graph = retriever.graph
-        rel = graph.edge_type == EdgeType.RELATION
-        keys = graph.edge_index[0, rel] * graph.num_nodes + graph.edge_index[1, rel]
-        order = torch.argsort(keys)
-        relation_weight = retriever.settings.edge_weights.get("relation", 1.0)
-        keys, w = keys[order], graph.edge_weight[rel][order] * relation_weight
-        key = torch.minimum(u, v) * graph.num_nodes + torch.maximum(u, v)
-        pos = torch.searchsorted(keys, key).clamp_max(keys.numel() - 1)
-        return torch.where(keys[pos] == key, w[pos], torch.zeros_like(w[pos])).float()
+    def __call__(self, seeds: SeedBatch, retriever: CatRAGRetriever) -> EdgeWeightDelta | None:
+        plans = self.plan(seeds, retriever.fact_emb)
+        if not plans:
+            return None
+        if not retriever.llm_available:
+            retriever.skip("edge_scoring", len(plans))
+            return None
+        scores = self.score(plans, seeds, retriever)
+        retriever.skip("edge_scoring", sum(s is None for s in scores))
+        seeds.edge_scores = [(p, s) for p, s in zip(plans, scores)]  # type: ignore[attr-defined]
+        return self.delta(plans, scores, retriever.ppr_graph, retriever.device)
+
+    def _adjacency(self) -> RelationAdjacency:
+        if self.adjacency is None:
+            raise RuntimeError("LLMEdgeScorer.bind(graph, edge_weights) first (CatRAGRetriever.index does)")
+        return self.adjacency

@@ -177,15 +177,19 @@ class HippoRAG2Retriever(Retriever):
                                     edge_delta=self.edge_delta(seeds))
         return ppr, reset
 
-    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
-        seeds = self.seed(questions)
-        ppr, reset = self.propagate(seeds)
+    def passage_scores(self, seeds: SeedBatch, ppr: torch.Tensor, reset: torch.Tensor) -> torch.Tensor:
+        """Passage ranking scores [B, P]: their PPR mass; a query with no usable seed entity (every fact
+        filtered out) falls back to its dense passage scores, as HippoRAG 2 does."""
         scores = ppr[:, self.graph.num_entities:]
-        # no usable seed entity (every fact filtered out): HippoRAG 2 falls back to dense ranking
         no_seed = reset[:, : self.graph.num_entities].sum(dim=1) == 0
         if no_seed.any():
             scores = torch.where(no_seed.unsqueeze(1), seeds.dense, scores)
-        idx, val = topk_rows(scores, top_k)
+        return scores
+
+    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        seeds = self.seed(questions)
+        ppr, reset = self.propagate(seeds)
+        idx, val = topk_rows(self.passage_scores(seeds, ppr, reset), top_k)
         return RetrievalOutput(idx.cpu(), val.cpu(), self.details(seeds))
 
     def describe(self) -> dict[str, Any]:

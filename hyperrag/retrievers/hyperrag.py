@@ -53,7 +53,7 @@ from typing_extensions import Unpack
 from hyperrag.data.types import Dataset, Passage
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs
 from hyperrag.retrievers.settings import HyperRAGSettings
-from hyperrag.utils.digest import stable_digest
+from hyperrag.utils.hashing import stable_digest
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class HyperRAGRetriever(Retriever):
         from hyperrag.retrievers.hyperrag_update import settings_key
 
         key = stable_digest(corpus_fingerprint(dataset), settings_key(self.settings, self.encoder, self.llm),
-                            questions_key(questions))[:10]
+                            questions_key(questions), length=10)
         return Path(self.settings.models_dir) / "hyperrag" / f"{dataset.name}-{self.variant}-{key}"
 
     # ---- index: G and its ball ---------------------------------------------------------------------------
@@ -138,7 +138,7 @@ class HyperRAGRetriever(Retriever):
         from hyperrag.hyperbolic.ball_index import questions_key
         from hyperrag.retrievers.hyperrag_update import (
             dataset_questions,
-            find_checkpoint,
+            find_saved_ball,
             settings_key,
             update_from,
         )
@@ -151,7 +151,7 @@ class HyperRAGRetriever(Retriever):
         questions = dataset_questions(s, dataset)
         skey = settings_key(s, self.encoder, self.llm)
         root = Path(s.models_dir) / "hyperrag"
-        found = None if s.retrain else find_checkpoint(root, dataset, self.variant, skey, questions_key(questions))
+        found = None if s.retrain else find_saved_ball(root, dataset, self.variant, skey, questions_key(questions))
         refused = None
         if found is not None and found.kind != "exact" and found.reuse < s.update.min_reuse:
             refused = {"checkpoint": str(found.folder / "model.ckpt"), "reused_passages": found.reused,

@@ -12,7 +12,7 @@ reuse:
   is the same whichever LLM is configured);
 * the questions whose query graphs are in the ball.
 
-:func:`find_checkpoint` (what ``HyperRAGRetriever.index`` runs first) looks for a saved ball with both keys
+:func:`find_saved_ball` (what ``HyperRAGRetriever.index`` runs first) looks for a saved ball with both keys
 whose corpus the dataset's corpus can be reached from by deleting some passages (order kept) and appending
 others — how an index directory changes under ``python -m hyperrag.index insert|delete`` — matched by
 :func:`~hyperrag.hyperbolic.ball_index.passage_hash`:
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from hyperrag.config.validation import as_dict
 from hyperrag.data.types import Dataset
 from hyperrag.hyperbolic.ball_index import BallIndex, passage_hash
-from hyperrag.utils.digest import stable_digest
+from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder, LanguageModel
@@ -67,7 +67,7 @@ def settings_key(settings: HyperRAGSettings, encoder: Encoder, llm: LanguageMode
     return stable_digest(getattr(encoder, "model_key", ""), s.graph, as_dict(s.keywords), as_dict(s.explicit),
                          as_dict(s.key_entity), as_dict(s.implicit), s.implicit_queries, s.fusion,
                          s.query_closure_depth, s.query_edge_repeat, as_dict(s.model), as_dict(s.train),
-                         llm_identity(llm) if builds_query_graphs else "none")[:16]
+                         llm_identity(llm) if builds_query_graphs else "none", length=16)
 
 
 def dataset_questions(settings: HyperRAGSettings, dataset: Dataset) -> list[str]:
@@ -133,7 +133,7 @@ def reuse_plan(saved: Sequence[str], hashes: Sequence[str]) -> tuple[int, list[i
     return m, [i for i in range(len(saved)) if i not in kept]
 
 
-def find_checkpoint(root: Path, dataset: Dataset, variant: str, skey: str, qkey: str) -> CheckpointMatch | None:
+def find_saved_ball(root: Path, dataset: Dataset, variant: str, skey: str, qkey: str) -> CheckpointMatch | None:
     """The best saved ball under ``root`` (``<models_dir>/hyperrag``) for ``dataset`` (see
     :class:`CheckpointMatch`), or ``None``: candidates are every ``corpus.json`` under
     ``<data>-<variant>-*/`` (bases and their ``gen-N``) with keys ``skey`` / ``qkey`` that reuse at least one

@@ -12,7 +12,6 @@ since, starts afresh; so does ``resume=False``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -29,6 +28,7 @@ from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.retrievers.base import Retriever
 from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
+from hyperrag.utils.hashing import Hasher, stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import LanguageModel
@@ -71,8 +71,10 @@ class RetrievalModule(L.LightningModule):
         rows = []
         for i, q in enumerate(batch):
             row = {"id": q.id, "question": q.question,
-                   "ranked_ids": [self.passage_ids[j] for j in out.indices[i].tolist()],
-                   "scores": [round(float(s), 6) for s in out.scores[i].tolist()],
+                   # index -1: no passage (a method that retrieved nothing for this query, e.g. a failed filter)
+                   "ranked_ids": [self.passage_ids[j] for j in out.indices[i].tolist() if j >= 0],
+                   "scores": [round(float(s), 6) for j, s in zip(out.indices[i].tolist(), out.scores[i].tolist())
+                              if j >= 0],
                    "gold_ids": list(q.gold_ids), "answers": list(q.answers)}
             if out.details:
                 row["details"] = out.details[i]
@@ -107,15 +109,15 @@ def _log_files(out: Path) -> list[Path]:
 
 
 def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool) -> str:
-    digest = hashlib.sha256()
+    corpus = Hasher()
     for pid in dataset.corpus.ids:
-        digest.update(pid.encode("utf-8", "surrogatepass") + b"\0")
-    spec = {"dataset": dataset.name, "corpus": digest.hexdigest(), "retriever": type(retriever).__qualname__,
+        corpus.update(pid).update(b"\0")
+    spec = {"dataset": dataset.name, "corpus": corpus.hexdigest(), "retriever": type(retriever).__qualname__,
             "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
     index_key = getattr(retriever, "index_key", None)
     if index_key:  # retrieving over an index directory: an insert/delete since invalidates the rows
         spec["index"] = index_key
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    return stable_digest(spec)
 
 
 def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True) -> dict[str, dict[str, Any]]:
@@ -189,16 +191,10 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     missing = len(dataset.queries) - len(rows)
     if missing:
         raise RuntimeError(f"{missing} queries have no prediction row in {out}")
-    metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
-    metrics.update({"queries": len(rows), "resumed_queries": len(done), "retrieve_seconds": round(seconds, 3),
+    metrics = score_rows(rows, ks, answer_top_n)
+    metrics.update({"resumed_queries": len(done), "retrieve_seconds": round(seconds, 3),
                     "queries_per_second": round(len(todo) / max(seconds, 1e-9), 2)})
-    if any("answer" in r for r in rows):
-        n = answer_top_n or 5
-        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
-        metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain))
-        metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
-                                       [r.get("answer_index") for r in rows]))
-        metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
+    if "answer_failures" in metrics:
         metrics["answer_seconds"] = round(module.answer_seconds, 3)
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
@@ -223,6 +219,22 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     if reader_accounting is not None and reader_accounting.tasks:
         record["reader_llm_usage"] = reader_accounting.to_dict()
     atomic_write_json(out / "metrics.json", record)
+    return metrics
+
+
+def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: int) -> dict[str, Any]:
+    """Retrieval metrics of prediction rows, plus answer metrics (EM/F1/JSR, accuracy for multiple choice,
+    failures) when they were answered (JSR's chain is the reader's top ``answer_top_n``)."""
+    metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
+    metrics["queries"] = len(rows)
+    if any("answer" in r for r in rows):
+        n = answer_top_n or 5
+        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
+        metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
+                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows]))
+        metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
+                                       [r.get("answer_index") for r in rows]))
+        metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
     return metrics
 
 

@@ -1,5 +1,9 @@
-"""Shared training machinery for ``train.py`` (kill-and-resume of a Lightning fit)."""
+"""Training for ``train.py``: one run as a library call (``fit``) and the tasks it trains (``tasks``).
 
-from hyperrag.training.resume import AtomicCheckpointIO, ResumableFit, ResumeCheckpoint
+The kill-and-resume machinery of a Lightning fit lives in :mod:`hyperrag.utils.resume` (below the retrievers:
+HyperRAG's ball trains through it inside retrieval); its names are re-exported here.
+"""
 
-__all__ = ["AtomicCheckpointIO", "ResumableFit", "ResumeCheckpoint"]
+from hyperrag.utils.resume import AtomicCheckpointIO, RandomState, ResumableFit, resumable
+
+__all__ = ["AtomicCheckpointIO", "RandomState", "ResumableFit", "resumable"]

@@ -3,13 +3,13 @@ from hyperrag.causal.candidates import (
     extract_candidates,
     normalize_span,
     openie_candidates,
-    split_sentences,
 )
+from hyperrag.utils.sentences import sentence_spans
 from tests.causal.corpus import causal_dataset
 
 
 def pairs(text: str) -> list[tuple[str, str, str, str]]:
-    sents = [s for _, s in split_sentences(text)]
+    sents = [s for _, s in sentence_spans(text)]
     return [(c.cause, c.effect, c.connective, c.strength) for c in connective_candidates(sents, 0)]
 
 
@@ -54,7 +54,7 @@ def test_junk_spans_are_dropped():
 
 
 def test_sentence_split_keeps_abbreviations():
-    sents = [s for _, s in split_sentences("Dr. Smith visited St. Louis in 1900. He left after a year.")]
+    sents = [s for _, s in sentence_spans("Dr. Smith visited St. Louis in 1900. He left after a year.")]
     assert sents == ["Dr. Smith visited St. Louis in 1900.", "He left after a year."]
 
 

@@ -19,7 +19,8 @@ from hyperrag.causal.graph import (
 from hyperrag.causal.records import RECORDS_FILE, load_records
 from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Dataset, Passage
-from hyperrag.index.store import IndexDirectory, fingerprint
+from hyperrag.index.store import IndexDirectory
+from hyperrag.utils.hashing import stable_digest
 from tests.causal.corpus import OPENIE, PASSAGES
 from tests.causal.llm_double import fake_llm, task_of, user_text
 from tests.llm.fake_server import FakeOpenAIServer
@@ -52,7 +53,7 @@ def dataset(tmp_path, ids, edits=None, name="toy"):
         docs.append(
             {"idx": i, "passage": f"{title}\n{text}", "extracted_entities": [], "extracted_triples": triples}
         )
-    path = tmp_path / f"openie-{fingerprint(docs)[:12]}.json"
+    path = tmp_path / f"openie-{stable_digest(docs)[:12]}.json"
     path.write_text(json.dumps({"docs": docs}))
     return Dataset(name, Corpus(passages), [], path)
 
@@ -156,7 +157,7 @@ class CountingClassifier:
 
     def predict_proba(self, texts, batch_size=64):
         self.texts.extend(texts)
-        return torch.tensor([0.3 + 0.6 * (int(fingerprint(t)[:4], 16) / 0xFFFF) for t in texts])
+        return torch.tensor([0.3 + 0.6 * (int(stable_digest(t)[:4], 16) / 0xFFFF) for t in texts])
 
 
 def test_only_new_passages_are_extracted_and_scored(tmp_path, encoder, monkeypatch):

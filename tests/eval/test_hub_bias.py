@@ -12,6 +12,8 @@ def test_hub_bias_known_values(tmp_path):
     out = hub_bias(ppr, strength, num_entities=5, top=2, hub_quantile=0.99)
     # query 0: top-2 = {0 (0.5, deg 4), 1 or 2 (0.25, deg 1)} → (0.5*4 + 0.25*1) / 0.75 = 3.0
     assert torch.allclose(out["s_ppr"], torch.tensor([3.0, 1.0], dtype=torch.float64))
-    assert torch.allclose(out["hub_mass"], torch.tensor([0.5, 0.0], dtype=torch.float64))
+    # super-hub: node 0; query 0 holds 0.5 of its top-2 mass 0.75 there (and 0.5 of all its entity mass)
+    assert torch.allclose(out["hub_mass"], torch.tensor([0.5 / 0.75, 0.0], dtype=torch.float64))
+    assert torch.allclose(out["hub_mass_all"], torch.tensor([0.5, 0.0], dtype=torch.float64))
     png = plot_hub_bias({"a": out, "b": out}, tmp_path / "h.png")
     assert png.stat().st_size > 1000

@@ -1,6 +1,6 @@
 import pytest
 
-from hyperrag.eval.qa import answer_contained, exact_match, normalize_answer, qa_metrics, token_f1
+from hyperrag.eval.qa import answer_in_response, exact_match, normalize_answer, qa_metrics, token_f1
 
 
 def test_normalisation():
@@ -27,8 +27,26 @@ def test_qa_metrics_and_jsr():
     assert m["jsr"] == 0.0
 
 
+def test_jsr_counts_a_response_that_contains_the_answer():
+    """CatRAG's JSR: full chain retrieved and the response contains the gold answer (EM is unchanged)."""
+    preds = ["It reaches the sea at Le Havre, in Normandy.", "The Baltic.", "Le Havre", "Havre de Grace"]
+    golds = [["Le Havre"], ["Baltic Sea", "the Baltic"], ["Le Havre"], ["Le Havre"]]
+    m = qa_metrics(preds, golds, full_chain=[1.0, 1.0, 0.0, 1.0])
+    assert m["em"] == 50.0  # "The Baltic." and "Le Havre" only
+    assert m["jsr"] == 50.0  # q1 (contained) and q2; q3 lacks the chain; "Havre de Grace" is not "Le Havre"
+    assert answer_in_response("It reaches the sea at Le Havre.", ["le havre"]) == 1.0
+    assert answer_in_response("Havre", ["Le Havre"]) == 0.0
+
+
+def test_jsr_of_a_multiple_choice_query_needs_the_correct_option():
+    options = [["SUPPORTED", "NOT_SUPPORTED"]] * 2
+    m = qa_metrics(["not supported", "NOT_SUPPORTED"], [["SUPPORTED"], ["NOT_SUPPORTED"]], full_chain=[1.0, 1.0],
+                   options=options, answer_indices=[0, 1])
+    assert m["jsr"] == 50.0  # "not supported" contains the word "supported" but names the wrong option
+
+
 def test_match_acc_is_whole_word_containment():
-    assert answer_contained("It was built in Paris, France.", ["paris"]) == 1.0
-    assert answer_contained("Parisian", ["Paris"]) == 0.0 and answer_contained("anything", [""]) == 0.0
+    assert answer_in_response("It was built in Paris, France.", ["paris"]) == 1.0
+    assert answer_in_response("Parisian", ["Paris"]) == 0.0 and answer_in_response("anything", [""]) == 0.0
     m = qa_metrics(["The answer is Le Havre.", "Rouen"], [["Le Havre"], ["Paris", "Rouen"]])
     assert m["match_acc"] == 100.0 and m["em"] == 50.0

@@ -1,6 +1,7 @@
 """Sentence splitting, content tokens and abstentions on hand-made text."""
 
-from hyperrag.eval.text import contains_text, content_tokens, is_abstention, split_sentences
+from hyperrag.eval.text import contains_text, content_tokens, is_abstention
+from hyperrag.utils.sentences import sentence_spans, split_sentences
 
 
 def test_split_sentences_keeps_abbreviations_and_initials():
@@ -8,6 +9,8 @@ def test_split_sentences_keeps_abbreviations_and_initials():
     assert split_sentences(text) == ["Dr. Smith moved to Paris in 1901.", "J. R. R. Tolkien wrote books!",
                                      "Was it the U.S. Army?", "Yes."]
     assert split_sentences("  ") == [] and split_sentences("no final stop") == ["no final stop"]
+    spans = sentence_spans("It rained.  As a result, the U.S. river rose in Jan. 1990. Then it fell.")
+    assert spans == [(0, "It rained."), (12, "As a result, the U.S. river rose in Jan. 1990."), (59, "Then it fell.")]
 
 
 def test_content_tokens_and_abstentions():

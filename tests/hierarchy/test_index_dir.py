@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-from hyperrag.config import graph_settings, method_settings
+from hyperrag.config import method_settings
 from hyperrag.data.jsonl import read_jsonl_corpus
 from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus, Dataset
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.incremental import entity_signatures, match_modules, read_state, touched_by_signature
 from hyperrag.hierarchy.store import entity_texts
-from hyperrag.index.kg_index import build_kg_directory, load_kg_directory
+from hyperrag.index.kg_index import build_kg_directory, graph_settings, load_kg_directory
 from hyperrag.index.passages import dataset_for_index
 from hyperrag.index.update import delete_documents, insert_documents
 from hyperrag.retrievers.hugrag import HugRAGRetriever
@@ -37,8 +37,8 @@ from tests.test_retrieve_index_dir import (
 sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
-SAMPLE = REPO_ROOT / "hyperrag" / "datasets" / "sample"
-HIER = {"backend": "cpu", "token_budget": 40, "min_module_size": 3}
+SAMPLE = REPO_ROOT / "hyperrag" / "sample_data"
+HIER = {"backend": "cpu", "context_window": 40, "min_module_size": 3}
 
 
 def build_index(tmp_path, encoder):
@@ -135,7 +135,7 @@ def _responder(body):
     if '"title"' in spec:  # module summary: depends on the prompt (its inputs) only
         first = prompt_of(body).split("\n")[1][:40]
         return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": ["k"]})
-    return json.dumps({"answer": "yes", "reason": "scripted"})  # causal gate
+    return json.dumps({"answer": "yes", "direction": "both"})  # causal gate
 
 
 def _summary_requests(server, start=0):

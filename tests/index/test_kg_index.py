@@ -2,9 +2,8 @@ import json
 
 import pytest
 
-from hyperrag.config import graph_settings
 from hyperrag.data import sample_dataset
-from hyperrag.index.kg_index import load_kg_directory, load_or_build_kg_index
+from hyperrag.index.kg_index import graph_settings, load_kg_directory, load_or_build_kg_index
 from hyperrag.index.store import IndexCorruptError
 
 GRAPH = graph_settings()  # hydra_configs/graph/default.yaml

@@ -9,14 +9,13 @@ import sys
 
 import pytest
 
-from hyperrag.config import graph_settings
 from hyperrag.data import read_openie, sample_dataset
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.data.types import Corpus, Dataset
 from hyperrag.graph.build import build_knowledge_graph
 from hyperrag.graph.canonical import graph_differences
 from hyperrag.index.__main__ import main as cli_main
-from hyperrag.index.kg_index import load_kg_directory, load_or_build_kg_index
+from hyperrag.index.kg_index import graph_settings, load_kg_directory, load_or_build_kg_index
 from hyperrag.index.update import delete_documents, insert_documents
 from hyperrag.llm.openie import write_openie
 from tests.conftest import REPO_ROOT

@@ -10,10 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hyperrag.data.openie import read_openie
 from hyperrag.data.types import Corpus, Passage
 from hyperrag.llm.backends import OpenAICompatible
-from hyperrag.llm.openie import _digest, passage_string, read_checkpoint, run_openie
+from hyperrag.llm.errors import StageFailedError
+from hyperrag.llm.openie import passage_string, read_checkpoint, run_openie
+from hyperrag.utils.hashing import text_digest
 from tests.llm.conftest import FAST_CLIENT
 from tests.llm.fake_server import Reply, schema_reply
 
@@ -77,6 +81,19 @@ def test_failed_passages_are_retried_on_rerun(fake_server, tmp_path):
     assert fake_server.stats["requests"] == 4  # only the two missing passages (NER + triples)
 
 
+def test_every_passage_failing_stops_the_stage_and_writes_no_file(fake_server, tmp_path):
+    fake_server.configure(http500=1.0)  # TEST DOUBLE: the endpoint answers every chat call with HTTP 500
+    out = tmp_path / "openie.json"
+    failed = r"OpenIE \(hipporag\): every LLM call failed \(4 passages"
+    with _llm(fake_server, cache_path=None, client={"max_retries": 0}) as llm, \
+            pytest.raises(StageFailedError, match=failed):
+        run_openie(_corpus(4).passages, llm, output_path=out, progress=False)
+    assert not out.exists()  # nothing to build a graph on: no file of empty extractions
+    fake_server.configure(http500=0.0)  # the endpoint recovers: the rerun extracts everything
+    with _llm(fake_server, cache_path=None) as llm:
+        assert run_openie(_corpus(4).passages, llm, output_path=out, progress=False).ok
+
+
 def test_checkpoint_ignores_torn_lines_and_changed_passages(tmp_path):
     ckpt = tmp_path / "c.jsonl"
     ckpt.write_text('{"idx": 0, "digest": "aaa", "extracted_entities": [], "extracted_triples": []}\n'
@@ -89,6 +106,7 @@ _CHILD = """
 import sys
 from hyperrag.data.types import Passage
 from hyperrag.llm.backends import OpenAICompatible
+from hyperrag.llm.errors import StageFailedError
 from hyperrag.llm.openie import run_openie
 ps = [Passage(f"p{i}", f"Town {i}", f"Town {i} lies on the River Avon in Somerset County.") for i in range(12)]
 llm = OpenAICompatible(base_url=sys.argv[1], model="fake-model", api_key_env=None, cache_path=None,
@@ -113,7 +131,7 @@ def test_kill_mid_run_then_resume_sends_only_missing(fake_server, tmp_path):
     child.wait()
     assert not out.exists()  # killed before the end
     corpus = _corpus(12)
-    done = len(read_checkpoint(ckpt, [_digest(passage_string(p)) for p in corpus.passages]))
+    done = len(read_checkpoint(ckpt, [text_digest(passage_string(p), length=16) for p in corpus.passages]))
     assert 3 <= done < 12
     fake_server.configure(delay_s=0.0)
     fake_server.reset()

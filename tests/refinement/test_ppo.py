@@ -4,9 +4,9 @@ import lightning as L
 import pytest
 import torch
 
+from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
-from hyperrag.refinement.task import RolloutDataModule
 
 
 class BanditEnv:

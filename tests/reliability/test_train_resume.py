@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -80,18 +81,33 @@ class _Interrupted(Exception):
     pass
 
 
-def _interrupt_after(monkeypatch, epochs: int) -> None:
-    """The first fit dies right after its checkpoint of epoch ``epochs`` (what a kill then leaves behind)."""
-    from hyperrag.training.resume import ResumeCheckpoint
+def _count_saves(monkeypatch, stop: tuple[str, int] | None = None) -> Counter:
+    """Count the first fit's ``last.ckpt`` saves by kind (``epoch`` / ``mid_epoch``); with ``stop=(kind, n)`` the fit
+    dies right after its n-th save of that kind (what a kill then leaves behind)."""
+    from lightning.pytorch.callbacks import ModelCheckpoint
 
-    save = ResumeCheckpoint.on_train_epoch_end
+    from hyperrag.utils.resume import MidEpochCheckpoint, RandomState
 
-    def hook(self, trainer, pl_module):
-        save(self, trainer, pl_module)
-        if not self.resumed and trainer.current_epoch + 1 == epochs:
+    save = ModelCheckpoint._save_checkpoint
+    saves: Counter = Counter()
+
+    def hook(self, trainer, filepath):
+        save(self, trainer, filepath)
+        state = next(cb for cb in trainer.callbacks if isinstance(cb, RandomState))
+        if state.resumed:
+            return
+        kind = "mid_epoch" if isinstance(self, MidEpochCheckpoint) else "epoch"
+        saves[kind] += 1
+        if stop is not None and (kind, saves[kind]) == stop:
             raise _Interrupted
 
-    monkeypatch.setattr(ResumeCheckpoint, "on_train_epoch_end", hook)
+    monkeypatch.setattr(ModelCheckpoint, "_save_checkpoint", hook)
+    return saves
+
+
+def _interrupt_after(monkeypatch, epochs: int) -> None:
+    """The first fit dies right after its checkpoint of epoch ``epochs``."""
+    _count_saves(monkeypatch, ("epoch", epochs))
 
 
 @pytest.mark.slow
@@ -164,17 +180,8 @@ def _count_steps(monkeypatch, cls) -> list[int]:
 
 
 def _interrupt_after_mid_epoch_save(monkeypatch, nth: int) -> None:
-    """The first fit dies right after its ``nth`` mid-epoch checkpoint (what a kill then leaves behind)."""
-    from hyperrag.training.resume import ResumeCheckpoint
-
-    save = ResumeCheckpoint._save
-
-    def hook(self, trainer, kind):
-        save(self, trainer, kind)
-        if not self.resumed and kind == "mid_epoch" and self.saves["mid_epoch"] == nth:
-            raise _Interrupted
-
-    monkeypatch.setattr(ResumeCheckpoint, "_save", hook)
+    """The first fit dies right after its ``nth`` mid-epoch checkpoint."""
+    _count_saves(monkeypatch, ("mid_epoch", nth))
 
 
 MID = ["resume.every_n_steps=2", "resume.every_n_epochs=1000", "resume.every_seconds=null"]  # mid-epoch saves only
@@ -197,7 +204,7 @@ def test_sigkill_mid_epoch_reruns_only_the_remaining_steps_and_matches_an_uninte
     step, in_epoch = _position(saved)
     assert 0 < in_epoch < 7 and step == 7 * saved["epoch"] + in_epoch  # taken inside an epoch
     (loader_state,) = saved["loops"]["fit_loop"]["state_dict"]["combined_loader"]
-    assert loader_state["batches"] == loader_state["dataset"]["batches"] == in_epoch
+    assert loader_state["_num_yielded"] == loader_state["dataset_state"]["batches"] == in_epoch  # torchdata's state
 
     steps = _count_steps(monkeypatch, PoincareEmbedding)
     resumed = train.run(compose_train(tmp_path, *TREE, *MID, f"models_dir={models}"))
@@ -218,7 +225,7 @@ def test_sigkill_mid_epoch_reruns_only_the_remaining_steps_and_matches_an_uninte
 @pytest.mark.slow
 def test_causal_pair_fit_resumes_mid_epoch_with_the_same_batches_dropout_and_weights(tmp_path, monkeypatch):
     """task=causal_pair killed right after a checkpoint inside its second epoch: the shuffled batches continue at the
-    next one (ResumableDataLoader), dropout from the restored global RNG; bit-identical weights on CPU."""
+    next one (torchdata's StatefulDataLoader), dropout from the restored global RNG; bit-identical weights on CPU."""
     from hyperrag.causal.classifier import CausalPairClassifier
     from tests.causal.test_causal_pair_task import compose_train as compose_causal
 
@@ -262,7 +269,8 @@ def test_ppo_fit_resumes_mid_epoch_through_its_plain_dataloader(tmp_path, monkey
     (tmp_path / "models").rename(tmp_path / "reference")
     want = torch.load(next((tmp_path / "reference").glob("ppo/*/model.ckpt")), weights_only=False)
     with monkeypatch.context() as patch:
-        _interrupt_after_mid_epoch_save(patch, 3)  # saves after iterations 2, 5, 7 (4 ends an epoch)
+        # every_n_steps counts optimiser steps (4 an iteration): saves after iterations 1, 2, 3, 5 (4 ends an epoch)
+        _interrupt_after_mid_epoch_save(patch, 4)
         with pytest.raises(_Interrupted):
             train.run(compose_ppo(tmp_path, *over))
     (partial,) = (tmp_path / "models").glob("ppo/*/.partial/last.ckpt")
@@ -300,47 +308,36 @@ def _same(a: list, b: list) -> bool:
     return len(a) == len(b) and all(eq(x, y) for x, y in zip(a, b))
 
 
-@pytest.mark.parametrize("own_generator", [True, False])
-def test_resumable_dataloader_continues_any_position_as_uninterrupted(own_generator):
-    """A shuffled map-style loader restored at batch k yields the rest of that epoch's permutation, then the next
-    epochs exactly as an uninterrupted loader; without its own generator it replays from the global torch RNG and
-    leaves that RNG where it found it."""
+def test_a_plain_shuffled_loader_becomes_a_stateful_one_that_resumes_at_any_batch():
+    """``resumable`` turns a task's plain shuffled ``DataLoader`` into torchdata's ``StatefulDataLoader`` (same
+    dataset, batch size and generator; each epoch a fresh permutation); restored at any batch k it yields the rest of
+    that epoch, then the next epochs, exactly as the uninterrupted loader."""
     from torch.utils.data import DataLoader, TensorDataset
+    from torchdata.stateful_dataloader import StatefulDataLoader
 
-    from hyperrag.training.stateful import ResumableDataLoader, resumable
+    from hyperrag.utils.resume import resumable
 
     data = TensorDataset(torch.arange(23.0), torch.arange(23) % 3)
 
     def make():
-        return ResumableDataLoader(data, batch_size=4, shuffle=True,
-                                   generator=torch.Generator().manual_seed(3) if own_generator else None)
+        return resumable(DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(3)))
 
-    torch.manual_seed(0)
     reference = _batches(make(), epochs=3)
+    assert isinstance(make(), StatefulDataLoader) and _same(reference, _batches(make(), epochs=3))
+    for epoch in range(3):  # every sample once an epoch, in a new order each epoch
+        assert sorted(torch.cat([b[0] for b in reference[6 * epoch:6 * epoch + 6]]).tolist()) == list(range(23))
+    assert not _same(reference[:6], reference[6:12])
     for k in range(1, 6):
-        torch.manual_seed(0)
         first = make()
         it = iter(first)
         head = [next(it) for _ in range(k)]
-        state, rng = first.state_dict(), torch.get_rng_state()
-        assert state["batches"] == first.position == k
-        torch.manual_seed(1234)  # a fresh process: other random states until the checkpoint's are restored
         again = make()
-        again.load_state_dict(state)
-        torch.set_rng_state(rng)
-        if own_generator:
-            again.generator.set_state(state["rng"])
-        iter(again)  # an iterator made and dropped before the first batch (Lightning's, before the RNG restore)
-        rest = _batches(again)
+        again.load_state_dict(first.state_dict())
+        it = iter(again)  # Lightning makes the restored iterator, then RandomState puts the generators back
+        again.generator.set_state(first.generator.get_state())
+        rest = list(it)
         assert len(rest) == 6 - k and _same(head + rest, reference[:6])
-        if not own_generator:
-            assert torch.equal(torch.get_rng_state(), rng)  # the replay drew nothing from the global RNG
         assert _same(_batches(again, epochs=2), reference[6:])
-
-    plain = DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(3))
-    converted = resumable(DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(3)))
-    assert isinstance(converted, ResumableDataLoader) and len(converted) == 6
-    assert _same(_batches(converted, epochs=2), _batches(plain, epochs=2))
 
 
 def test_edge_stream_resumes_mid_epoch_with_the_same_permutation_and_negatives():
@@ -358,10 +355,9 @@ def test_edge_stream_resumes_mid_epoch_with_the_same_permutation_and_negatives()
         it = iter(first)
         head = [next(it) for _ in range(k)]
         state = first.state_dict()
-        assert state["dataset"]["batches"] == k
+        assert first.dataset.state_dict()["batches"] == k
         again = EdgeDataModule(edges, 40, **settings).train_dataloader()
         again.load_state_dict(state)
-        iter(again)
         assert _same(head + _batches(again), reference[:5]) and _same(_batches(again), reference[5:])
 
 
@@ -390,21 +386,25 @@ class _Tiny:
                 return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.7)}
 
         class Data(L.LightningDataModule):
-            def __init__(self, iterable: bool = False):
+            def __init__(self, iterable: bool | str = False, custom_sampler: bool = False):
                 super().__init__()
                 g = torch.Generator().manual_seed(1)
                 self.x, self.y, self.iterable = torch.randn(10, 3, generator=g), torch.randn(10, generator=g), iterable
+                self.custom_sampler = custom_sampler
 
             def train_dataloader(self):
                 if self.iterable:
-                    return DataLoader(_Stream(self.x, self.y), batch_size=2)
+                    stream = _SizedStream if self.iterable == "sized" else _Stream
+                    return DataLoader(stream(self.x, self.y), batch_size=2)
+                if self.custom_sampler:
+                    return DataLoader(TensorDataset(self.x, self.y), batch_sampler=_Pairs(10))
                 return DataLoader(TensorDataset(self.x, self.y), batch_size=2, shuffle=True)
 
         L.seed_everything(0, verbose=False)
         return Net(), Data
 
     @staticmethod
-    def fit(work_dir: Path, iterable: bool = False, **resume):
+    def fit(work_dir: Path, iterable: bool | str = False, custom_sampler: bool = False, **resume):
         import lightning as L
 
         from hyperrag.training import ResumableFit
@@ -413,8 +413,21 @@ class _Tiny:
         fit = ResumableFit(work_dir, **resume)
         trainer = L.Trainer(max_epochs=3, logger=False, enable_progress_bar=False, enable_model_summary=False,
                             accelerator="cpu", **fit.trainer_kwargs())
-        fit.fit(trainer, model, data(iterable))
+        fit.fit(trainer, model, data(iterable, custom_sampler))
         return model, fit
+
+
+class _Pairs(torch.utils.data.Sampler):
+    """A batch sampler of its own (consecutive pairs): a loader with it is left as it is, not made stateful."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self):
+        return self.n // 2
+
+    def __iter__(self):
+        return iter([[i, i + 1] for i in range(0, self.n, 2)])
 
 
 class _Stream(torch.utils.data.IterableDataset):
@@ -439,18 +452,44 @@ def test_mid_epoch_resume_at_every_checkpoint_matches_uninterrupted_fit_bit_for_
                 _Tiny.fit(work, every_n_steps=1)
         step, _ = _position(torch.load(work / "last.ckpt", weights_only=False))
         model, fit = _Tiny.fit(work, every_n_steps=1)
-        assert fit.start_step == step and model.calls == fit.callback.batches_run == 15 - step
-        assert fit.callback.resumed and model.trainer.lr_scheduler_configs[0].scheduler.last_epoch == 3
+        assert fit.start_step == step and model.calls == fit.state.batches_run == 15 - step
+        assert fit.state.resumed and model.trainer.lr_scheduler_configs[0].scheduler.last_epoch == 3
         for name, value in want.items():
             assert torch.equal(model.state_dict()[name], value), (nth, name)
 
 
-def test_mid_epoch_saves_by_time_and_none_for_an_unresumable_loader(tmp_path, caplog):
-    """``every_seconds``: a save after every step but each epoch's last (the epoch-end save follows); a loader that
-    cannot resume (an IterableDataset without state) gets epoch-end saves only, with a warning."""
-    _, fit = _Tiny.fit(tmp_path / "timed", every_seconds=1e-9)
-    assert fit.callback.saves == {"epoch": 3, "mid_epoch": 3 * 4}
-    with caplog.at_level("WARNING", logger="hyperrag.training.resume"):
-        _, fit = _Tiny.fit(tmp_path / "stream", iterable=True, every_seconds=1e-9)
-    assert fit.callback.saves == {"epoch": 3, "mid_epoch": 0}
-    assert "no mid-epoch checkpoints" in caplog.text
+def test_mid_epoch_saves_by_time_and_none_for_an_unresumable_loader(tmp_path, caplog, monkeypatch):
+    """``every_seconds``: a save after every step but each epoch's last (the epoch-end save follows); a loader whose
+    position is not the training's (a custom batch sampler, left alone; a stream without length, which Lightning reads
+    a batch ahead) gets epoch-end saves only, with a warning."""
+    with monkeypatch.context() as patch:
+        saves = _count_saves(patch)
+        _Tiny.fit(tmp_path / "timed", every_seconds=1e-9)
+    assert saves == {"epoch": 3, "mid_epoch": 3 * 4}
+    for name, kind in (("custom", {"custom_sampler": True}), ("stream", {"iterable": True})):
+        caplog.clear()
+        with monkeypatch.context() as patch, caplog.at_level("WARNING", logger="hyperrag.utils.resume"):
+            saves = _count_saves(patch)
+            _Tiny.fit(tmp_path / name, every_seconds=1e-9, **kind)
+        assert saves == {"epoch": 3}, name
+        assert "no mid-epoch checkpoints" in caplog.text, name
+
+
+def test_a_stream_without_state_resumes_mid_epoch_by_replay(tmp_path, monkeypatch):
+    """An ``IterableDataset`` with a length but no state of its own: the stateful loader replays it to the saved
+    position; the resumed fit ends at the uninterrupted fit's weights."""
+    reference, _ = _Tiny.fit(tmp_path / "reference", iterable="sized", every_n_steps=1)
+    want = {k: v.clone() for k, v in reference.state_dict().items()}
+    with monkeypatch.context() as patch:
+        _interrupt_after_mid_epoch_save(patch, 6)
+        with pytest.raises(_Interrupted):
+            _Tiny.fit(tmp_path / "stop", iterable="sized", every_n_steps=1)
+    model, fit = _Tiny.fit(tmp_path / "stop", iterable="sized", every_n_steps=1)
+    assert fit.state.resumed and 0 < fit.start_step < 15 and model.calls == 15 - fit.start_step
+    for name, value in want.items():
+        assert torch.equal(model.state_dict()[name], value), name
+
+
+class _SizedStream(_Stream):
+    def __len__(self):
+        return len(self.x)

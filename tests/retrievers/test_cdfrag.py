@@ -11,8 +11,9 @@ import torch
 from hyperrag.config import method_settings
 from hyperrag.errors import InputError
 from hyperrag.llm.base import NoLLM
-from hyperrag.refinement.ppo import PPOPolicy
-from hyperrag.retrievers.cdfrag import CDFRAGRetriever, find_checkpoint
+from hyperrag.refinement.ppo import PPOPolicy, policy_compatibility
+from hyperrag.retrievers.cdfrag import CDFRAGRetriever, resolve_trained_checkpoint
+from hyperrag.utils.artifacts import ArtifactRecord, check_unseen, read_record, write_record
 from tests.causal.corpus import causal_dataset
 from tests.causal.llm_double import fake_llm, task_of
 from tests.conftest import MUSIQUE_DIR, REPO_ROOT, requires_musique
@@ -72,19 +73,21 @@ def test_fixed_actions_refine_the_query(tmp_path, encoder):
         make(encoder, tmp_path, fixed_action="paraphrase")
 
 
-def save_policy(path, favour: str) -> None:
+def save_policy(path, favour: str, dataset: str = "causal_toy", query_ids=(), compatibility: str = "") -> None:
     policy = PPOPolicy(state_dim=384, hidden=8)
     with torch.no_grad():
         policy.net.policy.bias[policy.actions.index(favour)] = 5.0
     path.parent.mkdir(parents=True)
     torch.save({"state_dict": policy.state_dict(), "hyper_parameters": dict(policy.hparams),
                 "pytorch-lightning_version": lightning.__version__, "history": []}, path)
+    write_record(path.parent, ArtifactRecord("ppo", dataset, tuple(query_ids), compatibility))
 
 
 def test_trained_policy_is_picked_up_from_models(tmp_path, encoder):
     ds = causal_dataset(tmp_path)
-    save_policy(tmp_path / "models" / "ppo" / "causal_toy-0000000000" / "model.ckpt", "decompose")
     r = make(encoder, tmp_path, policy="auto", fixed_action="expand")
+    save_policy(tmp_path / "models" / "ppo" / "causal_toy-0000000000" / "model.ckpt", "decompose",
+                compatibility=policy_compatibility(r.settings, encoder))
     r.index(ds)
     out = r.retrieve(["Why was the coastal road near Maren closed?"], 5)
     d = out.details[0]
@@ -92,21 +95,40 @@ def test_trained_policy_is_picked_up_from_models(tmp_path, encoder):
     assert r.describe()["policy"].endswith("model.ckpt") and r.describe()["fixed_action"] is None
 
 
-def test_find_checkpoint(tmp_path):
+def test_resolve_trained_checkpoint_picks_only_records_of_this_dataset_that_saw_no_scored_query(tmp_path):
     models = tmp_path / "models"
-    assert find_checkpoint("auto", models, "ppo", "musique") is None
-    assert find_checkpoint(None, models, "ppo", "musique") is None and find_checkpoint("none", models, "ppo", "x") is None
-    other = models / "ppo" / "sample-1" / "model.ckpt"
-    other.parent.mkdir(parents=True)
-    other.write_bytes(b"x")
-    assert find_checkpoint("auto", models, "ppo", "musique") == other  # any dataset's when none of its own
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique") is None
+    assert resolve_trained_checkpoint(None, models, "ppo", "musique") is None
+    assert resolve_trained_checkpoint("none", models, "ppo", "x") is None
+    bare = models / "ppo" / "musique-0" / "model.ckpt"  # saved before artifact records: never picked
+    bare.parent.mkdir(parents=True)
+    bare.write_bytes(b"x")
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique") is None
+    save_policy(models / "ppo" / "sample-1" / "model.ckpt", "expand", dataset="sample")
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique") is None  # another dataset's: never
+    save_policy(models / "ppo" / "musique-2" / "model.ckpt", "expand", dataset="musique", query_ids=["q1", "q2"],
+                compatibility="k")
     own = models / "ppo" / "musique-2" / "model.ckpt"
-    own.parent.mkdir(parents=True)
-    own.write_bytes(b"x")
-    assert find_checkpoint("auto", models, "ppo", "musique") == own
-    assert find_checkpoint(str(other), models, "ppo", "musique") == other
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique", "k", unseen=["q3"]) == own
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique", "other settings") is None
+    assert resolve_trained_checkpoint("auto", models, "ppo", "musique", "k", unseen=["q2", "q3"]) is None
+    assert resolve_trained_checkpoint(str(bare), models, "ppo", "musique") == bare  # explicit: checked later
     with pytest.raises(InputError):
-        find_checkpoint(str(tmp_path / "missing.ckpt"), models, "ppo", "musique")
+        resolve_trained_checkpoint(str(tmp_path / "missing.ckpt"), models, "ppo", "musique")
+
+
+def test_an_artifact_never_scores_the_queries_it_trained_on(tmp_path):
+    models = tmp_path / "models"
+    save_policy(models / "ppo" / "musique-2" / "model.ckpt", "expand", dataset="musique", query_ids=["q1", "q2"])
+    path = models / "ppo" / "musique-2" / "model.ckpt"
+    record = read_record(path)
+    assert not check_unseen([("method.retriever.policy", record, str(path))], ["q3", "q4"])
+    with pytest.raises(InputError, match="trained on 1 of the 2 queries being scored"):
+        check_unseen([("method.retriever.policy", record, str(path))], ["q2", "q3"])
+    with pytest.raises(InputError, match="has no artifact.json"):
+        check_unseen([("method.retriever.policy", None, "old/model.ckpt")], ["q1"])
+    transductive = ArtifactRecord("hyperrag", "musique", ("q1",), transductive=True)
+    assert check_unseen([("ball", transductive, "ball.ckpt")], ["q1"])  # allowed, and said
 
 
 def test_llm_wiring_verification_refinement_generation(tmp_path, encoder):

@@ -193,7 +193,7 @@ def test_ball_training_resumes_an_interrupted_fit(tmp_path, encoder):
     import lightning as L
 
     from hyperrag.data import sample_dataset
-    from hyperrag.training.fit import fit_resumable
+    from hyperrag.utils.resume import fit_resumable
 
     ds = sample_dataset()
     r = _retriever(tmp_path, encoder)

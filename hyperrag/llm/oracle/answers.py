@@ -135,27 +135,31 @@ def fact_filter(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply
 
 @oracle_for("neighbor_scoring")
 def neighbor_scoring(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
-    """10 for neighbours that occur in a gold passage, 0 for the others."""
+    """The task's four tiers from the gold: 10 for a neighbour that is (or names) the answer, 8 for a bridge of
+    the chain (an intermediate hop answer, or the subject of a supporting passage: its title), 5 for any other
+    neighbour named in a supporting passage (a true but side link), 0 for the rest. A neighbour carrying
+    provenance (``passage_ids``) is judged by it instead: 8 from a supporting passage, else 0."""
     qg = query_gold(inputs, gold)
+    answer = normalize(qg.answer)
+    bridges = {normalize(h.answer) for h in qg.hops[:-1]} | {normalize(p.title) for p in qg.passages}
+    bridges.discard(answer)
     scores = []
-    for item, raw in shown(task, inputs, "neighbors"):
+    for (item, name), raw in zip(task.shown(inputs), inputs["neighbors"]):  # type: ignore[attr-defined]
         sources = item_sources(raw)
+        norm = normalize(name)
         if sources is not None:
-            ok = qg.is_gold_source(sources)
+            score = 8 if qg.is_gold_source(sources) else 0
+        elif answer and mentions(norm, answer):
+            score = 10
+        elif any(b and mentions(norm, b) for b in bridges):
+            score = 8
+        elif qg.is_gold_name(name):
+            score = 5
         else:
-            ok = qg.is_gold_name(neighbor_name(raw, item))
-        scores.append({"id": item.id, "score": 10 if ok else 0})
+            score = 0
+        reason = {10: "is the answer", 8: "bridge of the supporting chain", 5: "named in a supporting passage"}
+        scores.append({"id": item.id, "name": name, "score": score, "reason": reason.get(score, "")})
     return {"scores": scores}
-
-
-def neighbor_name(raw: Any, item: Item) -> str:
-    """A neighbour's entity name: the ``name`` of a mapping, else the text before its context."""
-    if isinstance(raw, Mapping) and isinstance(raw.get("name"), str):
-        return raw["name"]
-    text = item.text
-    for cut in (" (via", "\n", ":"):
-        text = text.split(cut)[0]
-    return text
 
 
 @oracle_for("passage_selection")
@@ -266,12 +270,28 @@ def claim_support(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Rep
 
 @oracle_for("causal_path_selection")
 def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
-    """Keep the candidates that come from gold passages; the rest are not kept."""
+    """Causal: the candidates that come from gold passages (by their provenance, else their text), in the order
+    shown; spurious (spurious-aware variant): the others, least important (last shown) first; draft: the gold
+    answer when every gold passage is behind some shown candidate, else "unknown"."""
     qg = query_gold(inputs, gold)
-    kept = [item.id for item, raw in shown(task, inputs, "candidates") if gold_candidate_item(qg, item, raw)]
+    items = shown(task, inputs, "candidates")
+    kept = [item.id for item, raw in items if gold_candidate_item(qg, item, raw)]
+    draft = qg.answer if qg.answer and covers(qg, None, items) else UNKNOWN
     if getattr(task, "variant", "") == "standard":
-        return {"selected_ids": kept}
-    return {"kept_ids": kept, "spurious_ids": []}
+        return {"causal_ids": kept, "draft_answer": draft}
+    spurious = [item.id for item, _ in reversed(items) if item.id not in set(kept)]
+    return {"causal_ids": kept, "spurious_ids": spurious, "draft_answer": draft}
+
+
+@oracle_for("subgraph_answer")
+def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """The gold answer when the evidence shows every gold passage the question needs, else "unknown" (the
+    draft answer is not trusted)."""
+    qg, hop = query_or_hop(inputs, gold)
+    if not covers(qg, hop, shown(task, inputs, "evidence")):
+        return {"answer": UNKNOWN}
+    answer = hop.answer if hop is not None else qg.answer
+    return {"answer": answer or UNKNOWN}
 
 
 def as_raw(reply: Reply) -> str:

@@ -31,6 +31,16 @@ from hyperrag.llm.types import ErrorKind, TaskResult
 ORACLE_LABEL = "upper bound (oracle)"
 
 
+def oracle_revision() -> str:
+    """A digest of the oracle's answering code (:mod:`~hyperrag.llm.oracle.answers` and ``gold``)."""
+    import inspect
+
+    from hyperrag.llm.oracle import answers, gold
+    from hyperrag.utils.hashing import stable_digest
+
+    return stable_digest(inspect.getsource(answers), inspect.getsource(gold), length=8)
+
+
 class _NoTransport:
     """Stands where a session's HTTP client would: the oracle sends nothing."""
 
@@ -83,6 +93,8 @@ class OracleLLM(LLM):
     kind = "oracle"
     label = ORACLE_LABEL
     requires_gold = True
+    #: tasks without gold fail on purpose: a stage whose every call fails takes its fallback instead of stopping
+    fails_by_design = True
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.pop("structured_output", None)
@@ -92,7 +104,8 @@ class OracleLLM(LLM):
     def bind_gold(self, dataset: Dataset) -> OracleLLM:
         """Answer from ``dataset``'s gold annotations (its queries, gold passages, decompositions, answers)."""
         self.gold = GoldIndex(dataset)
-        self.model = f"oracle-{dataset.name}-{self.gold.digest}"
+        # the cache key names the gold and the oracle's own code: an edited oracle never serves stale replies
+        self.model = f"oracle-{dataset.name}-{self.gold.digest}-{oracle_revision()}"
         return self
 
     def start(self) -> LLM:

@@ -8,7 +8,6 @@ Messages must be a pure function of the inputs: they are part of the cache key.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from hyperrag.llm.prompting import system_prompt
 from hyperrag.llm.structured import IdChecker, as_object, inline_schema, load_json_lenient, validate_output
+from hyperrag.utils.hashing import text_digest
 
 # Constrained field types shared by task schemas (the bounds also bound grammar-constrained decoding).
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -26,14 +26,19 @@ Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
 IdList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=40)]], Field(max_length=64)]
 
 
-def passage_of(inputs: Mapping[str, Any], key: str = "passage") -> str:
-    """The passage text from ``inputs[key]``: a string, a mapping with title/text, or a Passage."""
-    p = inputs[key]
+def passage_string(p: Any) -> str:
+    """``title + "\\n" + text`` for a Passage, a mapping with title/text, or a plain string (the text a prompt
+    shows and an OpenIE checkpoint keys on)."""
     if isinstance(p, str):
         return p
     title = p.get("title", "") if isinstance(p, Mapping) else getattr(p, "title", "")
     text = p.get("text", "") if isinstance(p, Mapping) else getattr(p, "text", "")
     return f"{title}\n{text}" if title else str(text)
+
+
+def passage_of(inputs: Mapping[str, Any], key: str = "passage") -> str:
+    """The passage text from ``inputs[key]`` (see :func:`passage_string`)."""
+    return passage_string(inputs[key])
 
 
 @dataclass
@@ -85,7 +90,7 @@ class Task:
 
     @cached_property
     def schema_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self._schema, sort_keys=True).encode()).hexdigest()[:16]
+        return text_digest(json.dumps(self._schema, sort_keys=True), length=16)
 
     def system(self, inputs: Mapping[str, Any]) -> str:
         return system_prompt(self.ROLE)

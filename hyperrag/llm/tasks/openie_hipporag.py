@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from hyperrag.llm.prompting import block, json_example
+from hyperrag.llm.prompting import block, json_example, system_prompt
 from hyperrag.llm.tasks.base import Name, Task, passage_of
 
 SCHEMA_VERSION = "1"
@@ -57,8 +57,19 @@ def _dedupe(values: list[str]) -> list[str]:
     return out
 
 
+_EXAMPLE_QUERY = "Which river flows through the town on the northern shore of Lake Ohrid?"
+_EXAMPLE_QUERY_ENTITIES = ["Lake Ohrid"]
+
+
 class NamedEntityExtraction(Task):
-    """Inputs: ``passage`` (``"title\\ntext"``, a mapping with title/text, or a Passage)."""
+    """Inputs: ``passage`` (``"title\\ntext"``, a mapping with title/text, or a Passage); with
+    ``source="query"``, ``query`` (a question: HippoRAG's query NER, CatRAG's symbolic anchoring).
+
+    ``value``: the named entities, as written in the text, each once.
+
+    Args:
+        source: ``passage`` (indexing) or ``query`` (the entities a question names).
+    """
 
     name = "openie_hipporag_ner"
     SCHEMA_VERSION = SCHEMA_VERSION
@@ -69,8 +80,32 @@ class NamedEntityExtraction(Task):
         "works, events, dates, numbers with units and other specific named things. Copy each entity as "
         "written in the passage, list each once, and include the passage's own subject (its title)."
     )
+    QUERY_ROLE = (
+        "You read one question and list the named entities it mentions: people, organisations, places, "
+        "works, events, dates, numbers with units and other specific named things. Copy each entity as "
+        "written in the question and list each once; leave out generic words and what the question asks for."
+    )
+
+    def __init__(self, source: str = "passage") -> None:
+        if source not in ("passage", "query"):
+            raise ValueError(f"source must be 'passage' or 'query', got {source!r}")
+        self.source = source
+
+    @property
+    def variant(self) -> str:
+        return "query" if self.source == "query" else ""
+
+    def system(self, inputs: Mapping[str, Any]) -> str:
+        return system_prompt(self.QUERY_ROLE if self.source == "query" else self.ROLE)
 
     def user(self, inputs: Mapping[str, Any]) -> str:
+        if self.source == "query":
+            return (
+                f"Example question:\n{block('data', _EXAMPLE_QUERY)}\n"
+                f"Example reply: {json_example({'named_entities': _EXAMPLE_QUERY_ENTITIES})}\n\n"
+                f"Question:\n{block('data', inputs['query'])}\n"
+                'Reply with {"named_entities": [...]} for this question.'
+            )
         return (
             f"Example passage:\n{block('passage', _EXAMPLE_PASSAGE)}\n"
             f"Example reply: {json_example({'named_entities': _EXAMPLE_ENTITIES})}\n\n"

@@ -32,6 +32,18 @@ def test_ner_prompt_and_parse():
     assert parsed.repaired and parsed.dropped_ids == 1  # the empty string
 
 
+def test_query_ner_is_the_same_task_on_a_question():
+    task = NamedEntityExtraction(source="query")
+    inputs = {"query": "Where was Madame Curie born?"}
+    system, user = task.messages(inputs)
+    assert "one question" in system["content"] and DATA_RULE in system["content"]
+    assert "<data>\nWhere was Madame Curie born?\n</data>" in user["content"] and "<passage>" not in user["content"]
+    assert task.key == "openie_hipporag_ner/query@v1" and NamedEntityExtraction().key == "openie_hipporag_ner@v1"
+    assert task.parse('{"named_entities": ["Madame Curie", "madame curie"]}', inputs).value == ["Madame Curie"]
+    with pytest.raises(ValueError):
+        NamedEntityExtraction(source="claim")
+
+
 def test_bare_list_reply_is_accepted():
     parsed = NamedEntityExtraction().parse('["Warsaw", "Poland"]', {"passage": "x"})
     assert parsed.value == ["Warsaw", "Poland"]

@@ -13,8 +13,6 @@ The checkpoint (``models/causal_pair/<data>-<key>/model.ckpt``) is what ``method
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Callable
 from functools import cached_property
@@ -30,7 +28,8 @@ from hyperrag.causal.datamodule import PairDataModule
 from hyperrag.causal.labels import SilverSet, build_silver_set
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt
 from hyperrag.data.types import Dataset
-from hyperrag.utils.digest import stable_digest as _digest
+from hyperrag.utils.hashing import stable_digest
+from hyperrag.utils.plotting import pyplot, save_figure
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +105,8 @@ class CausalPairTask:
 
     def key(self, **extra: Any) -> str:
         data = [(e.text, e.label, e.group) for e in self.silver.examples]
-        return _digest(self.name, hashlib.sha1(json.dumps(data).encode()).hexdigest(), _settings(self.model_factory),
-                       _settings(self.datamodule_factory), extra)[:10]
+        return stable_digest(self.name, data, _settings(self.model_factory), _settings(self.datamodule_factory), extra,
+                             length=10)
 
     def build_model(self) -> CausalPairClassifier:
         return self.model_factory()
@@ -154,16 +153,12 @@ class CausalPairTask:
 
     def plot(self, model: CausalPairClassifier, path: str | Path) -> Path:
         """Held-out P(causal) histograms per label and accuracy vs the majority baseline (PNG)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         if getattr(self, "_last_eval", None) is None:
             self.evaluate(model)
         prob, y, metrics = self._last_eval
         out = Path(path).with_name("causal_pair_eval.png")
-        out.parent.mkdir(parents=True, exist_ok=True)
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
         bins = torch.linspace(0, 1, 21).tolist()
         ax1.hist(prob[y == 1].tolist(), bins=bins, alpha=0.6, label="silver causal (E1→E2)")
@@ -176,10 +171,7 @@ class CausalPairTask:
         ax2.set_ylim(0, 1)
         ax2.set_ylabel("held-out accuracy")
         fig.suptitle(f"{self.name} · {self.data_name} ({metrics['heldout_examples']} held-out)")
-        fig.tight_layout()
-        fig.savefig(out, dpi=120)
-        plt.close(fig)
-        return out
+        return save_figure(fig, out)
 
 
 __all__ = ["CausalPairTask"]

@@ -1,8 +1,7 @@
-"""Training tasks for ``train.py``: what to embed, how to build the model and data, how to judge the result.
+"""The Poincaré-ball tasks of ``train.py``: what to embed, how to build the model and data, how to judge the result.
 
-A task is the ``_target_`` of ``hydra_configs/task/*.yaml``. ``model`` and ``datamodule`` arrive as
-partials (``_partial_: true``) and are completed here with the task's graph: ``num_nodes``, the edge list and,
-for passages, the sentence embeddings that initialise the ball.
+``model`` and ``datamodule`` arrive as partials (``_partial_: true``) and are completed here with the task's
+graph: ``num_nodes``, the edge list and, for passages, the sentence embeddings that initialise the ball.
 
 * :class:`HyperRAGGraphTask` (``task=poincare``) — exactly the ball ``retrieve.py method=hyperrag`` uses:
   the ball index of :meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.build` (explicit keyword forest,
@@ -18,7 +17,6 @@ for passages, the sentence embeddings that initialise the ball.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -37,7 +35,8 @@ from hyperrag.hyperbolic.evaluation import reconstruction_metrics
 from hyperrag.hyperbolic.graphs import shared_entity_edges, tree_closure, tree_depths, tree_edges, tree_size
 from hyperrag.hyperbolic.plot import plot_poincare_disk
 from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
-from hyperrag.utils.digest import stable_digest as _digest
+from hyperrag.utils.artifacts import ArtifactRecord
+from hyperrag.utils.hashing import stable_digest, text_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder
@@ -108,8 +107,8 @@ class PoincareTask:
 
     def key(self, **extra: Any) -> str:
         """10 hex digits identifying the trained model: data digest, model and data settings, ``extra``."""
-        return _digest(self.name, self.graph.digest, _settings(self.model_factory),
-                       _settings(self.datamodule_factory), extra)[:10]
+        return stable_digest(self.name, self.graph.digest, _settings(self.model_factory),
+                             _settings(self.datamodule_factory), extra, length=10)
 
     def build_model(self) -> PoincareEmbedding:
         g = self.graph
@@ -183,8 +182,8 @@ class PassageGraphTask(PoincareTask):
                              path=ds.openie_path)
         texts = [p.content for p in ds.corpus.passages]
         init = self.encoder.encode(texts, desc="passages")
-        digest = _digest(self.graph_settings, edges, getattr(self.encoder, "model_key", ""),
-                         hashlib.sha1("\x00".join(texts).encode()).hexdigest())
+        digest = stable_digest(self.graph_settings, edges, getattr(self.encoder, "model_key", ""),
+                               text_digest("\x00".join(texts)))
         return TaskGraph(edges=edges, num_nodes=len(texts), init_embeddings=init,
                          labels=[p.title or p.id for p in ds.corpus.passages], digest=digest)
 
@@ -236,6 +235,14 @@ class HyperRAGGraphTask(PoincareTask):
     def trainer_overrides(self) -> dict[str, Any]:
         return {"max_epochs": self.retriever.settings.train.max_epochs}
 
+    def artifact(self) -> ArtifactRecord:
+        """The query nodes are the query file's questions: HyperRAG builds its graphs from the question set by
+        design, so the ball is transductive (retrieval says so instead of refusing)."""
+        key = self.graph.digest  # builds the ball index: passage graph and query nodes
+        questions = set(self.ball.graph.questions)
+        seen = tuple(q.id for q in self.dataset.queries if q.question in questions)
+        return ArtifactRecord(self.name, self.dataset.name, seen, key, transductive=bool(seen))
+
     def build_model(self) -> PoincareEmbedding:
         _ = self.graph
         return self.ball.new_model()
@@ -268,4 +275,4 @@ class TreeClosureTask(PoincareTask):
     def build_graph(self) -> TaskGraph:
         b, d = self.branching, self.depth
         return TaskGraph(edges=tree_closure(b, d), num_nodes=tree_size(b, d), plot_edges=tree_edges(b, d),
-                         colors=tree_depths(b, d).float(), digest=_digest("tree", b, d))
+                         colors=tree_depths(b, d).float(), digest=stable_digest("tree", b, d))

@@ -23,17 +23,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import lightning as L
-import torch
 from pydantic import Field
-from torch.utils.data import DataLoader
 from typing_extensions import TypedDict
 
 from hyperrag.config.validation import NonNegativeFloat, PositiveInt, as_dict, plain
 from hyperrag.data.types import Dataset
+from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
-from hyperrag.refinement.ppo import PPOPolicy
-from hyperrag.utils.digest import stable_digest as _digest
+from hyperrag.refinement.ppo import PPOPolicy, policy_compatibility
+from hyperrag.utils.artifacts import ArtifactRecord
+from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder, LanguageModel
@@ -42,29 +41,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-
-
-class RolloutDataModule(L.LightningDataModule):
-    """Batches of training-question ids; each batch is one PPO rollout + update (``batch_size=None``: all)."""
-
-    def __init__(self, ids: list[int], batch_size: int | None = None, seed: int = 0) -> None:
-        super().__init__()
-        self.ids = torch.tensor(ids, dtype=torch.long)
-        self.batch_size = batch_size or len(ids)
-        self.seed = seed
-
-    def train_dataloader(self) -> DataLoader:
-        return DataLoader(self.ids, batch_size=self.batch_size, shuffle=True,
-                          generator=torch.Generator().manual_seed(self.seed))
-
-
 class SplitSettings(TypedDict):
     """``task.split``: training and held-out questions — counts (≥ 1), or shares of the usable questions
-    (< 1); ``heldout: null`` = the rest."""
+    (< 1); ``heldout: null`` = the rest. ``train_ids``: train on exactly these query ids instead, with no
+    held-out questions (cross-fitting: ``retrieve.py cv_folds=K`` passes the other folds' ids)."""
 
     train: PositiveInt | Annotated[float, Field(gt=0, lt=1)]
     heldout: PositiveInt | Annotated[float, Field(gt=0, lt=1)] | None
     seed: int
+    train_ids: list[str] | None
 
 
 class EnvSettings(TypedDict):
@@ -114,7 +99,23 @@ class PPOTask:
     @cached_property
     def split(self) -> tuple[list[int], list[int]]:
         s = self.split_settings
+        if s.get("train_ids") is not None:
+            from hyperrag.errors import InputError
+
+            position = {q.id: i for i, q in enumerate(self.dataset.queries)}
+            unknown = [q for q in s["train_ids"] if q not in position]
+            if unknown:
+                raise InputError(f"unknown query id(s) {unknown[:3]} in dataset {self.dataset.name!r}",
+                                 setting="task.split.train_ids")
+            return [position[q] for q in s["train_ids"] if self.dataset.queries[position[q]].gold_ids], []
         return split_queries(self.dataset.queries, s["train"], s["heldout"], seed=int(s["seed"]))
+
+    def artifact(self) -> ArtifactRecord:
+        """What the policy trained on: the training questions (held-out ones are only evaluated, never used to
+        choose anything) and the retrieval settings its rewards came from (:func:`policy_compatibility`)."""
+        train, _ = self.split
+        return ArtifactRecord(self.name, self.dataset.name, tuple(self.dataset.queries[i].id for i in train),
+                              policy_compatibility(self.retriever_settings, self.encoder))
 
     @cached_property
     def env(self) -> RefinementEnv:
@@ -138,11 +139,11 @@ class PPOTask:
     def key(self, **extra: Any) -> str:
         env, (train, held) = self.env, self.split
         ret = env.retriever
-        return _digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
-                       as_dict(self.retriever_settings), self.env_settings, str(ret.classifier_path),
-                       str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
-                       {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
-                       getattr(self._llm, "model", None), extra)[:10]
+        return stable_digest(self.name, self.dataset.name, [self.dataset.queries[i].id for i in train + held],
+                             as_dict(self.retriever_settings), self.env_settings, str(ret.classifier_path),
+                             str(ret.causal_index.directory) if ret.causal_index else None, self.rollout_batch,
+                             {k: v for k, v in sorted(getattr(self.model_factory, "keywords", {}).items())},
+                             getattr(self._llm, "model", None), extra, length=10)
 
     def build_model(self) -> PPOPolicy:
         train, held = self.split
@@ -157,8 +158,12 @@ class PPOTask:
 
     def evaluate(self, model: PPOPolicy) -> dict[str, Any]:
         train, held = self.split
-        ev = self.env.evaluate_policy(model, held)
         tr = self.env.evaluate_policy(model, train)
+        if not held:  # cross-fitting (split.train_ids): the held-out fold is scored by retrieval, not here
+            self._last_eval = {"train": tr}
+            return {"train_ppo_reward": tr["policy_reward"], "train_random_reward": tr["random_reward"],
+                    "heldout_queries": 0, "train_queries": len(train), "env_calls": self.env.env_calls}
+        ev = self.env.evaluate_policy(model, held)
         out: dict[str, Any] = {
             "heldout_ppo_reward": ev["policy_reward"], "heldout_ppo_reward_sd": ev["policy_reward_sd"],
             "heldout_random_reward": ev["random_reward"], "heldout_random_reward_sd": ev["random_reward_sd"],
@@ -189,4 +194,4 @@ class PPOTask:
         return plot_training_curve(hist, out, title=f"PPO query refinement · {self.data_name}")
 
 
-__all__ = ["PPOTask", "RolloutDataModule"]
+__all__ = ["PPOTask"]
