@@ -111,7 +111,8 @@ class HyperRAGRetriever(Retriever):
         built before they are ranked): true for the implicit and fused graphs; ``query_position: trained``
         reads those questions' own trained nodes besides."""
         s = self.settings
-        return s.graph != "explicit" and (s.implicit_queries == "query_file" or s.streaming.enabled)
+        by_design = s.graph != "explicit" and (s.implicit_queries == "query_file" or s.streaming.enabled)
+        return by_design or self.saw_questions  # saw_questions: an artifact in use trained on them (the runner)
 
     def ball_folder(self, dataset: Dataset, questions: list[str]) -> Path:
         """``<models_dir>/hyperrag/<data>-<graph>-<key>``: key = corpus, settings (LLM included), questions."""
