@@ -5,6 +5,8 @@
     python -m hyperrag.index delete --index DIR --ids p07 p11      # or --ids-file ids.txt
     python -m hyperrag.index verify --index DIR
     python -m hyperrag.index refresh --index DIR --method hugrag [llm=none hardware=cpu ...]
+    python -m hyperrag.index export --index DIR --format graphml|pyg|parquet --out PATH
+    python -m hyperrag.index stats --index DIR [--top 10] [--json]
 
 Retrieve over the result with ``python retrieve.py method=... index_dir=DIR``. ``refresh`` brings a method's
 derived stages up to date right after an update, ahead of retrieval: it composes the ``retrieve`` config with
@@ -47,6 +49,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     dele.add_argument("--ids-file", default=None, help="one passage id per line")
     ver = sub.add_parser("verify", help="check the manifest and every checksum")
     ver.add_argument("--index", required=True)
+    exp = sub.add_parser("export", help="write the graph as GraphML, PyG HeteroData or Parquet tables")
+    exp.add_argument("--index", required=True)
+    exp.add_argument("--format", required=True, choices=["graphml", "pyg", "parquet"])
+    exp.add_argument("--out", required=True, help="file (graphml, pyg) or folder (parquet)")
+    st = sub.add_parser("stats", help="node/edge counts by type, degree distribution, largest hubs")
+    st.add_argument("--index", required=True)
+    st.add_argument("--top", type=int, default=10, help="hubs listed (default: %(default)s)")
+    st.add_argument("--json", action="store_true", help="one JSON line instead of text")
     ref = sub.add_parser("refresh", help="update a method's derived stages (HugRAG hierarchy, summaries, gates)")
     ref.add_argument("--index", required=True)
     ref.add_argument("--method", default="hugrag", help="method config name (default: %(default)s)")
@@ -125,6 +135,18 @@ def main(argv: list[str] | None = None) -> dict:
 
         kg = load_kg_directory(args.index)
         out = {"ok": True, "nodes": kg.graph.num_nodes, "edges": kg.graph.num_edges}
+    elif args.command == "export":
+        from hyperrag.interop.export import export_index
+
+        out = export_index(args.index, args.format, args.out)
+    elif args.command == "stats":
+        from hyperrag.graph.stats import format_statistics, graph_statistics
+        from hyperrag.index.kg_index import load_kg_directory
+
+        out = graph_statistics(load_kg_directory(args.index).graph, top=args.top)
+        if not args.json:
+            print(format_statistics(out))
+            return out
     elif args.command == "refresh":
         out = refresh(args.index, args.method, list(args.overrides))
     elif args.command == "delete":
