@@ -102,9 +102,9 @@ def test_raw_documents_are_chunked_inserted_and_deleted(tmp_path):
 def test_entity_methods_need_triples_and_bad_settings_stop(tmp_path):
     from hyperrag import RAG
 
-    with RAG("hipporag2", index_dir=tmp_path / "idx", llm="none") as rag:
-        with pytest.raises(InputError, match="hipporag2 walks an entity graph, and this index has no triples"):
-            rag.index(["Marie Curie was born in Warsaw.", "Warsaw lies on the Vistula."])
+    rag = RAG("hipporag2", index_dir=tmp_path / "idx", llm="none")
+    with pytest.raises(InputError, match="hipporag2 walks an entity graph, and this index has no triples"):
+        rag.index(["Marie Curie was born in Warsaw.", "Warsaw lies on the Vistula."])
     with pytest.raises(InputError, match="method.retriever.damping"):
         RAG("hipporag2", index_dir=tmp_path / "x", llm="none", damping=1.5)
     with pytest.raises(InputError, match="no index here yet"):
