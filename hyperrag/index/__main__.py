@@ -217,6 +217,11 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = parse_args(argv)
+    from hyperrag.utils.console import configure_console
+
+    if args.command == "refresh":  # a method's stages may train with Lightning: its own console handler goes too
+        import lightning  # noqa: F401
+    configure_console()  # warnings and errors only (each command's result is its JSON line)
     if args.command == "build":
         out = build(args)
     elif args.command == "verify":
