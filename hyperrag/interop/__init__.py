@@ -9,6 +9,9 @@ _LAZY = {
     "from_pyg": "hyperrag.interop.pyg",
     "knowledge_graph_to_pyg": "hyperrag.interop.pyg",
     "knowledge_graph_from_pyg": "hyperrag.interop.pyg",
+    "save_pyg": "hyperrag.interop.pyg",
+    "load_pyg": "hyperrag.interop.pyg",
+    "export_index": "hyperrag.interop.export",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)

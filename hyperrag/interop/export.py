@@ -6,8 +6,8 @@
   passage title) and, for passages, ``passage_id`` and ``text``; one undirected edge per stored edge with
   ``type`` (relation / synonym / context) and ``weight`` — a pair joined by two types gets two parallel edges
   (networkx reads it back as a ``MultiGraph``).
-* ``pyg``: ``torch.save`` of :func:`hyperrag.interop.pyg.knowledge_graph_to_pyg` with the index's embeddings as
-  node features (load with ``torch.load(path, weights_only=False)``).
+* ``pyg``: :func:`hyperrag.interop.pyg.knowledge_graph_to_pyg` with the index's embeddings as node features,
+  written by :func:`~hyperrag.interop.pyg.save_pyg` (read it back with :func:`~hyperrag.interop.pyg.load_pyg`).
 * ``parquet``: a folder of ``nodes.parquet`` (``node``, ``kind``, ``name``, ``passage_id``, ``title``),
   ``edges.parquet`` (``source``, ``target``, ``type``, ``weight``, node numbers as in ``nodes``) and
   ``facts.parquet`` (``subject``, ``relation``, ``object``, their node numbers, ``passage_ids``) — needs
@@ -63,14 +63,9 @@ def write_graphml(path: str | Path, graph: KnowledgeGraph, passages: list[Passag
 
 
 def write_pyg(path: str | Path, graph: KnowledgeGraph, embeddings: GraphEmbeddings | None) -> Path:
-    import torch
+    from hyperrag.interop.pyg import knowledge_graph_to_pyg, save_pyg
 
-    from hyperrag.interop.pyg import knowledge_graph_to_pyg
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(knowledge_graph_to_pyg(graph, embeddings), path)
-    return path
+    return save_pyg(knowledge_graph_to_pyg(graph, embeddings), path)
 
 
 def write_parquet(folder: str | Path, graph: KnowledgeGraph, passages: list[Passage] | None = None) -> Path:

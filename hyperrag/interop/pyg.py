@@ -30,6 +30,7 @@ The other kinds live in :mod:`hyperrag.interop.pyg_methods`. ``torch_geometric``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -198,6 +199,25 @@ def _fact_targets(data: HeteroData, rel: str, num_facts: int) -> torch.Tensor:
     return out
 
 
+def save_pyg(data: HeteroData, path: str | Path) -> Path:
+    """Write ``data`` as plain tensors and containers (``HeteroData.to_dict``), so :func:`load_pyg` reads it with
+    ``torch.load(weights_only=True)``: loading runs no pickled code."""
+    from hyperrag.utils.atomic import atomic_torch_save
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_torch_save(data.to_dict(), path)
+    return path
+
+
+def load_pyg(path: str | Path) -> HeteroData:
+    """A ``HeteroData`` written by :func:`save_pyg` (``python -m hyperrag.index export --format pyg``)."""
+    import torch
+    from torch_geometric.data import HeteroData
+
+    return HeteroData.from_dict(torch.load(path, weights_only=True))
+
+
 def to_pyg(graph: Any, **kwargs: Any) -> HeteroData:
     """Any graph of the framework as ``HeteroData``: a :class:`KnowledgeGraph` (``embeddings=``), HyperRAG's
     :class:`~hyperrag.passage_graph.graph.PassageGraph` or :class:`~hyperrag.passage_graph.fusion.Forest`
@@ -231,5 +251,5 @@ def _is_instance(obj: Any, cls_path: str) -> bool:
     return any(f"{c.__module__}.{c.__qualname__}" == cls_path for c in type(obj).__mro__)
 
 
-__all__ = ["KIND_ATTR", "check_kind", "from_pyg", "knowledge_graph_from_pyg", "knowledge_graph_to_pyg",
-           "new_hetero_data", "to_pyg"]
+__all__ = ["KIND_ATTR", "check_kind", "from_pyg", "knowledge_graph_from_pyg", "knowledge_graph_to_pyg", "load_pyg",
+           "new_hetero_data", "save_pyg", "to_pyg"]

@@ -38,11 +38,11 @@ def test_graphml_opens_in_networkx(index_dir, tmp_path, capsys):
 
 
 def test_pyg_export_round_trips(index_dir, tmp_path):
-    from hyperrag.interop import from_pyg
+    from hyperrag.interop import from_pyg, load_pyg
 
     cli_main(["export", "--index", str(index_dir), "--format", "pyg", "--out", str(tmp_path / "kg.pt")])
     kg = load_kg_directory(index_dir)
-    graph, emb = from_pyg(torch.load(tmp_path / "kg.pt", weights_only=False))
+    graph, emb = from_pyg(load_pyg(tmp_path / "kg.pt"))
     assert torch.equal(graph.edge_index, kg.graph.edge_index) and torch.equal(graph.edge_weight, kg.graph.edge_weight)
     assert torch.equal(emb.passage, kg.embeddings.passage) and graph.facts == kg.graph.facts
 
