@@ -59,16 +59,13 @@ def undirected_edges(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_no
     Returns:
         ``(edge_index [2, M'], edge_weight [M'])`` with ``edge_index[0] < edge_index[1]``.
     """
-    from torch_geometric.utils import remove_self_loops, to_undirected
+    from torch_geometric.utils import remove_self_loops
 
     edge_index, edge_weight = remove_self_loops(edge_index, edge_weight)
-    if edge_index.shape[1] == 0:
-        return edge_index.reshape(2, 0), edge_weight.reshape(0)
-    # both directions, coalesced: each pair's two copies carry the same reduced weight; keep the upper one
-    edge_index, edge_weight = to_undirected(edge_index, edge_weight, num_nodes=num_nodes,
-                                            reduce=_reduce_name(reduce))
-    upper = edge_index[0] < edge_index[1]
-    return edge_index[:, upper], edge_weight[upper]
+    # each pair in its u < v orientation, then PyG's coalesce merges the copies (half the work of coalescing
+    # ``to_undirected``'s both directions and keeping the upper half: the same result)
+    upper = torch.stack([edge_index.min(0).values, edge_index.max(0).values]) if edge_index.numel() else edge_index
+    return coalesce_edges(upper, edge_weight, num_nodes, reduce)
 
 
 def both_directions(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int,
