@@ -79,18 +79,40 @@ def both_directions(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nod
     return to_undirected(edge_index, edge_weight, num_nodes=num_nodes, reduce=_reduce_name(reduce))
 
 
-def sort_edges(edge_index: torch.Tensor, *attrs: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, ...]:
+def sort_edges(edge_index: torch.Tensor, *attrs: torch.Tensor, num_nodes: int,
+               stable: bool = False) -> tuple[torch.Tensor, ...]:
     """Edges sorted by ``(row, col)`` (``sort_edge_index``), with their attribute tensors permuted alike.
+
+    Args:
+        edge_index: LongTensor [2, M]; attrs: tensors [M, ...].
+        num_nodes: N.
+        stable: keep parallel edges (same ``(row, col)``) in their given order — PyG's ``sort_edge_index``
+            does not promise that, so a stable ``index_sort`` of the same key is used.
 
     Returns:
         ``(edge_index [2, M], *attrs)``.
     """
-    from torch_geometric.utils import sort_edge_index
+    from torch_geometric.utils import index_sort, sort_edge_index
 
     if edge_index.shape[1] == 0:
         return (edge_index.reshape(2, 0), *attrs)
+    if stable:
+        _, perm = index_sort(edge_index[0] * num_nodes + edge_index[1], max_value=num_nodes * num_nodes,
+                             stable=True)
+        return (edge_index[:, perm], *(a[perm] for a in attrs))
     out = sort_edge_index(edge_index, list(attrs), num_nodes=num_nodes)
     return (out[0], *out[1])
+
+
+def unique_edges(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """Distinct directed edges, self loops dropped, sorted by ``(row, col)`` (PyG's ``coalesce`` without
+    weights): LongTensor [2, M'] from LongTensor [2, M]."""
+    from torch_geometric.utils import coalesce, remove_self_loops
+
+    edge_index = remove_self_loops(edge_index.long())[0]
+    if edge_index.shape[1] == 0:
+        return edge_index.reshape(2, 0)
+    return coalesce(edge_index, num_nodes=num_nodes)
 
 
 def sort_typed_edges(edge_index: torch.Tensor, edge_weight: torch.Tensor, edge_type: torch.Tensor,
@@ -150,15 +172,59 @@ def csr_from_pairs(rows: torch.Tensor, values: torch.Tensor, num_rows: int,
     return ptr_from_sorted_rows(pairs[0], num_rows), pairs[1]
 
 
+def csr_by_row(rows: torch.Tensor, num_rows: int, *values: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """CSR of entries given with their row: grouped by row, each row's entries in their given order.
+
+    A stable ``index_sort`` of the rows and ``index2ptr``.
+
+    Args:
+        rows: LongTensor [nnz], below ``num_rows``.
+        num_rows: R.
+        values: tensors [nnz, ...] carried along (the CSR's ``idx`` and any per-entry attributes).
+
+    Returns:
+        ``(ptr [R + 1], *values permuted)``.
+    """
+    from torch_geometric.utils import index_sort
+
+    rows = rows.long()
+    if rows.numel() == 0:
+        return (torch.zeros(num_rows + 1, dtype=torch.long, device=rows.device), *values)
+    sorted_rows, perm = index_sort(rows, max_value=num_rows, stable=True)
+    return (ptr_from_sorted_rows(sorted_rows, num_rows), *(v[perm] for v in values))
+
+
+def expand_rows(ptr: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every entry of the CSR rows ``rows`` (repeats allowed), row after row.
+
+    Args:
+        ptr: LongTensor [R + 1], a CSR pointer.
+        rows: LongTensor [k], rows of that CSR.
+
+    Returns:
+        ``(owner [n], pos [n])``: ``owner`` indexes ``rows`` (which request an entry answers), ``pos`` is the
+        entry's position in the CSR's ``idx``; ``n`` is the summed length of the rows.
+    """
+    start = ptr[rows]
+    counts = ptr[rows + 1] - start
+    out_ptr = ptr_from_counts(counts)
+    owner = csr_owner(out_ptr)
+    pos = start[owner] + torch.arange(owner.numel(), device=ptr.device) - out_ptr[owner]
+    return owner, pos
+
+
 __all__ = [
     "both_directions",
     "coalesce_edges",
+    "csr_by_row",
     "csr_from_lists",
     "csr_from_pairs",
     "csr_owner",
+    "expand_rows",
     "ptr_from_counts",
     "ptr_from_sorted_rows",
     "sort_edges",
     "sort_typed_edges",
     "undirected_edges",
+    "unique_edges",
 ]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from hyperrag.graph.utils import ptr_from_counts
 from hyperrag.interop.pyg import check_kind, new_hetero_data
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def hierarchy_to_pyg(hierarchy: Hierarchy, gates: GateResult | torch.Tensor | No
 
     data = new_hetero_data(HIERARCHY)
     sizes = [hierarchy.num_modules(lv) for lv in range(1, hierarchy.num_levels + 1)]
-    offsets = torch.cumsum(torch.tensor([0, *sizes]), 0).tolist()
+    offsets = ptr_from_counts(torch.tensor(sizes, dtype=torch.long)).tolist()
     data["entity"].num_nodes = hierarchy.num_entities
     if entity_x is not None:
         data["entity"].x = entity_x.float()

@@ -170,7 +170,7 @@ def test_hierarchy_with_gates_round_trips(tmp_path):
     from tests.hierarchy.graphs import planted_partition
 
     edge_index, weight, _ = planted_partition([12] * 8, 0.6, 0.004, seed=3, groups=[2, 2, 2, 2], p_group=0.08)
-    hs = replace(method_settings("hugrag").hierarchy, backend="cpu", token_budget=20, min_module_size=2)
+    hs = replace(method_settings("hugrag").hierarchy, backend="cpu", context_window=20, min_module_size=2)
     hierarchy = build_hierarchy(edge_index, weight, 96, torch.full((96,), 2), hs)
     assert hierarchy.num_levels == 3 and int(torch.cat(hierarchy.copies).sum()) > 0  # copies carried down
     tree = ModuleTree.from_hierarchy(hierarchy)
