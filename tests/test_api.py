@@ -1,4 +1,4 @@
-"""The Python API (hyperrag.api.RAG): the README's quick start runs verbatim, raw documents are chunked, inserted,
+"""The Python API (hyperrag.api.RAG): the README's API example runs verbatim, raw documents are chunked, inserted,
 deleted and answered, and every LLM step that cannot run is counted."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ LONG_TEXT = " ".join(
 
 
 def readme_snippet() -> str:
-    """The Python code block of the README's "In Python" quick start."""
+    """The Python code block of the README's "Python API" section."""
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### In Python"):]
+    section = readme[readme.index("## Python API"):]
     return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
 
 
@@ -29,7 +29,7 @@ def run_snippet(code: str, cwd, monkeypatch) -> tuple[dict, str]:
     scope: dict = {}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md (In Python)", "exec"), scope)  # noqa: S102 - the README's own code
+        exec(compile(code, "README.md (Python API)", "exec"), scope)  # noqa: S102 - the README's own code
     return scope, out.getvalue()
 
 
