@@ -40,6 +40,9 @@ def main(cfg: DictConfig) -> list[dict[str, Any]]:
 def run(cfg: DictConfig) -> list[dict[str, Any]]:
     """Evaluate every predictions file ``cfg.predictions`` names; returns one record per file."""
     from hyperrag.eval.rescore import evaluate_predictions, print_evaluation_table
+    from hyperrag.utils.console import configure_console
+
+    configure_console(bool(cfg.get("verbose", False)))  # every judge request only with verbose=true
 
     records = evaluate_predictions(cfg)
     print_evaluation_table(records)

@@ -38,6 +38,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     check_retrieve_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
 
     import lightning as L
+
+    from hyperrag.utils.console import configure_console
+
+    configure_console(cfg.verbose)  # progress bars, warnings, final tables; every request only with verbose=true
     from hydra.utils import instantiate
 
     from hyperrag.llm import build_llm
@@ -82,7 +86,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if metrics:
         print_metrics_table(run_title(cfg.method.name, dataset.name, len(dataset.queries), metrics), metrics)
         tracker.finish(metrics)
-        log.info("predictions and metrics in %s", cfg.out)
+        print(f"predictions and metrics in {cfg.out}")
     return metrics
 
 

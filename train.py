@@ -53,7 +53,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     check_train_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
 
+    import lightning  # noqa: F401 - imported before the console is set up: it installs a handler of its own
+
     from hyperrag.training.fit import fit_task, print_metrics
+    from hyperrag.utils.console import configure_console
+
+    configure_console(cfg.verbose)  # progress bars, warnings, final tables; every request only with verbose=true
 
     result = fit_task(cfg)
     print_metrics(result)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hyperrag.data.jsonl import read_jsonl_corpus
 from hyperrag.data.openie import read_openie
 from hyperrag.index.kg_index import build_kg_directory, graph_settings
@@ -41,6 +43,7 @@ def overrides(tmp_path: Path) -> list[str]:
             "method.retriever.hierarchy.context_window=40", "method.retriever.hierarchy.min_module_size=3"]
 
 
+@pytest.mark.slow
 def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
     index = tmp_path / "index"
     build_kg_directory(index, read_jsonl_corpus(SAMPLE / "corpus.jsonl"), SAMPLE / "openie_handwritten.json", encoder,

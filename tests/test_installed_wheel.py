@@ -64,6 +64,7 @@ def test_the_venv_imports_the_installed_wheel_not_the_checkout(installed):
     assert (Path(out[1]) / "retrieve.yaml").is_file() and (Path(out[1]) / "method" / "hugrag.yaml").is_file()
 
 
+@pytest.mark.slow
 def test_index_cli_builds_and_refreshes_from_the_installed_package(installed):
     python, work, env = installed
     assert "build" in _run([str(python), "-m", "hyperrag.index", "--help"], work, env).stdout

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT
 from tests.llm.fake_server import FakeOpenAIServer, Faults
 
@@ -52,6 +54,7 @@ def test_retrieve_with_an_unreachable_endpoint_stops_before_any_work(tmp_path):
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_train_with_an_unreachable_task_llm_is_one_line(tmp_path):
     url = f"http://127.0.0.1:{closed_port()}/v1"
     llm = f"{{_target_:hyperrag.llm.backends.OpenAICompatible,base_url:'{url}',model:m,api_key_env:null}}"
@@ -62,6 +65,7 @@ def test_train_with_an_unreachable_task_llm_is_one_line(tmp_path):
     assert not (tmp_path / "models").exists()
 
 
+@pytest.mark.slow
 def test_index_refresh_with_an_unreachable_endpoint_is_one_line(tmp_path):
     sample = REPO_ROOT / "hyperrag" / "sample_data"
     built, _ = run_entry(tmp_path, "-m", "hyperrag.index", "build", "--index", str(tmp_path / "idx"), "--corpus",
@@ -75,6 +79,7 @@ def test_index_refresh_with_an_unreachable_endpoint_is_one_line(tmp_path):
     assert not (tmp_path / "idx" / "derived").exists()  # nothing of the method's stages was started
 
 
+@pytest.mark.slow
 def test_openie_stage_whose_every_call_fails_stops_with_one_line(tmp_path):
     with FakeOpenAIServer(faults=Faults(http500=1.0)) as server:  # TEST DOUBLE: HTTP 500 to every chat call
         proc, _ = run_entry(tmp_path, str(REPO_ROOT / "retrieve.py"), "llm=openai_compatible",

@@ -38,7 +38,12 @@ SKIPPED = {
 }
 
 
-@pytest.mark.parametrize("method", sorted(SKIPPED))
+# one method per family in the default run; the rest of the modes with -m slow
+FAST_LLM_FREE = {"naive", "no_retrieval", "graphrag_global", "lightrag", "raptor"}
+
+
+@pytest.mark.parametrize("method", [m if m in FAST_LLM_FREE else pytest.param(m, marks=pytest.mark.slow)
+                                    for m in sorted(SKIPPED)])
 def test_llm_free_run_on_the_sample(tmp_path, method):
     metrics = retrieve.run(compose_retrieve(tmp_path, f"method={method}", "llm=none"))
     assert metrics["llm_label"] == "LLM-free"
@@ -55,7 +60,8 @@ def test_llm_free_run_on_the_sample(tmp_path, method):
         assert metrics["recall@10"] >= 60.0
 
 
-@pytest.mark.parametrize("method", ["graphrag_local", "lightrag", "raptor"])
+@pytest.mark.parametrize("method", ["graphrag_local", pytest.param("lightrag", marks=pytest.mark.slow),
+                                    pytest.param("raptor", marks=pytest.mark.slow)])
 def test_oracle_answers_from_each_methods_own_context(tmp_path, method):
     metrics = retrieve.run(compose_retrieve(tmp_path, f"method={method}", "llm=oracle", "data.openie_source=file"))
     assert metrics["llm_label"] == "upper bound (oracle)"
@@ -84,6 +90,7 @@ def test_graphrag_global_oracle_falls_back_and_counts(tmp_path):
     assert record["llm_usage"]["graphrag_reduce"]["failures"]["no_gold"] == 6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["graphrag_local", "graphrag_global", "lightrag", "raptor", "no_retrieval"])
 def test_baselines_over_an_updated_index_directory(tmp_path, updated_index, method):  # noqa: F811
     """Over an index directory (built, then a passage inserted and one deleted): the index's passages are ranked,

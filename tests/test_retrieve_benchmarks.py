@@ -56,6 +56,7 @@ def test_dense_retrieval_on_each_format(tmp_path, fmt):
         assert all(r["options"] and "answer_index" in r for r in rows)
 
 
+@pytest.mark.slow
 def test_bad_benchmark_file_is_one_line_exit_2(tmp_path):
     claims = hover_claims()
     claims[1]["label"] = "REFUTES"

@@ -50,8 +50,9 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("corpus_lines, expected", [
     ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', "corpus.jsonl:2: field 'id': duplicate id 'a'"),
-    ("", "corpus.jsonl: corpus is empty"),
-    ('{"id": "a", "title": 3, "text": "x"}\n', "corpus.jsonl:1: field 'title': expected a string, got int"),
+    pytest.param("", "corpus.jsonl: corpus is empty", marks=pytest.mark.slow),
+    pytest.param('{"id": "a", "title": 3, "text": "x"}\n', "corpus.jsonl:1: field 'title': expected a string, got int",
+                 marks=pytest.mark.slow),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, corpus_lines, expected):
     corpus = tmp_path / "corpus.jsonl"
@@ -64,6 +65,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, corpus_lines, expected):
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_unknown_gold_id_exit_2(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "a", "text": "x"}\n')

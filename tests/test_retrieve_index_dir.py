@@ -97,6 +97,7 @@ def updated_index(tmp_path_factory):
                                             "gold_ids": ["n01", "n02"]}])}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["hipporag2", "dense", "bm25", "catrag"])
 def test_retrieve_over_updated_index(tmp_path, updated_index, method):
     u = updated_index
@@ -132,6 +133,7 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           check=False, capture_output=True, text=True, cwd=tmp_path, timeout=300)
 
 
+@pytest.mark.slow
 def test_gold_id_of_deleted_passage_is_a_clear_error(tmp_path, updated_index):
     u = updated_index
     queries = write_jsonl(tmp_path / "q.jsonl", [{"id": "qx", "question": "?", "gold_ids": ["p07"]}])

@@ -172,6 +172,7 @@ def causal_graph_of(metrics: dict):
     return CausalGraph.load(metrics["causal_index_dir"])
 
 
+@pytest.mark.slow
 def test_cdfrag_follows_insert_and_delete(history):
     runs = history["runs"]
     built, _ = runs["built"]

@@ -75,6 +75,7 @@ def test_catrag_paper_holds_the_papers_settings(tmp_path):
     assert cfg.llm.sampling.temperature == 0.0 and cfg.answer_top_n == 5 and cfg.data.name == "musique"
 
 
+@pytest.mark.slow
 def test_paper_table_needs_an_llm(tmp_path):
     cfg = compose_retrieve(tmp_path, "experiment=hipporag2_table", "data=sample", "method=dense", "llm=none")
     with pytest.raises(InputError, match="needs an LLM backend"):

@@ -75,6 +75,7 @@ def test_poincare_tree_task(tmp_path):
     assert any((tmp_path / "run" / "csv").rglob("metrics.csv"))
 
 
+@pytest.mark.slow
 def test_dataset_without_openie_is_one_line_exit_2(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n')

@@ -61,6 +61,7 @@ from hyperrag.causal.records import (
 from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, Probability, settings
 from hyperrag.data.types import Corpus, Dataset
 from hyperrag.embedding.encoder import default_cache_dir
+from hyperrag.graph.utils import both_directions
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
 from hyperrag.ops.knn import topk_cosine_neighbors
 from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
@@ -217,12 +218,8 @@ def assemble_causal_graph(
     alias_index, alias_weight = torch.empty(2, 0, dtype=torch.long), torch.empty(0)
     if len(names) > 1:
         a, b, sim = topk_cosine_neighbors(emb, s.alias_topk, s.alias_threshold)
-        pairs_ab = torch.cat([torch.stack([a, b]), torch.stack([b, a])], dim=1)
-        key, inv = torch.unique(pairs_ab[0] * len(names) + pairs_ab[1], return_inverse=True)
-        w = torch.zeros(key.numel()).scatter_reduce(
-            0, inv, torch.cat([sim, sim]).float(), "amax", include_self=False
-        )
-        alias_index, alias_weight = torch.stack([key // len(names), key % len(names)]), w
+        # both directions, one arc per pair, the larger similarity where a pair was found twice
+        alias_index, alias_weight = both_directions(torch.stack([a, b]), sim.float(), len(names), "max")
     graph = CausalGraph(
         node_names=names,
         node_emb=emb.float(),

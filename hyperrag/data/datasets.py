@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from hyperrag.data.hipporag2_release import read_hipporag2_release
 from hyperrag.data.hotpotqa import read_hotpotqa
@@ -40,6 +41,22 @@ def sample_dataset(name: str = "sample", openie_source: str = "file") -> Dataset
                             folder / "openie_handwritten.json", name=name)
     dataset.openie_source = openie_source
     return dataset
+
+
+def sample_documents(with_triples: bool = True) -> list[dict[str, Any]]:
+    """The bundled sample as document records ``{"id", "title", "text"}`` (the Python API's input), with their
+    hand-written OpenIE ``triples`` unless ``with_triples=False``."""
+    from hyperrag.data.openie import read_openie
+
+    ds = sample_dataset()
+    openie = read_openie(ds.openie_path, ds.corpus) if with_triples else None
+    docs: list[dict[str, Any]] = []
+    for i, p in enumerate(ds.corpus.passages):
+        doc: dict[str, Any] = {"id": p.id, "title": p.title, "text": p.text}
+        if openie is not None:
+            doc["triples"] = [list(t) for t in openie.triples[i]]
+        docs.append(doc)
+    return docs
 
 
 def musique_dataset(dir: str | Path, name: str = "musique") -> Dataset:

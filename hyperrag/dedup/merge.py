@@ -22,6 +22,7 @@ import torch
 
 from hyperrag.dedup.entities import EntityInfo
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.graph.utils import csr_from_lists, undirected_edges
 
 
 @dataclass
@@ -41,23 +42,6 @@ class MergeResult:
     canonical: torch.Tensor
     records: list[dict[str, Any]]
     stats: dict[str, Any] = field(default_factory=dict)
-
-
-def _coalesce(index: torch.Tensor, weight: torch.Tensor, num_nodes: int, reduce: str
-              ) -> tuple[torch.Tensor, torch.Tensor]:
-    keep = index[0] != index[1]
-    u = torch.minimum(index[0, keep], index[1, keep])
-    v = torch.maximum(index[0, keep], index[1, keep])
-    key, inverse = torch.unique(u * num_nodes + v, return_inverse=True)
-    merged = torch.zeros(key.shape[0], dtype=weight.dtype)
-    merged.scatter_reduce_(0, inverse, weight[keep], reduce=reduce, include_self=False)
-    return torch.stack([key // num_nodes, key % num_nodes]), merged
-
-
-def _csr(rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    ptr = torch.zeros(len(rows) + 1, dtype=torch.long)
-    ptr[1:] = torch.cumsum(torch.tensor([len(r) for r in rows], dtype=torch.long), 0)
-    return ptr, torch.tensor([x for r in rows for x in r], dtype=torch.long)
 
 
 def merge_entities(graph: KnowledgeGraph, info: EntityInfo, group: torch.Tensor,
@@ -84,7 +68,8 @@ def merge_entities(graph: KnowledgeGraph, info: EntityInfo, group: torch.Tensor,
         mask = graph.edge_type == int(etype)
         if not bool(mask.any()):
             continue
-        idx, w = _coalesce(node_map[graph.edge_index[:, mask]], graph.edge_weight[mask].float(), new_nodes, reduce)
+        idx, w = undirected_edges(node_map[graph.edge_index[:, mask]], graph.edge_weight[mask].float(), new_nodes,
+                                  reduce)
         pooled[etype.name.lower()] = int(mask.sum()) - int(idx.shape[1])
         parts_index.append(idx)
         parts_weight.append(w)
@@ -103,7 +88,7 @@ def merge_entities(graph: KnowledgeGraph, info: EntityInfo, group: torch.Tensor,
     ptr, idx = graph.entity_passage_ptr.tolist(), graph.entity_passage_idx.tolist()
     for e in range(num_e):
         passages[int(group[e])].update(idx[ptr[e]: ptr[e + 1]])
-    ep_ptr, ep_idx = _csr([sorted(s) for s in passages])
+    ep_ptr, ep_idx = csr_from_lists([sorted(s) for s in passages])
 
     types: list[Counter] = [Counter() for _ in range(num_g)]
     descriptions: list[list[str]] = [[] for _ in range(num_g)]

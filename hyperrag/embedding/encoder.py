@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -80,6 +81,12 @@ class TextEncoder:
         self.cache = EmbeddingCache(root / "embeddings" / f"{self.model_key}.sqlite", legacy_path=legacy)
         self._model = None
         self.encoded_count = 0  # texts actually sent through the model (cache misses)
+
+    def spec(self) -> dict[str, Any]:
+        """How to build this encoder again (``hydra.utils.instantiate``-able; no device, no cache folder): what
+        an index records so that ``python -m hyperrag.index insert`` embeds new passages the same way."""
+        return {"_target_": "hyperrag.embedding.TextEncoder", "model": self.model_name, "normalize": self.normalize,
+                "max_seq_length": self.max_seq_length}
 
     @property
     def model(self):

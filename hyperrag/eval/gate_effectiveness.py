@@ -31,10 +31,13 @@ METRICS = ("reachability", "depth_weighted", "coverage", "min_hops")
 
 def without_kind(graph: TypedGraph, kind: EdgeKind) -> TypedGraph:
     """The same graph with every arc of ``kind`` removed."""
+    import torch
+
+    from hyperrag.graph.utils import csr_owner, ptr_from_sorted_rows
+
     keep = graph.kind != int(kind)
-    src = np.repeat(np.arange(graph.num_nodes), np.diff(graph.ptr))[keep]
-    ptr = np.zeros(graph.num_nodes + 1, dtype=np.int64)
-    ptr[1:] = np.cumsum(np.bincount(src, minlength=graph.num_nodes))
+    src = csr_owner(torch.from_numpy(np.asarray(graph.ptr, dtype=np.int64)))[torch.from_numpy(keep)]
+    ptr = ptr_from_sorted_rows(src, graph.num_nodes).numpy()
     return TypedGraph(ptr, graph.idx[keep], graph.kind[keep], graph.num_nodes)
 
 

@@ -20,6 +20,8 @@ from enum import IntEnum
 import numpy as np
 import torch
 
+from hyperrag.graph.utils import ptr_from_sorted_rows, sort_edges
+
 
 class EdgeKind(IntEnum):
     STRUCTURAL = 0  # entity – entity (relation, synonym)
@@ -58,11 +60,10 @@ class TypedGraph:
         dst = torch.cat([edge_index[1], edge_index[0]]).long()
         knd = torch.cat([kind, kind]).to(torch.int8)
         keep = src != dst
-        src, dst, knd = src[keep], dst[keep], knd[keep]
-        order = torch.argsort(src * num_nodes + dst, stable=True)
-        ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
-        ptr[1:] = torch.cumsum(torch.bincount(src, minlength=num_nodes), 0)
-        return cls(ptr.numpy(), dst[order].numpy(), knd[order].numpy(), num_nodes)
+        # stable: parallel arcs of different kinds keep their given order (the walk's tie-break)
+        arcs, knd = sort_edges(torch.stack([src[keep], dst[keep]]), knd[keep], num_nodes=num_nodes, stable=True)
+        ptr = ptr_from_sorted_rows(arcs[0], num_nodes)
+        return cls(ptr.numpy(), arcs[1].numpy(), knd.numpy(), num_nodes)
 
     def count_by_kind(self) -> dict[str, int]:
         counts = np.bincount(self.kind.astype(np.int64), minlength=len(EdgeKind)) // 2

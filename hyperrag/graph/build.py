@@ -14,6 +14,7 @@ from hyperrag.data.openie import OpenIERecords
 from hyperrag.data.types import Corpus
 from hyperrag.graph.canonical import canonical_name
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.graph.utils import csr_from_lists, undirected_edges
 from hyperrag.ops.knn import topk_cosine_neighbors
 
 if TYPE_CHECKING:
@@ -28,26 +29,6 @@ class GraphEmbeddings:
     entity: torch.Tensor  # [E, D]
     fact: torch.Tensor  # [F, D]
     passage: torch.Tensor  # [P, D]
-
-
-def _csr(rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    lengths = torch.tensor([len(r) for r in rows], dtype=torch.long)
-    ptr = torch.zeros(len(rows) + 1, dtype=torch.long)
-    ptr[1:] = torch.cumsum(lengths, 0)
-    idx = torch.tensor([x for r in rows for x in r], dtype=torch.long)
-    return ptr, idx
-
-
-def _merge_undirected(src: torch.Tensor, dst: torch.Tensor, weight: torch.Tensor, num_nodes: int,
-                      reduce: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """One edge per unordered pair (u < v); parallel weights summed or max-ed; self loops dropped."""
-    keep = src != dst
-    u = torch.minimum(src[keep], dst[keep])
-    v = torch.maximum(src[keep], dst[keep])
-    key, inverse = torch.unique(u * num_nodes + v, return_inverse=True)
-    merged = torch.zeros(key.shape[0], dtype=weight.dtype)
-    merged.scatter_reduce_(0, inverse, weight[keep], reduce=reduce, include_self=False)
-    return torch.stack([key // num_nodes, key % num_nodes]), merged
 
 
 def canonical_triples(triples: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
@@ -127,7 +108,7 @@ def build_knowledge_graph(
     # Relation edges: weight = number of triples linking the pair.
     src = torch.tensor(rel_src, dtype=torch.long)
     dst = torch.tensor(rel_dst, dtype=torch.long)
-    rel_index, rel_weight = _merge_undirected(src, dst, torch.ones(len(rel_src)), num_nodes, "sum")
+    rel_index, rel_weight = undirected_edges(torch.stack([src, dst]), torch.ones(len(rel_src)), num_nodes, "sum")
 
     # Context edges passage — entity.
     ctx_e = torch.tensor([e for e, ps in enumerate(entity_passages) for _ in ps], dtype=torch.long)
@@ -142,7 +123,7 @@ def build_knowledge_graph(
     if num_e > 1 and eligible.sum() > 1:
         cand = eligible.nonzero().squeeze(1)
         s_loc, d_loc, sim = topk_cosine_neighbors(entity_emb[cand], synonym_topk, synonym_threshold)
-        syn_index, syn_weight = _merge_undirected(cand[s_loc], cand[d_loc], sim, num_nodes, "amax")
+        syn_index, syn_weight = undirected_edges(torch.stack([cand[s_loc], cand[d_loc]]), sim, num_nodes, "max")
     t_knn = time.perf_counter()
 
     edge_index = torch.cat([rel_index, syn_index, ctx_index], dim=1)
@@ -153,8 +134,8 @@ def build_knowledge_graph(
         torch.full((ctx_index.shape[1],), EdgeType.CONTEXT, dtype=torch.uint8),
     ])
     fact_entities = torch.tensor([[entity_id[s], entity_id[o]] for s, _, o in facts], dtype=torch.long).reshape(-1, 2)
-    fp_ptr, fp_idx = _csr(fact_passages)
-    ep_ptr, ep_idx = _csr([sorted(ps) for ps in entity_passages])
+    fp_ptr, fp_idx = csr_from_lists(fact_passages)
+    ep_ptr, ep_idx = csr_from_lists([sorted(ps) for ps in entity_passages])
     graph = KnowledgeGraph(
         entity_names=names, passage_ids=corpus.ids, edge_index=edge_index, edge_weight=edge_weight,
         edge_type=edge_type, facts=facts, fact_entities=fact_entities, fact_passage_ptr=fp_ptr,

@@ -13,25 +13,15 @@ from __future__ import annotations
 import torch
 
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-
-
-def _csr(rows: torch.Tensor, cols: torch.Tensor, num_rows: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """CSR ``(ptr [num_rows + 1], idx)`` of the pairs ``(rows[i], cols[i])``, columns in pair order per row."""
-    order = torch.argsort(rows, stable=True)
-    ptr = torch.zeros(num_rows + 1, dtype=torch.long)
-    ptr[1:] = torch.cumsum(torch.bincount(rows, minlength=num_rows), 0)
-    return ptr, cols[order]
+from hyperrag.graph.utils import csr_from_pairs, expand_rows, ptr_from_sorted_rows, unique_edges
 
 
 def _expand(owner: torch.Tensor, keys: torch.Tensor, ptr: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor,
                                                                                                     torch.Tensor]:
     """For pairs ``(owner[i], keys[i])``, every ``(owner[i], v)`` with ``v`` in CSR row ``keys[i]`` of
     ``(ptr, idx)``. Returns ``(owners, values)`` LongTensors."""
-    counts = ptr[keys + 1] - ptr[keys]
-    total = int(counts.sum())
-    offsets = torch.arange(total) - torch.repeat_interleave(torch.cumsum(counts, 0) - counts, counts)
-    values = idx[torch.repeat_interleave(ptr[keys], counts) + offsets]
-    return torch.repeat_interleave(owner, counts), values
+    which, pos = expand_rows(ptr, keys)
+    return owner[which], idx[pos]
 
 
 class GraphIncidence:
@@ -51,12 +41,10 @@ class GraphIncidence:
         distinct = fe[:, 0] != fe[:, 1]  # a self-loop fact counts once for its entity
         ends = torch.cat([fe[:, 0], fe[distinct, 1]])
         facts = torch.cat([torch.arange(num_f), torch.arange(num_f)[distinct]])
-        order = torch.argsort(facts, stable=True)  # facts ascending within each entity
-        self.fact_ptr, self.fact_idx = _csr(ends[order], facts[order], num_e)
+        self.fact_ptr, self.fact_idx = csr_from_pairs(ends, facts, num_e, num_f)  # facts ascending per entity
         self.degree = self.fact_ptr[1:] - self.fact_ptr[:-1]
-        pairs = torch.unique(torch.stack([torch.cat([fe[distinct, 0], fe[distinct, 1]]),
-                                          torch.cat([fe[distinct, 1], fe[distinct, 0]])]), dim=1)
-        self.neighbour_ptr, self.neighbour_idx = _csr(pairs[0], pairs[1], num_e)
+        arcs = unique_edges(torch.cat([fe.T, fe.T.flip(0)], dim=1), num_e)  # both directions, distinct, sorted
+        self.neighbour_ptr, self.neighbour_idx = ptr_from_sorted_rows(arcs[0], num_e), arcs[1]
 
     # ---- per entity -----------------------------------------------------------------------------------------
     def facts(self, entity: int) -> torch.Tensor:

@@ -27,7 +27,15 @@ import torch
 from hyperrag.data.types import Passage
 from hyperrag.graph.build import GraphEmbeddings, canonical_triples, synonym_eligible
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
-from hyperrag.graph.provenance import GraphProvenance, csr_owner
+from hyperrag.graph.provenance import GraphProvenance
+from hyperrag.graph.utils import (
+    csr_from_pairs,
+    csr_owner,
+    ptr_from_counts,
+    ptr_from_sorted_rows,
+    sort_typed_edges,
+    undirected_edges,
+)
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder
@@ -64,33 +72,6 @@ class UpdateResult:
 
 
 # ---- shared helpers ----------------------------------------------------------------------------------------
-def _sorted_edges(index: torch.Tensor, weight: torch.Tensor, etype: torch.Tensor,
-                  num_nodes: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Edges in a full build's order: by type, then ``u``, then ``v``."""
-    key = etype.long() * num_nodes * num_nodes + index[0] * num_nodes + index[1]
-    order = torch.argsort(key)
-    return index[:, order], weight[order], etype[order]
-
-
-def _merge(index: torch.Tensor, weight: torch.Tensor, num_nodes: int, reduce: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """One edge per pair (index already has ``u < v``); parallel weights summed or max-ed."""
-    if index.shape[1] == 0:
-        return index, weight
-    key, inverse = torch.unique(index[0] * num_nodes + index[1], return_inverse=True)
-    merged = torch.zeros(key.shape[0], dtype=weight.dtype)
-    merged.scatter_reduce_(0, inverse, weight, reduce=reduce, include_self=False)
-    return torch.stack([key // num_nodes, key % num_nodes]), merged
-
-
-def _csr_from_pairs(owner: torch.Tensor, value: torch.Tensor, rows: int, size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """CSR from (row, value) pairs, values ascending within a row."""
-    order = torch.argsort(owner * size + value)
-    counts = torch.bincount(owner, minlength=rows)
-    ptr = torch.zeros(rows + 1, dtype=torch.long)
-    ptr[1:] = torch.cumsum(counts, 0)
-    return ptr, value[order]
-
-
 def _top_pairs(query: torch.Tensor, query_nodes: torch.Tensor, keys: torch.Tensor, key_nodes: torch.Tensor,
                k: int, threshold: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per query row, its ``k`` most similar key rows (itself excluded) with cosine >= ``threshold``."""
@@ -147,10 +128,8 @@ def delete_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
     gone_occ = prov.passage_fact_idx[~keep_p[pf_owner]]
     rel = (etype == EdgeType.RELATION).nonzero().squeeze(1)
     if gone_occ.numel() and rel.numel():
-        s, o = graph.fact_entities[gone_occ].T
-        pair = s != o
-        lo, hi = torch.minimum(s[pair], o[pair]), torch.maximum(s[pair], o[pair])
-        gone_keys, gone_counts = torch.unique(lo * N + hi, return_counts=True)
+        gone, gone_counts = undirected_edges(graph.fact_entities[gone_occ].T, torch.ones(gone_occ.numel()), N)
+        gone_keys = gone[0] * N + gone[1]  # lookup keys of the relation edges that lose triples
         rel_keys = u[rel] * N + v[rel]
         order = torch.argsort(rel_keys)
         at = torch.searchsorted(rel_keys[order], gone_keys).clamp(max=rel.numel() - 1)
@@ -165,15 +144,14 @@ def delete_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
     touched_old = torch.unique(touched_old[node_alive[touched_old]])
 
     index = node_map[graph.edge_index[:, keep_edge]]
-    index, weight, etype = _sorted_edges(index, weight[keep_edge], etype[keep_edge], E2 + int(keep_p.sum()))
+    index, weight, etype = sort_typed_edges(index, weight[keep_edge], etype[keep_edge], E2 + int(keep_p.sum()))
 
     fact_map = torch.cumsum(fact_alive.long(), 0) - 1
     F2 = int(fact_alive.sum())
-    fp_ptr, fp_idx = _csr_from_pairs(fact_map[fp_owner[fp_keep]], new_p[graph.fact_passage_idx[fp_keep]], F2, P)
-    ep_ptr, ep_idx = _csr_from_pairs(new_e[ep_owner[ep_keep]], new_p[graph.entity_passage_idx[ep_keep]], E2, P)
+    fp_ptr, fp_idx = csr_from_pairs(fact_map[fp_owner[fp_keep]], new_p[graph.fact_passage_idx[fp_keep]], F2, P)
+    ep_ptr, ep_idx = csr_from_pairs(new_e[ep_owner[ep_keep]], new_p[graph.entity_passage_idx[ep_keep]], E2, P)
     pf_keep = keep_p[pf_owner]
-    pf_ptr = torch.zeros(int(keep_p.sum()) + 1, dtype=torch.long)
-    pf_ptr[1:] = torch.cumsum(torch.bincount(new_p[pf_owner[pf_keep]], minlength=int(keep_p.sum())), 0)
+    pf_ptr = ptr_from_sorted_rows(new_p[pf_owner[pf_keep]], int(keep_p.sum()))
 
     facts = [f for f, alive in zip(graph.facts, fact_alive.tolist()) if alive]
     new_graph = KnowledgeGraph(
@@ -270,11 +248,9 @@ def insert_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
 
     # relation edges: old weights plus the new triples
     rel_new = torch.tensor(rel_pairs, dtype=torch.long).reshape(-1, 2).T
-    rel_new = rel_new[:, rel_new[0] != rel_new[1]]
-    rel_new = torch.stack([rel_new.min(0).values, rel_new.max(0).values]) if rel_new.numel() else rel_new
-    rel_index, rel_weight = _merge(torch.cat([old_index[:, by_type[EdgeType.RELATION]], rel_new], 1),
-                                   torch.cat([graph.edge_weight[by_type[EdgeType.RELATION]],
-                                              torch.ones(rel_new.shape[1])]), N2, "sum")
+    rel_index, rel_weight = undirected_edges(torch.cat([old_index[:, by_type[EdgeType.RELATION]], rel_new], 1),
+                                             torch.cat([graph.edge_weight[by_type[EdgeType.RELATION]],
+                                                        torch.ones(rel_new.shape[1])]), N2, "sum")
 
     # context edges: entity — new passage
     ctx_new = torch.tensor(sorted(ep_pairs), dtype=torch.long).reshape(-1, 2).T
@@ -297,9 +273,9 @@ def insert_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
         s2, d2, w2 = _top_pairs(keys[pos], near_old, keys, eligible, synonym_topk, synonym_threshold)
         to_new = d2 >= E
         src, dst = torch.cat([s1, s2[to_new]]), torch.cat([d1, d2[to_new]])
-        pair = torch.stack([torch.minimum(src, dst), torch.maximum(src, dst)])
-        syn_index, syn_weight = _merge(torch.cat([syn_index, pair], 1), torch.cat([syn_weight, torch.cat([w1, w2[to_new]])]),
-                                       N2, "amax")
+        pair = torch.stack([src, dst])
+        syn_index, syn_weight = undirected_edges(torch.cat([syn_index, pair], 1),
+                                                 torch.cat([syn_weight, torch.cat([w1, w2[to_new]])]), N2, "max")
         touched_syn = torch.unique(pair)
 
     index = torch.cat([rel_index, syn_index, ctx_index, old_index[:, others]], 1)
@@ -307,17 +283,17 @@ def insert_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
     types = torch.cat([torch.full((rel_index.shape[1],), EdgeType.RELATION, dtype=torch.uint8),
                        torch.full((syn_index.shape[1],), EdgeType.SYNONYM, dtype=torch.uint8),
                        torch.full((ctx_index.shape[1],), EdgeType.CONTEXT, dtype=torch.uint8), etype[others]])
-    index, weight, types = _sorted_edges(index, weight, types, N2)
+    index, weight, types = sort_typed_edges(index, weight, types, N2)
 
     fp_new = torch.tensor(fp_pairs, dtype=torch.long).reshape(-1, 2)
     fp_new = torch.unique(fp_new, dim=0) if fp_new.numel() else fp_new
-    fp_ptr, fp_idx = _csr_from_pairs(torch.cat([csr_owner(graph.fact_passage_ptr), fp_new[:, 0]]),
+    fp_ptr, fp_idx = csr_from_pairs(torch.cat([csr_owner(graph.fact_passage_ptr), fp_new[:, 0]]),
                                      torch.cat([graph.fact_passage_idx, fp_new[:, 1]]), F2, P2)
     ep_new = torch.tensor(sorted(ep_pairs), dtype=torch.long).reshape(-1, 2)
-    ep_ptr, ep_idx = _csr_from_pairs(torch.cat([csr_owner(graph.entity_passage_ptr), ep_new[:, 0]]),
+    ep_ptr, ep_idx = csr_from_pairs(torch.cat([csr_owner(graph.entity_passage_ptr), ep_new[:, 0]]),
                                      torch.cat([graph.entity_passage_idx, ep_new[:, 1]]), E2, P2)
     lengths = torch.tensor([len(o) for o in occurrences], dtype=torch.long)
-    pf_ptr = torch.cat([prov.passage_fact_ptr, prov.passage_fact_ptr[-1] + torch.cumsum(lengths, 0)])
+    pf_ptr = torch.cat([prov.passage_fact_ptr, prov.passage_fact_ptr[-1] + ptr_from_counts(lengths)[1:]])
     pf_idx = torch.cat([prov.passage_fact_idx, torch.tensor([f for o in occurrences for f in o], dtype=torch.long)])
 
     facts = graph.facts + new_facts

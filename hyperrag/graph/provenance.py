@@ -24,21 +24,10 @@ import torch
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.graph.build import canonical_triples
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.graph.utils import csr_from_lists
 from hyperrag.utils.atomic import atomic_torch_save
 
 PROVENANCE_FILE = "provenance.pt"
-
-
-def csr_from_lists(rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    lengths = torch.tensor([len(r) for r in rows], dtype=torch.long)
-    ptr = torch.zeros(len(rows) + 1, dtype=torch.long)
-    ptr[1:] = torch.cumsum(lengths, 0)
-    return ptr, torch.tensor([x for r in rows for x in r], dtype=torch.long)
-
-
-def csr_owner(ptr: torch.Tensor) -> torch.Tensor:
-    """LongTensor [nnz]: the row of every CSR entry."""
-    return torch.repeat_interleave(torch.arange(ptr.numel() - 1), ptr[1:] - ptr[:-1])
 
 
 def csr_rows(ptr: torch.Tensor, idx: torch.Tensor) -> list[list[int]]:
@@ -122,8 +111,6 @@ __all__ = [
     "PROVENANCE_FILE",
     "GraphProvenance",
     "build_provenance",
-    "csr_from_lists",
-    "csr_owner",
     "csr_rows",
     "edge_support",
     "node_support",

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import torch
 
 from hyperrag.config.validation import PositiveFloat, PositiveInt, settings
+from hyperrag.graph.utils import csr_by_row, ptr_from_counts, ptr_from_sorted_rows
 from hyperrag.hierarchy.leiden import _clean_edges, canonical_labels, leiden, modularity, resolve_backend
 
 log = logging.getLogger(__name__)
@@ -114,9 +115,7 @@ class Hierarchy:
         """CSR ``(ptr [n_l + 1], idx)``: the level-(l-1) units (entities for l = 1) of each level-l module."""
         self._check(level)
         memb = self.memberships[level - 1]
-        idx = torch.argsort(memb, stable=True)
-        ptr = torch.zeros(self.num_modules(level) + 1, dtype=torch.long)
-        ptr[1:] = torch.cumsum(torch.bincount(memb, minlength=self.num_modules(level)), 0)
+        ptr, idx = csr_by_row(memb, self.num_modules(level), torch.arange(memb.shape[0], device=memb.device))
         return ptr, idx
 
     def sizes(self, level: int) -> torch.Tensor:
@@ -203,10 +202,9 @@ def build_hierarchy(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, 
         intra = (lab_u == labels[ei[1]]) & want[lab_u]
         e_mod, e_order = torch.sort(lab_u[intra], stable=True)
         e_sub, w_sub = ei[:, intra][:, e_order], w[intra][e_order]
-        e_ptr = torch.searchsorted(e_mod, torch.arange(ncom + 1))
+        e_ptr = ptr_from_sorted_rows(e_mod, ncom)
         n_order = torch.argsort(labels, stable=True)
-        n_ptr = torch.zeros(ncom + 1, dtype=torch.long)
-        n_ptr[1:] = torch.cumsum(size, 0)
+        n_ptr = ptr_from_counts(size)
         local = torch.empty(num_nodes, dtype=torch.long)
         sub = torch.zeros(num_nodes, dtype=torch.long)  # sub-community of each node inside its module
         failed = torch.zeros(ncom, dtype=torch.bool)

@@ -55,6 +55,7 @@ from typing import Any
 import torch
 
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
+from hyperrag.graph.utils import csr_owner, ptr_from_sorted_rows
 from hyperrag.hierarchy.gates import CHECKPOINT as GATES_CHECKPOINT
 from hyperrag.hierarchy.gates import GateBuilder, GateResult
 from hyperrag.hierarchy.hierarchy import (
@@ -188,12 +189,12 @@ def update_hierarchy(old: Hierarchy, old_names: list[str], new_names: list[str],
         intra = (gu >= 0) & (gu == grp[ei[1]])
         e_grp, e_order = torch.sort(gu[intra], stable=True)
         e_sub, w_sub = ei[:, intra][:, e_order], w[intra][e_order]
-        e_ptr = torch.searchsorted(e_grp, torch.arange(npar + 1))
+        e_ptr = ptr_from_sorted_rows(e_grp, npar)
         local = torch.empty(n, dtype=torch.long)
         rest_nodes = rest.nonzero().squeeze(1)
         r_order = torch.argsort(parent[rest_nodes], stable=True)
         rest_nodes = rest_nodes[r_order]
-        r_ptr = torch.searchsorted(parent[rest_nodes], torch.arange(npar + 1))
+        r_ptr = ptr_from_sorted_rows(parent[rest_nodes], npar)
         for p in (r_ptr[1:] > r_ptr[:-1]).nonzero().squeeze(1).tolist():
             nodes = rest_nodes[r_ptr[p]: r_ptr[p + 1]]
             repartitioned += nodes.shape[0]
@@ -267,7 +268,7 @@ def match_modules(old_tree: ModuleTree, old_names: list[str], new_tree: ModuleTr
 def recomputed_modules(tree: ModuleTree, match: torch.Tensor, touched: torch.Tensor) -> set[int]:
     """New tree modules that were re-partitioned: no identical old module, or a touched member (``touched``:
     BoolTensor [E_new], :attr:`HierarchyUpdate.touched`). The others are kept as they were."""
-    rows = torch.repeat_interleave(torch.arange(tree.num_modules), tree.sizes)
+    rows = csr_owner(tree.entity_ptr)
     has_touched = torch.zeros(tree.num_modules, dtype=torch.bool)
     has_touched[rows[touched[tree.entity_idx]]] = True
     return set(((match < 0) | has_touched).nonzero().squeeze(1).tolist())
@@ -362,7 +363,7 @@ def entity_signatures(graph: KnowledgeGraph, texts: list[str]) -> list[str]:
                           graph.edge_weight[keep].tolist()):
         nbrs[u].append((names[v], t, round(w, 5)))
         nbrs[v].append((names[u], t, round(w, 5)))
-    ptr = torch.cat([torch.zeros(1, dtype=torch.long), graph.entity_passage_count.cumsum(0)]).tolist()
+    ptr = graph.entity_passage_ptr.tolist()
     pidx = graph.entity_passage_idx.tolist()
     pids = graph.passage_ids
     out = []

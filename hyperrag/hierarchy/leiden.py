@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from hyperrag.graph.utils import undirected_edges
 from hyperrag.utils.availability import cuda_available, package_available
 
 BACKENDS = ("auto", "cpu", "graspologic", "leidenalg", "cugraph")
@@ -81,12 +82,8 @@ def _clean_edges(edge_index: torch.Tensor, edge_weight: torch.Tensor | None,
         raise ValueError(f"edge_index refers to nodes outside 0..{num_nodes - 1}")
     if src.numel() and bool((weight < 0).any()):
         raise ValueError("Leiden modularity needs non-negative edge weights")
-    keep = (src != dst) & (weight > 0)
-    u = torch.minimum(src[keep], dst[keep])
-    v = torch.maximum(src[keep], dst[keep])
-    key, inverse = torch.unique(u * num_nodes + v, return_inverse=True)
-    merged = torch.zeros(key.shape[0], dtype=torch.float64, device=key.device).index_add_(0, inverse, weight[keep])
-    return torch.stack([key // num_nodes, key % num_nodes]), merged
+    keep = weight > 0
+    return undirected_edges(torch.stack([src[keep], dst[keep]]), weight[keep], num_nodes, "sum")
 
 
 def modularity(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, membership: torch.Tensor,

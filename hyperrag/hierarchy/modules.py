@@ -19,14 +19,8 @@ import torch
 
 from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
+from hyperrag.graph.utils import csr_by_row, csr_owner
 from hyperrag.hierarchy.hierarchy import Hierarchy
-
-
-def _csr_from_pairs(rows: torch.Tensor, cols: torch.Tensor, num_rows: int) -> tuple[torch.Tensor, torch.Tensor]:
-    order = torch.argsort(rows, stable=True)
-    ptr = torch.zeros(num_rows + 1, dtype=torch.long)
-    ptr[1:] = torch.cumsum(torch.bincount(rows, minlength=num_rows), 0)
-    return ptr, cols[order]
 
 
 @dataclass
@@ -91,7 +85,7 @@ class ModuleTree:
             ent = keep[memb].nonzero().squeeze(1)
             rows.append(ids[memb[ent]])
             cols.append(ent)
-        ptr, idx = _csr_from_pairs(torch.cat(rows), torch.cat(cols), total)
+        ptr, idx = csr_by_row(torch.cat(rows), total, torch.cat(cols))  # entity ids ascend within a module
         return cls(level, parent, ptr, idx, level_ids[0][hierarchy.memberships[0]], level_ids)
 
 
@@ -144,7 +138,7 @@ class EntityListTexts:
     def __call__(self, tree: ModuleTree, graph: KnowledgeGraph) -> list[str]:
         degree = entity_degree(graph)
         # per module: members sorted by (degree desc, id asc)
-        rows = torch.repeat_interleave(torch.arange(tree.num_modules), tree.sizes)
+        rows = csr_owner(tree.entity_ptr)
         members = tree.entity_idx
         order = torch.argsort(-degree[members], stable=True)
         order = order[torch.argsort(rows[order], stable=True)]

@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import torch
 
+from hyperrag.graph.utils import ptr_from_sorted_rows, unique_edges
 from hyperrag.hyperbolic.distance import pairwise_delta
 
 
 def _csr(edges: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Deduplicated, self-loop-free relations as CSR (rowptr [N+1], col [E'])."""
-    u, v = edges[0].long(), edges[1].long()
-    keep = u != v
-    keys = torch.unique(u[keep] * num_nodes + v[keep])
-    row, col = keys // num_nodes, keys % num_nodes
-    rowptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=edges.device)
-    rowptr[1:] = torch.cumsum(torch.bincount(row, minlength=num_nodes), 0)
-    return rowptr, col
+    row, col = unique_edges(edges, num_nodes)
+    return ptr_from_sorted_rows(row, num_nodes), col
 
 
 @torch.no_grad()

@@ -144,7 +144,8 @@ def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
 
 
 def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: Encoder,
-                settings: GraphSettings, key: str, inputs: dict[str, Any], t0: float) -> KGIndex:
+                settings: GraphSettings, key: str, inputs: dict[str, Any], t0: float,
+                extra: dict[str, Any] | None = None) -> KGIndex:
     if directory.path.exists():  # stale, partial or corrupt: rebuild from scratch
         shutil.rmtree(directory.path)
     directory.path.mkdir(parents=True)
@@ -153,18 +154,23 @@ def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, en
     graph, emb = build_knowledge_graph(corpus, openie, encoder, **settings_dict)
     prov = build_provenance(graph, openie)
     files = save_kg_files(directory.path, graph, emb, prov, passages=list(corpus.passages))
+    spec = encoder.spec() if callable(getattr(encoder, "spec", None)) else None  # how to embed inserts alike
     directory.write_manifest(key, settings_dict, {**inputs, "openie_path": str(openie_path),
-                                                  "encoder_model": encoder.model_name}, files, graph.stats)
+                                                  "encoder_model": encoder.model_name, "embedder": spec},
+                             files, graph.stats, extra=extra)
     log.info("built index %s in %.1fs", directory.path, time.perf_counter() - t0)
     return KGIndex(graph, emb, directory.path, True, time.perf_counter() - t0, prov, key, encoder.model_key)
 
 
 def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path, encoder: Encoder,
-                       settings: GraphSettings) -> KGIndex:
+                       settings: GraphSettings, extra: dict[str, Any] | None = None,
+                       replace: bool = False) -> KGIndex:
     """Build the index of ``corpus`` (+ its OpenIE file) into ``path``.
 
     An index of the same inputs already there is loaded, not rebuilt; any other index there (one that
-    was updated since, or built from other inputs) is refused rather than overwritten.
+    was updated since, or built from other inputs) is refused rather than overwritten — or, with ``replace``,
+    deleted first (a folder that is not an index directory is always refused). ``extra``: more manifest
+    fields (e.g. the chunking the passages were made with), kept by later updates.
     """
     t0 = time.perf_counter()
     key, inputs = _index_key(corpus, Path(openie_path), encoder, settings)
@@ -172,10 +178,13 @@ def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path
     if directory.matches(key):
         graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
         return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, key, encoder.model_key)
+    if replace and directory.manifest_path.is_file():
+        log.info("replacing the index in %s", directory.path)
+        shutil.rmtree(directory.path)
     if directory.path.exists() and any(directory.path.iterdir()):
         raise InputError("exists and holds another index (updated, or built from other inputs); delete it or "
                          "choose another folder", path=directory.path, field="--index")
-    return _build_into(directory, corpus, Path(openie_path), encoder, settings, key, inputs, t0)
+    return _build_into(directory, corpus, Path(openie_path), encoder, settings, key, inputs, t0, extra)
 
 
 def load_or_build_kg_index(dataset: Dataset, encoder: Encoder, settings: GraphSettings,

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from hyperrag.protocols import Encoder
 
 log = logging.getLogger(__name__)
+# manifest fields every commit writes anew; any other field (chunking, ...) is carried from generation to generation
+_REWRITTEN = ("format_version", "key", "created", "settings", "inputs", "files", "stats", "updates", "passage_ids")
 
 
 def _open(path: str | Path) -> tuple[IndexDirectory, dict[str, Any]]:
@@ -61,8 +63,9 @@ def _commit(directory: IndexDirectory, manifest: dict[str, Any], result: UpdateR
     updates = [*manifest.get("updates", []), {**op, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                                                **result.summary()}]
     key = stable_digest({"base": manifest["key"], "op": op})
+    kept = {k: v for k, v in manifest.items() if k not in _REWRITTEN}  # e.g. the chunking the index was made with
     directory.write_manifest(key, manifest["settings"], manifest["inputs"], files, result.graph.stats,
-                             extra={"updates": updates, "passage_ids": stable_digest(result.graph.passage_ids)})
+                             extra={**kept, "updates": updates, "passage_ids": stable_digest(result.graph.passage_ids)})
     keep = folder.name
     for stale in list(directory.path.glob("gen-*")):  # after the commit: older generations are garbage
         if stale.name != keep:
@@ -91,9 +94,12 @@ def delete_documents(index: str | Path, passage_ids: Sequence[str]) -> UpdateRes
     return result
 
 
-def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords,
-                     encoder: Encoder) -> UpdateResult:
-    """Insert ``corpus`` passages (with their OpenIE records, ``openie.triples[i]`` for ``corpus[i]``)."""
+def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords, encoder: Encoder,
+                     note: dict[str, Any] | None = None) -> UpdateResult:
+    """Insert ``corpus`` passages (with their OpenIE records, ``openie.triples[i]`` for ``corpus[i]``).
+
+    ``note``: more fields for the manifest's record of this update (e.g. how the triples were extracted).
+    """
     directory, manifest = _open(index)
     encoder_key = manifest.get("inputs", {}).get("encoder")
     if encoder_key and getattr(encoder, "model_key", encoder_key) != encoder_key:
@@ -108,7 +114,7 @@ def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords,
         raise InputError(str(err.args[0]), path=corpus.source, field="id") from None
     known = read_passages(directory, manifest)
     _commit(directory, manifest, result, {"op": "insert", "source": corpus.source, "count": len(corpus),
-                                          "openie": openie.source},
+                                          "openie": openie.source, **(note or {})},
             _passages_in_order(result, None if known is None else known + list(corpus.passages)))
     return result
 

@@ -77,6 +77,18 @@ class _Permanent(_Failure):
     """A failure another attempt will not fix (4xx, malformed protocol)."""
 
 
+class RequestFailed(Exception):
+    """A request that failed for good (after its retries).
+
+    Attributes:
+        kind: an :class:`~hyperrag.llm.types.ErrorKind` value; status: the HTTP status, if any; attempts: tries made.
+    """
+
+    def __init__(self, kind: str, message: str, status: int | None, attempts: int) -> None:
+        super().__init__(message)
+        self.kind, self.status, self.attempts = kind, status, attempts
+
+
 class ChatClient:
     """Async client for ``POST {base_url}/chat/completions``.
 
@@ -129,13 +141,14 @@ class ChatClient:
             await pool.aclose()
         self._pools = []
 
-    async def _attempt(self, body: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+    async def _post_once(self, path: str, body: dict[str, Any]) -> Any:
+        """One HTTP attempt of ``POST {base_url}{path}``; the reply's JSON, or a transient / permanent failure."""
         import httpx
 
         assert self._slots is not None and self._pools, "use ChatClient as an async context manager"
         pool = await self._slots.get()
         try:
-            resp = await self._pools[pool].post(f"{self.base_url}/chat/completions", json=body)
+            resp = await self._pools[pool].post(f"{self.base_url}{path}", json=body)
         except httpx.TimeoutException as err:
             raise _Transient(ErrorKind.TIMEOUT, f"{type(err).__name__}: {err}") from None
         except (httpx.TransportError, OSError) as err:
@@ -150,17 +163,24 @@ class ChatClient:
         if status >= 400:
             raise _Permanent(ErrorKind.HTTP_4XX, f"HTTP {status}: {resp.text[:300]}", status)
         try:
-            data = resp.json()
+            return resp.json()
+        except ValueError as err:
+            raise _Permanent(ErrorKind.PROTOCOL, f"not JSON ({err!r}): {resp.text[:200]}", status) from None
+
+    async def _attempt(self, body: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+        data = await self._post_once("/chat/completions", body)
+        try:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
             usage = data.get("usage") or {}
             return text, usage, choice.get("finish_reason")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as err:
-            raise _Permanent(ErrorKind.PROTOCOL, f"not a chat-completions response ({err!r}): {resp.text[:200]}",
-                             status) from None
+        except (KeyError, IndexError, TypeError, AttributeError) as err:
+            raise _Permanent(ErrorKind.PROTOCOL, f"not a chat-completions response ({err!r}): {str(data)[:200]}"
+                             ) from None
 
-    async def chat(self, request: ChatRequest) -> ChatResult:
-        """Send one request with retries; always returns a record."""
+    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> tuple[T, int]:
+        """``await attempt()`` with retries on transient failures; ``(result, attempts)``. Raises
+        :class:`RequestFailed` (with the attempts made) when it still fails."""
         from tenacity import (
             AsyncRetrying,
             retry_if_exception_type,
@@ -169,22 +189,36 @@ class ChatClient:
         )
 
         cfg = self.config
-        body = request.body(self.model)
-        start = time.perf_counter()
         attempts = 0
         try:
-            async for attempt in AsyncRetrying(
+            async for retry in AsyncRetrying(
                 stop=stop_after_attempt(cfg.max_retries + 1),
                 wait=wait_exponential_jitter(initial=cfg.backoff_initial_s, max=cfg.backoff_max_s),
                 retry=retry_if_exception_type(_Transient),
                 reraise=True,
             ):
-                with attempt:
+                with retry:
                     attempts += 1
-                    text, usage, finish = await self._attempt(body)
+                    result = await attempt()
         except _Failure as err:
-            log.debug("request %s failed after %d attempts: %s", request.tag, attempts, err)
-            return ChatResult(ok=False, error_kind=err.kind, error=str(err), status=err.status, attempts=attempts,
+            raise RequestFailed(err.kind, str(err), err.status, attempts) from None
+        return result, attempts
+
+    async def post_json(self, path: str, body: dict[str, Any]) -> Any:
+        """``POST {base_url}{path}`` with ``body`` — bounded concurrency, timeouts and retries as for chat — and
+        return the reply's JSON (e.g. ``/embeddings``). Raises :class:`RequestFailed` after the last attempt."""
+        data, _ = await self._with_retries(lambda: self._post_once(path, body))
+        return data
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        """Send one request with retries; always returns a record."""
+        body = request.body(self.model)
+        start = time.perf_counter()
+        try:
+            (text, usage, finish), attempts = await self._with_retries(lambda: self._attempt(body))
+        except RequestFailed as err:
+            log.debug("request %s failed after %d attempts: %s", request.tag, err.attempts, err)
+            return ChatResult(ok=False, error_kind=err.kind, error=str(err), status=err.status, attempts=err.attempts,
                               latency_s=time.perf_counter() - start, tag=request.tag)
         return ChatResult(
             ok=True,

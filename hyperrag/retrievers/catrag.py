@@ -25,6 +25,7 @@ import torch
 from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
+from hyperrag.graph.utils import expand_rows
 from hyperrag.ops.ppr import EdgeWeightDelta, merge_edge_deltas
 from hyperrag.retrievers.base import RetrieverArgs
 from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
@@ -144,13 +145,10 @@ class CatRAGRetriever(HippoRAG2Retriever):
         b, k = seeds.fact_ids.shape
         facts = seeds.fact_ids[seeds.keep]  # [M]
         query = torch.arange(b, device=self.device).unsqueeze(1).expand(b, k)[seeds.keep]
-        start, stop = self.fact_passage_ptr[facts], self.fact_passage_ptr[facts + 1]
-        count = stop - start
-        if int(count.sum()) == 0:
+        rep, pos = expand_rows(self.fact_passage_ptr, facts)  # every passage of every seed fact
+        if rep.numel() == 0:
             return None
-        rep = torch.repeat_interleave(torch.arange(facts.numel(), device=self.device), count)
-        offset = torch.arange(rep.numel(), device=self.device) - (torch.cumsum(count, 0) - count)[rep]
-        passage = self.fact_passage_idx[start[rep] + offset] + self.graph.num_entities
+        passage = self.fact_passage_idx[pos] + self.graph.num_entities
         ents = self.fact_entities[facts[rep]]  # [R, 2]
         q = query[rep].repeat_interleave(2)
         src = ents.reshape(-1)

@@ -29,6 +29,7 @@ import torch
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.graph.utils import csr_by_row, ptr_from_sorted_rows, sort_edges
 from hyperrag.ops.ppr import EdgeWeightDelta
 
 if TYPE_CHECKING:
@@ -81,13 +82,9 @@ class RelationAdjacency:
         tail = torch.cat([s[keep], o[keep]])
         head = torch.cat([o[keep], s[keep]])
         fact = torch.cat([fid[keep], fid[keep]])
-        order = torch.argsort(tail * graph.num_nodes + head, stable=True)
-        tail, head, fact = tail[order], head[order], fact[order]
-        ptr = torch.searchsorted(tail, torch.arange(graph.num_entities + 1))
-        ent = torch.cat([s, o])
-        ent_order = torch.argsort(ent, stable=True)
-        ef_ptr = torch.searchsorted(ent[ent_order], torch.arange(graph.num_entities + 1))
-        ef_idx = torch.cat([fid, fid])[ent_order]
+        arcs, fact = sort_edges(torch.stack([tail, head]), fact, num_nodes=graph.num_nodes, stable=True)
+        ptr, head = ptr_from_sorted_rows(arcs[0], graph.num_entities), arcs[1]
+        ef_ptr, ef_idx = csr_by_row(torch.cat([s, o]), graph.num_entities, torch.cat([fid, fid]))
         rel = graph.edge_type == EdgeType.RELATION
         keys = graph.edge_index[0, rel] * graph.num_nodes + graph.edge_index[1, rel]
         key_order = torch.argsort(keys)

@@ -69,6 +69,7 @@ from hyperrag.expansion.best_first import (
 from hyperrag.expansion.linearize import Table, linearize
 from hyperrag.expansion.path_selection import CausalPathSelector, Selection
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
+from hyperrag.graph.utils import csr_owner
 from hyperrag.hierarchy.gates import GateBuilder
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTextSource, ModuleTree
 from hyperrag.hierarchy.store import HierarchyIndex, entity_graph, load_or_build_hierarchy
@@ -254,7 +255,7 @@ class HugRAGRetriever(Retriever):
         # entity → passage incidence [P, E] for ranking, weighted by entity specificity
         counts = graph.entity_passage_count
         rows = graph.entity_passage_idx
-        cols = torch.repeat_interleave(torch.arange(num_e), counts)
+        cols = csr_owner(graph.entity_passage_ptr)
         weight = torch.ones(rows.shape[0])
         if self.settings.entity_specificity == "log":
             weight = 1.0 / torch.log1p(counts[cols].float().clamp_min(1.0))

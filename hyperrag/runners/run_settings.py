@@ -19,7 +19,7 @@ from hyperrag.config.validation import NonNegativeInt, PositiveInt, check_config
 @settings
 class RetrieveRunSettings:
     """``retrieve.yaml``: passages kept per query, queries per batch, the recall cut-offs, passages the reader
-    sees (0: retrieval only), the query-file slice (``null``: all), seed, resume."""
+    sees (0: retrieval only), the query-file slice (``null``: all), seed, resume, verbose console."""
 
     top_k: PositiveInt
     batch_size: PositiveInt
@@ -28,15 +28,17 @@ class RetrieveRunSettings:
     limit_queries: PositiveInt | None
     seed: int
     resume: bool
+    verbose: bool
 
 
 @settings
 class TrainRunSettings:
-    """``train.yaml``: seed, retrain, torch intra-op threads (``null``: torch's default)."""
+    """``train.yaml``: seed, retrain, torch intra-op threads (``null``: torch's default), verbose console."""
 
     seed: int
     retrain: bool
     torch_threads: PositiveInt | None
+    verbose: bool
 
 
 def check_retrieve_config(cfg: Any) -> None:

@@ -30,6 +30,7 @@ import torch
 
 from hyperrag.config.validation import PositiveInt, settings
 from hyperrag.embedding.encoder import default_cache_dir
+from hyperrag.graph.utils import csr_from_lists
 from hyperrag.hierarchy.tokens import make_token_counter
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
 from hyperrag.tree.clustering import ClusteringSettings, raptor_clusters
@@ -59,13 +60,6 @@ class TreeSettings:
     clustering: ClusteringSettings
     summary_tokens: PositiveInt
     token_counter: str
-
-
-def _csr(lists: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    ptr = torch.zeros(len(lists) + 1, dtype=torch.long)
-    ptr[1:] = torch.cumsum(torch.tensor([len(x) for x in lists], dtype=torch.long), 0)
-    idx = torch.tensor([v for x in lists for v in x], dtype=torch.long)
-    return ptr, idx
 
 
 @dataclass
@@ -205,8 +199,8 @@ class TreeBuilder:
             nodes = list(range(first, len(texts)))
             sizes.append(len(nodes))
             log.info("raptor layer %d: %d clusters", layer, len(nodes))
-        child_ptr, child_idx = _csr(children)
-        leaf_ptr, leaf_idx = _csr(leaves)
+        child_ptr, child_idx = csr_from_lists(children)
+        leaf_ptr, leaf_idx = csr_from_lists(leaves)
         summaries = len(texts) - len(leaf_texts)
         made = sum(summarised)
         stats = {"layer_sizes": sizes, "nodes": len(texts), "summaries": summaries, "llm_summaries": made,

@@ -63,6 +63,7 @@ def hugrag(index, encoder, llm=None, **kw):
                            index_dir=str(index))
 
 
+@pytest.mark.slow
 def test_retrieve_follows_build_insert_delete(tmp_path, encoder):
     """retrieve.py method=hugrag index_dir=DIR after build, after an insert (the new passage answers a question
     about it) and after a delete (the deleted passage is never returned)."""

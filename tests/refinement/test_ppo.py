@@ -47,6 +47,7 @@ def test_ppo_loss_clips_the_ratio():
     assert stats["entropy"].item() == pytest.approx(torch.log(torch.tensor(3.0)).item(), abs=1e-5)  # uniform start
 
 
+@pytest.mark.slow
 def test_ppo_learns_a_contextual_bandit_and_beats_random():
     L.seed_everything(0, verbose=False)
     env = BanditEnv()

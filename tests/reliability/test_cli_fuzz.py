@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.conftest import REPO_ROOT
@@ -29,6 +30,7 @@ def test_cli_with_generated_queries(data):
     assert outcome != "traceback", text
 
 
+@pytest.mark.slow
 def test_cli_subprocess_bad_encoding_exit_2(tmp_path):
     (tmp_path / "c.jsonl").write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "x"}\r\n{"id": "b", "text": "\xff"}\r\n')
     (tmp_path / "q.jsonl").write_bytes(GOOD_QUERIES)

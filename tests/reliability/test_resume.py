@@ -34,11 +34,13 @@ def test_torn_last_line_is_dropped_and_cut(tmp_path):
     assert log.read_bytes().endswith(b'{"id": "b"}\n'), "the torn tail is cut so appends start a fresh line"
 
 
+@pytest.mark.slow
 def test_openie_random_sigkills_then_rerun(tmp_path):
     report = kill_and_resume(tmp_path, kills=3, seed=7)
     assert report["kills"] >= 1 and report["identical"] and report["repeated_requests"] == 0
 
 
+@pytest.mark.slow
 def test_batch_retrieval_sigkill_then_rerun_finishes_only_the_rest(tmp_path):
     out = tmp_path / "run"
     log = out / "predictions.jsonl"

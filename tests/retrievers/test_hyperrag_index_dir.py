@@ -123,6 +123,7 @@ def _metrics(tmp_path, out):
     return json.loads((tmp_path / out / "metrics.json").read_text())
 
 
+@pytest.mark.slow
 def test_ball_follows_index_directory(tmp_path):
     """build → retrieve (trained) → insert → retrieve (prefix: new passages found) → delete → retrieve (updated:
     the deleted passage is never returned, nothing retrained)."""

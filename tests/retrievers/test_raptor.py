@@ -10,10 +10,11 @@ import torch
 
 from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
+from hyperrag.graph.utils import csr_from_lists
 from hyperrag.retrievers.raptor import RaptorRetriever
 from hyperrag.tree import clustering
 from hyperrag.tree.clustering import ClusteringSettings, raptor_clusters, soft_mixture
-from hyperrag.tree.summary_tree import SummaryTree, TreeBuilder, TreeSettings, _csr
+from hyperrag.tree.summary_tree import SummaryTree, TreeBuilder, TreeSettings
 from tests.hierarchy.fake_llm import fake_llm, prompt_of
 
 DIM = 16
@@ -146,8 +147,8 @@ def hand_tree():
     n8 = torch.nn.functional.normalize(n6 + n7, dim=0)
     children = [[]] * 6 + [[0, 1, 2], [3, 4, 5], [6, 7]]
     leaves = [[i] for i in range(6)] + [[0, 1, 2], [3, 4, 5], [0, 1, 2, 3, 4, 5]]
-    cp, ci = _csr(children)
-    lp, li = _csr(leaves)
+    cp, ci = csr_from_lists(children)
+    lp, li = csr_from_lists(leaves)
     texts = [f"leaf {i} " + "word " * 9 for i in range(6)] + ["summary a", "summary b", "summary root"]
     return SummaryTree(texts, torch.tensor([0] * 6 + [1, 1, 2]), cp, ci, lp, li, torch.stack([*emb, n6, n7, n8]),
                        torch.zeros(9, dtype=torch.bool))
