@@ -157,7 +157,7 @@ def sweep_jobs(experiment: str) -> list[list[str]]:
             job = {k: vs[0] for k, vs in choices.items()}
             job[key] = v
             jobs.append([f"{k}={x}" for k, x in job.items()])
-    return jobs or [[]]
+    return jobs
 
 
 @pytest.mark.parametrize("experiment", sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml")))
