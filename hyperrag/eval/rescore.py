@@ -46,6 +46,34 @@ def _out_dir(pred: Path, files: list[Path], out: str | None) -> Path:
     return Path(out) / pred.parent.resolve().relative_to(root)
 
 
+def causal_reference(cfg: Any, saved: dict[str, Any], run_cfg: Any, rows: list[dict[str, Any]], encoder: Encoder
+                     ) -> list[tuple[set[str], set[tuple[str, str]]]] | None:
+    """CRC's reference per row: the causal paths from each question over a causal graph — ``cfg.causal_index``, or
+    the CDF-RAG run's own (``causal_index_dir`` in its ``metrics.json``); None when there is none. The traversal
+    settings are the run's (CDF-RAG) or ``method/cdfrag.yaml``'s."""
+    from hyperrag.causal.graph import CausalGraph
+    from hyperrag.eval.causal import reference_causal_items
+
+    directory = cfg.get("causal_index") or saved.get("causal_index_dir")
+    if not directory or encoder is None:
+        return None
+    if not (Path(directory) / "causal_graph.json").is_file():
+        from hyperrag.errors import InputError
+
+        raise InputError("not a causal index directory (no causal_graph.json)", path=directory, setting="causal_index")
+    from omegaconf import OmegaConf
+
+    from hyperrag.causal.traversal import TraversalSettings
+    from hyperrag.config import method_settings
+
+    method = _select(run_cfg, "method")
+    node = _select(_select(method, "retriever"), "traversal") if _select(method, "name") == "cdfrag" else None
+    settings = (TraversalSettings(**OmegaConf.to_container(node, resolve=True)) if node is not None
+                else method_settings("cdfrag").traversal)
+    graph = CausalGraph.load(directory)
+    return reference_causal_items(graph, settings, encoder, [r["question"] for r in rows])
+
+
 def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, datasets: dict[str, Any],
                   out_dir: Path) -> dict[str, Any]:
     """Score one predictions file with the suite; write and return its ``evaluation.json`` record."""
@@ -69,16 +97,18 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
         joined = join_gold_fields(rows, read_query_records(queries), GOLD_SENTENCE_FIELDS + CAUSAL_FIELDS)
         if joined:
             log.info("%s: gold sentences / causal pairs joined from %s for %d queries", pred, queries, joined)
+    saved = {}
+    if (pred.parent / "metrics.json").is_file():
+        saved = json.loads((pred.parent / "metrics.json").read_text())
     inputs = EvalInputs(rows=rows, corpus=None if dataset is None else dataset.corpus, llm=llm, encoder=encoder,
                         ks=tuple(cfg.ks or _select(run_cfg, "ks", [2, 5, 10])),
                         context_top_n=int(cfg.context_top_n or _select(run_cfg, "answer_top_n", 0) or 5),
                         lexical_threshold=float(cfg.lexical_threshold),
-                        relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress))
+                        relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress),
+                        hr_delta=float(cfg.get("hr_delta") or 0.0), span_threshold=float(cfg.get("span_threshold", 0.8)),
+                        causal_reference=causal_reference(cfg, saved, run_cfg, rows, encoder))
     metrics = cfg.metrics if isinstance(cfg.metrics, str) else list(cfg.metrics)
     aggregate, per_query, skipped = evaluate_rows(inputs, metrics)
-    saved = {}
-    if (pred.parent / "metrics.json").is_file():
-        saved = json.loads((pred.parent / "metrics.json").read_text())
     record = {"predictions": str(pred), "dataset": saved.get("dataset") or _select(data_cfg, "name"),
               "method": saved.get("method") or _select(_select(run_cfg, "method"), "name"),
               "queries": len(rows), "context_top_n": inputs.context_top_n, "ks": list(inputs.ks),

@@ -38,7 +38,8 @@ def folds(queries: list[Query], k: int, seed: int) -> list[list[Query]]:
 
 def train_artifact(cfg: DictConfig, task: str, train_ids: list[str], out: Path) -> Path:
     """Train ``task`` (``hydra_configs/task/<task>.yaml``) on exactly ``train_ids`` with the run's data, embedder,
-    method settings, seed and folders; returns the checkpoint (reused when one with the same key exists)."""
+    method settings, seed, folders and — for a task that takes one (``task.llm``) — LLM; returns the checkpoint
+    (reused when one with the same key exists)."""
     from hyperrag.config import compose_config
     from hyperrag.training.fit import fit_task
 
@@ -50,6 +51,9 @@ def train_artifact(cfg: DictConfig, task: str, train_ids: list[str], out: Path) 
     # the artifact goes where the method looks for its trained parts
     train_cfg.models_dir = str(cfg.method.retriever.get("models_dir") or train_cfg.models_dir)
     train_cfg.task.split.train_ids = list(train_ids)
+    if "llm" in train_cfg.task and cfg.get("llm") is not None:
+        # trained with the run's LLM: the artifact's actions are the ones the retriever deploys
+        train_cfg.task.llm = cfg.llm
     train_cfg.out = str(out)
     return fit_task(train_cfg).checkpoint
 

@@ -132,7 +132,9 @@ def test_claims_and_path_selection(oracle):
     ("causal_gate", {"source": "x", "target": "y"}),
     ("entity_summary", {"entity": "x", "facts": [["x", "is", "y"]]}),
     ("module_summary", {"entities": ["x"]}),
-    ("causal_pair_verification", {"a": "x", "b": "y"}),
+    ("causal_pair_verification", {"cause": "x", "effect": "y"}),
+    # whether an answer keeps a causal relation is a property of the answer, not of the query's gold
+    ("causal_entailment", {"question": QUESTION, "answer": "Dodge County", "pairs": [("rain", "floods")]}),
     ("openie_hipporag_ner", {"passage": "x"}),
     (("openie_hipporag_ner", {"source": "query"}), {"query": QUESTION}),
 ])
