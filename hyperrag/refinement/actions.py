@@ -189,8 +189,9 @@ class QueryRefiner:
             missing = [j for j, r in enumerate(done) if r is None]
             failed = {j for j in missing} if llm else set()
             self.llm_failed += len(failed)
-            for j, res in zip(missing, self.heuristic([queries[j] for j in missing], action)):
-                done[j] = res
+            if missing:
+                for j, res in zip(missing, self.heuristic([queries[j] for j in missing], action)):
+                    done[j] = res
             for i in owners:
                 r = refinements[i]
                 js = [j for j, (o, _) in enumerate(flat) if o == i]

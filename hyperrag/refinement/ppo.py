@@ -257,10 +257,11 @@ class PPOPolicy(L.LightningModule):
 
 
 def llm_identity(llm: LanguageModel | None) -> str:
-    """Which LLM carried out the actions and judged hallucination (``none`` without one)."""
-    if llm is None or not getattr(llm, "available", False):
-        return "none"
-    return f"{getattr(llm, 'kind', 'llm')}:{getattr(llm, 'model', '')}"
+    """Which LLM carried out the actions and judged hallucination: its label (the model, or ``upper bound
+    (oracle)``; ``LLM-free`` without one)."""
+    from hyperrag.llm import llm_label
+
+    return llm_label(llm)
 
 
 def policy_compatibility(settings: CDFRAGSettings, encoder: Encoder, llm: LanguageModel | None = None) -> str:
