@@ -36,7 +36,7 @@ from hyperrag.config.validation import (
 )
 from hyperrag.utils.hashing import stable_digest
 
-Batch = tuple[list[str], torch.Tensor, list[str]]  # marked texts, labels [B], corpus names
+Batch = tuple  # (marked texts, labels [B], corpus names[, loss weights [B]])
 
 
 def classifier_compatibility(encoder: str) -> str:
@@ -147,9 +147,10 @@ class CausalPairClassifier(L.LightningModule):
     def _loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         texts, labels = batch[0], batch[1]
         labels = labels.float().to(self.device)
+        weight = batch[3].to(self.device) if len(batch) > 3 else None  # per example (per-corpus class balance)
         logits = self.logits(texts)
         pw = None if self.hparams.pos_weight is None else torch.tensor(float(self.hparams.pos_weight), device=self.device)
-        loss = nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pw)
+        loss = nn.functional.binary_cross_entropy_with_logits(logits, labels, weight=weight, pos_weight=pw)
         return loss, logits, labels
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from hyperrag.data.types import Query
-from hyperrag.eval.retrieval import recall_at_k
+from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.refinement.actions import ACTIONS, Refinement
 
 log = logging.getLogger(__name__)
@@ -132,6 +132,7 @@ class RefinementEnv:
         q = self.queries[i]
         ids = [self.retriever.passage_ids[j] for j in ranked]
         coverage = recall_at_k(ids, q.gold_ids, self.k) if q.gold_ids else 0.0
+        full_chain = full_chain_at_k(ids, q.gold_ids, self.k) if q.gold_ids else 0.0
         depth = min(1.0, details.get("causal_depth", 0) / max(1, self.retriever.settings.traversal.max_depth))
         sim = details.get("refinement_similarity")
         similarity = 1.0 if sim is None else float(sim)
@@ -142,7 +143,8 @@ class RefinementEnv:
         w = self.weights
         reward = (w.coverage * coverage + w.causal_depth * depth + w.similarity * similarity
                   + w.hallucination * (1.0 - hallucination))
-        return {"reward": reward, "coverage": coverage, "causal_depth": depth, "similarity": similarity,
+        return {"reward": reward, "coverage": coverage, "full_chain": full_chain, "causal_depth": depth,
+                "similarity": similarity,
                 "hallucination": hallucination, "actions": list(seq), "queries": details.get("queries", [])}
 
     def rewards(self, ids: Sequence[int], seqs: Sequence[Seq | str]) -> list[float]:
