@@ -110,8 +110,10 @@ def score_candidates(
     probs = classifier.predict_proba(fwd_texts + rev_texts, batch_size=batch_size) if ok else torch.empty(0)
     out = [{"score": 0.0, "reverse": False, "p_fwd": None, "p_rev": None} for _ in pairs]
     for j, i in enumerate(ok):
-        pf, pr = float(probs[j]), float(probs[len(ok) + j])
-        out[i] = {"score": max(pf, pr), "reverse": pr > pf, "p_fwd": round(pf, 4), "p_rev": round(pr, 4)}
+        # 4 decimals: a probability then does not depend on which other texts shared its batch (padding changes
+        # the last float bits), so an incremental update scores a pair exactly as a full rebuild does
+        pf, pr = round(float(probs[j]), 4), round(float(probs[len(ok) + j]), 4)
+        out[i] = {"score": max(pf, pr), "reverse": pr > pf, "p_fwd": pf, "p_rev": pr}
     return out
 
 
