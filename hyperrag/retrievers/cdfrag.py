@@ -17,8 +17,8 @@ Per batch of questions (the paper's §2 and Appendix B.3):
      (:class:`~hyperrag.causal.generation.CausalGenerator`);
   4. feedback loop (B.3, ``generation.max_requery``) — a question whose final answer abstains or fails a check
      re-enters refinement (one more action: the policy's best, stop excluded; without a policy the next action
-     not yet taken) and retrieval, and is answered again; the first round that passes, else the last, is kept.
-     Every round is in the query's ``details["feedback"]``.
+     not yet taken) and retrieval, and is answered again; the round the checks rate best is kept
+     (:func:`round_quality`; the earliest at a tie). Every round is in the query's ``details["feedback"]``.
 
 Every configured LLM step that does not run (no LLM, a failed call, an unverified pair) is counted with
 :meth:`~hyperrag.retrievers.base.Retriever.skip`.
@@ -50,6 +50,17 @@ from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs
 from hyperrag.retrievers.settings import CDFRAGSettings
 
 log = logging.getLogger(__name__)
+
+
+def round_quality(gen: dict[str, Any]) -> tuple[bool, bool, float, float]:
+    """How the checks rate one round's answer (higher is better): passes them all; answers (no abstention);
+    S_causal (1 when undefined); 1 − S_hallucination (1 when not measured)."""
+    from hyperrag.eval.text import is_abstention
+
+    answered = bool(gen["answer"].strip()) and not is_abstention(gen["answer"])
+    s_causal = 1.0 if gen["s_causal"] is None else float(gen["s_causal"])
+    grounded = 1.0 - (0.0 if gen["hallucination"] is None else float(gen["hallucination"]))
+    return bool(gen["checks_passed"]), answered, s_causal, grounded
 
 
 def resolve_trained_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_name: str,
@@ -376,34 +387,36 @@ class CDFRAGRetriever(Retriever):
 
     def _feedback(self, questions: list[str], refinements: list[Refinement], out: RetrievalOutput,
                   top_k: int) -> RetrievalOutput:
-        """Re-enter refinement and retrieval for questions whose answer fails the checks (at most
-        ``max_requery`` rounds); the first passing round is kept, else the last."""
-        indices, scores, details = out.indices.clone(), out.scores.clone(), list(out.details)
-        for b, row in enumerate(details):
-            row["feedback"] = [{"round": 0, "actions": row["actions"], "answer": row["answer"],
-                                "checks_passed": row["generation"]["checks_passed"]}]
+        """Re-enter refinement and retrieval for questions whose answer fails the checks (at most ``max_requery``
+        rounds, each one more action on the latest query); the round the checks rate best is kept
+        (:func:`round_quality`; the earliest at a tie — a re-query that did not help changes nothing)."""
+        rounds: list[list[tuple[dict[str, Any], torch.Tensor, torch.Tensor]]] = [
+            [(row, out.indices[b], out.scores[b])] for b, row in enumerate(out.details)]
         can_refine = self.policy is not None or self.settings.fixed_action != "none"
         for rnd in range(1, self.settings.generation.max_requery + 1):
-            failing = [b for b, row in enumerate(details) if not row["generation"]["checks_passed"]]
-            if not failing:
-                break
-            if not can_refine:  # refinement is off (Table 3's baseline): re-querying would repeat the round
+            failing = [b for b, rs in enumerate(rounds) if not rs[-1][0]["generation"]["checks_passed"]]
+            if not failing or not can_refine:  # no refinement (Table 3's baseline): a re-query would repeat a round
                 break
             todo = [(b, self.requery_action(refinements[b])) for b in failing]
             refinements = self._step(refinements, todo)
             again, _ = self.evaluate_refinements([refinements[b] for b in failing], top_k, generate=True)
             self._totals["requeried"] += len(failing)
             for j, b in enumerate(failing):
-                history = details[b]["feedback"]
+                previous = rounds[b][-1][0]
                 new = again.details[j]
-                new["refinement_steps"] = details[b]["refinement_steps"] + [
-                    {"step": len(details[b]["refinement_steps"]), "action": todo[j][1], "requery_round": rnd}]
-                new["feedback"] = history + [{"round": rnd, "actions": new["actions"], "answer": new["answer"],
-                                              "checks_passed": new["generation"]["checks_passed"],
-                                              "reason": "answer abstained or failed a check"}]
-                details[b] = new
-                indices[b] = again.indices[j]
-                scores[b] = again.scores[j]
+                new["refinement_steps"] = previous["refinement_steps"] + [
+                    {"step": len(previous["refinement_steps"]), "action": todo[j][1], "requery_round": rnd}]
+                rounds[b].append((new, again.indices[j], again.scores[j]))
+        indices, scores, details = out.indices.clone(), out.scores.clone(), []
+        for b, rs in enumerate(rounds):
+            best = max(range(len(rs)), key=lambda r: (round_quality(rs[r][0]["generation"]), -r))
+            row, indices[b], scores[b] = rs[best]
+            row["feedback"] = [{"round": r, "actions": d["actions"], "answer": d["answer"],
+                                "checks_passed": d["generation"]["checks_passed"],
+                                "s_causal": d["generation"]["s_causal"],
+                                "hallucination": d["generation"]["hallucination"], "kept": r == best}
+                               for r, (d, _, _) in enumerate(rs)]
+            details.append(row)
         return RetrievalOutput(indices, scores, details)
 
     # ---- reporting -----------------------------------------------------------------------------------
@@ -430,4 +443,4 @@ class CDFRAGRetriever(Retriever):
         return info
 
 
-__all__ = ["CDFRAGRetriever", "resolve_trained_checkpoint"]
+__all__ = ["CDFRAGRetriever", "resolve_trained_checkpoint", "round_quality"]

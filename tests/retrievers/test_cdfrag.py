@@ -205,7 +205,20 @@ def test_feedback_loop_re_enters_refinement_and_retrieval(tmp_path, encoder):
     assert row["actions"] == ["simplify", "expand"]  # the loop's action: the first one not taken yet
     assert row["refinement_steps"][-1] == {"step": 2, "action": "expand", "requery_round": 1}
     assert "c04" in row["knowledge_ids"] and ds.corpus[out.indices[0, 0].item()].id in row["knowledge_ids"]
-    assert r.describe()["requeried"] == 1
+    assert [x["kept"] for x in rounds] == [False, True] and r.describe()["requeried"] == 1
+
+
+def test_the_round_the_checks_rate_best_is_kept():
+    from hyperrag.retrievers.cdfrag import round_quality
+
+    def gen(answer, passed, s_causal, hall):
+        return {"answer": answer, "checks_passed": passed, "s_causal": s_causal, "hallucination": hall}
+
+    # a re-query that does not help (same failing check) keeps the first round: ties go to the earliest
+    assert round_quality(gen("4", False, 0.0, 0.0)) == round_quality(gen("4", False, 0.0, 0.0))
+    assert round_quality(gen("unknown", False, None, None)) < round_quality(gen("4", False, 0.0, 0.0))
+    assert round_quality(gen("4", False, 0.0, 0.5)) < round_quality(gen("4", False, 0.5, 0.5)) \
+        < round_quality(gen("4", True, 0.5, 0.0))
 
 
 def test_multiple_choice_options_reach_generation(tmp_path, encoder):
