@@ -45,7 +45,6 @@ from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.graph.incremental import delete_passages
-from hyperrag.hierarchy.checkpoint import digest
 from hyperrag.hierarchy.hierarchy import build_hierarchy
 from hyperrag.hierarchy.incremental import match_modules, recomputed_modules, update_hierarchy
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree, entity_degree
@@ -53,6 +52,7 @@ from hyperrag.hierarchy.store import entity_graph, entity_texts
 from hyperrag.hierarchy.summaries import ModuleSummaries, module_children
 from hyperrag.hierarchy.tokens import count_tokens
 from hyperrag.index.kg_index import graph_settings, load_or_build_kg_index
+from hyperrag.utils.hashing import stable_digest
 
 
 def log(msg: str) -> None:
@@ -78,7 +78,7 @@ def summary_digests(tree: ModuleTree, graph) -> set[str]:
     for f, (a, b) in enumerate(graph.fact_entities.tolist()):
         if leaf[a] == leaf[b]:
             facts_in[leaf[a]].append(f)
-    return {digest(src.inputs(tree, graph, m, texts, children, ranked, facts_in)) for m in range(tree.num_modules)}
+    return {stable_digest(src.inputs(tree, graph, m, texts, children, ranked, facts_in)) for m in range(tree.num_modules)}
 
 
 def compare(name, old_graph, old_h, new_graph, touched, settings, rescale=True, repeats=5) -> dict:
@@ -122,12 +122,12 @@ def main() -> None:
     parser.add_argument("--data", default=os.environ.get("HYPERRAG_SHARED_DATA", str(REPO.parent / "shared" / "data"))
                         + "/musique_dev")
     parser.add_argument("--fraction", type=float, default=0.05)
-    parser.add_argument("--token-budget", type=int, default=method_settings("hugrag").hierarchy.token_budget)
+    parser.add_argument("--context-window", type=int, default=method_settings("hugrag").hierarchy.context_window)
     parser.add_argument("--repeats", type=int, default=7, help="timing repeats (medians reported)")
     parser.add_argument("--no-rescale", action="store_true", help="local Leiden runs at the plain resolution")
     args = parser.parse_args()
     rescale = not args.no_rescale
-    settings = replace(method_settings("hugrag").hierarchy, backend="cpu", token_budget=args.token_budget)
+    settings = replace(method_settings("hugrag").hierarchy, backend="cpu", context_window=args.context_window)
 
     t0 = time.perf_counter()
     kg = load_or_build_kg_index(musique_dataset(args.data), TextEncoder(show_progress=False), graph_settings())
@@ -155,7 +155,7 @@ def main() -> None:
     full_h = build_hierarchy(ei, w, full_graph.num_entities, tokens, settings)
     delete = compare("delete", full_graph, full_h, old_graph, res.touched_nodes, settings, rescale, args.repeats)
     print(json.dumps({"fraction": args.fraction, "passages_changed": k, "entities": full_graph.num_entities,
-                      "settings": {"token_budget": settings.token_budget, "min_module_size": settings.min_module_size,
+                      "settings": {"context_window": settings.context_window, "min_module_size": settings.min_module_size,
                                    "max_levels": settings.max_levels, "backend": old_h.stats["backend"]},
                       "rescale_resolution": rescale, "insert": insert, "delete": delete}))
 

@@ -38,7 +38,7 @@ def refresh(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def overrides(tmp_path: Path) -> list[str]:
     return ["llm=none", "hardware=cpu", "tracking=none", f"cache_dir={tmp_path / 'cache'}",
-            "method.retriever.hierarchy.token_budget=40", "method.retriever.hierarchy.min_module_size=3"]
+            "method.retriever.hierarchy.context_window=40", "method.retriever.hierarchy.min_module_size=3"]
 
 
 def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
@@ -67,7 +67,7 @@ def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
     full = write_jsonl(tmp_path / "full.jsonl", rows + NEW_PASSAGES)
     queries = write_jsonl(tmp_path / "q.jsonl", [{"id": "qn", "question": QUESTION, "gold_ids": ["n01"]}])
     cfg = compose_retrieve(tmp_path, "method=hugrag", f"index_dir={index}", "data=jsonl", f"data.corpus={full}",
-                           f"data.queries={queries}", "method.retriever.hierarchy.token_budget=40",
+                           f"data.queries={queries}", "method.retriever.hierarchy.context_window=40",
                            "method.retriever.hierarchy.min_module_size=3")
     retrieve.run(cfg)
     assert predictions(tmp_path)["qn"]["ranked_ids"][0] in {"n01", "n02"}

@@ -13,7 +13,7 @@ import report
 
 
 def make_run(root: Path, name: str, method: str, dataset: str, recall: tuple[float, float, float],
-             overrides: list[str], started: str = "2025-01-01T00:00:00", **extra: float) -> Path:
+             overrides: list[str], started: str = "2025-01-01T00:00:00", **extra: float | str) -> Path:
     run = root / name
     run.mkdir(parents=True)
     metrics = {"recall@2": recall[0], "recall@5": recall[1], "recall@10": recall[2], "fcr@5": recall[1] / 2,
@@ -62,3 +62,19 @@ def test_ablation_variants_get_labels_and_bars(tmp_path):
     assert text.startswith("# CatRAG ablation")
     assert "| catrag ablation=full | **47.0** | **72.0** |" in text  # ties are all bold and "| catrag ablation=no_passage_boost |" in text
     assert (path.parent / "ablation.png").is_file()
+
+
+def test_oracle_ceiling_pairs_llm_free_and_oracle_runs(tmp_path):
+    root = tmp_path / "multirun" / "oracle_ceiling" / "stamp"
+    exp = "experiment=oracle_ceiling"
+    for method, free, oracle in (("hipporag2", 67.3, 73.2), ("catrag", 72.4, 77.3)):
+        for llm, r5 in (("none", free), ("oracle", oracle)):
+            label = "LLM-free" if llm == "none" else "upper bound (oracle)"
+            make_run(root, f"{method}-{llm}", method, "musique", (40.0, r5, 80.0), [exp, f"method={method}",
+                     f"llm={llm}"], llm_label=label, em=50.0 if llm == "oracle" else 0.0)
+    path = report.run(compose_report(tmp_path, f"runs={root}", "name=oracle_ceiling"))
+    text = path.read_text()
+    assert "## Oracle ceiling" in text
+    assert "| hipporag2 | musique | 67.3 → 73.2 | 33.6 → 36.6 | 0.0 → 50.0 | +5.9 |" in text
+    assert "| catrag (upper bound (oracle)) |" in text  # every row says what made it; llm= is not a variant
+    assert (path.parent / "oracle_ceiling.png").stat().st_size > 5000

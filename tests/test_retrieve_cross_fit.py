@@ -48,9 +48,9 @@ def test_cross_fitted_policy_never_scores_its_training_queries(tmp_path):
     assert "cv_folds" not in plain
 
 
-def test_cv_folds_needs_something_trained_on_questions(tmp_path):
-    with pytest.raises(InputError, match="trains nothing on the questions"):
-        retrieve.run(compose_retrieve(tmp_path, "method=dense", "cv_folds=3"))
+def test_cv_folds_leaves_methods_trained_on_no_question_as_they_are(tmp_path):
+    metrics = retrieve.run(compose_retrieve(tmp_path, "method=dense", "cv_folds=3"))
+    assert metrics["queries"] == 6 and "cv_folds" not in metrics
 
 
 def test_cross_fitted_policy_trains_with_the_run_s_llm(tmp_path):

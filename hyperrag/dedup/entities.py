@@ -85,3 +85,45 @@ def read_entity_info(graph: KnowledgeGraph, openie_path: str | Path | None) -> E
     info.source = "graphrag" if described else "none"
     info.stats = {"described_entities": sum(bool(d) for d in info.descriptions), "descriptions": described}
     return info
+
+
+def relation_strengths(graph: KnowledgeGraph, openie_path: str | Path | None) -> dict[tuple[int, int], float]:
+    """Mean GraphRAG relationship strength (1–10) per entity pair ``(min id, max id)`` from the ``graphrag``
+    records of an OpenIE file; empty for imported OpenIE files (no strengths)."""
+    if openie_path is None or not Path(openie_path).exists():
+        return {}
+    data = json.loads(Path(openie_path).read_text(encoding="utf-8"))
+    docs = data.get("docs", []) if isinstance(data, dict) else data
+    index = {name: i for i, name in enumerate(graph.entity_names)}
+    sums: dict[tuple[int, int], list[float]] = {}
+    for doc in docs:
+        elements = doc.get("graphrag") if isinstance(doc, dict) else None
+        for rel in (elements or {}).get("relations", []):
+            a = index.get(canonical_name(str(rel.get("source", ""))))
+            b = index.get(canonical_name(str(rel.get("target", ""))))
+            if a is None or b is None or a == b:
+                continue
+            acc = sums.setdefault((min(a, b), max(a, b)), [0.0, 0.0])
+            acc[0] += float(rel.get("strength", 5) or 5)
+            acc[1] += 1
+    return {k: s / n for k, (s, n) in sums.items()}
+
+
+def strength_weighted(graph: KnowledgeGraph, strengths: dict[tuple[int, int], float]) -> KnowledgeGraph:
+    """``graph`` with each relation edge weighted by its pair's GraphRAG strength / 10 (the entity graph's Leiden
+    weights: strong, defining relations hold modules together); other edges and unrated pairs keep their weight."""
+    if not strengths:
+        return graph
+    from dataclasses import replace
+
+    from hyperrag.graph.knowledge_graph import EdgeType
+
+    weight = graph.edge_weight.clone().float()
+    rel = (graph.edge_type.long() == int(EdgeType.RELATION)).nonzero().squeeze(1).tolist()
+    ei = graph.edge_index
+    for j in rel:
+        a, b = int(ei[0, j]), int(ei[1, j])
+        s = strengths.get((min(a, b), max(a, b)))
+        if s is not None:
+            weight[j] = s / 10.0
+    return replace(graph, edge_weight=weight.to(graph.edge_weight.dtype))

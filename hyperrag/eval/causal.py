@@ -5,8 +5,8 @@ prediction file (``python evaluate.py``), for CDF-RAG and — where they apply �
   and the causal triples when the method retrieved some): :func:`context_relevance`;
 * **Causal Retrieval Coverage (CRC)** — share of the retrieved items (passages and causal triples) that belong to a
   causal path aligned with the question: :func:`causal_retrieval_coverage`, against the reference paths of
-  :func:`reference_causal_items` (the causal graph's paths from the *question*, so every method is judged against
-  the same paths);
+  :func:`hyperrag.causal.reference.reference_causal_items` (the causal graph's paths from the *question*, so every
+  method is judged against the same paths);
 * **Groundedness** — span-level alignment: each answer sentence is traced to its best-aligned span in one retrieved
   passage or triple (:func:`span_alignment`); the share traced at least ``threshold``: :func:`span_groundedness`;
 * **Hallucination rate (HR)** — the share of responses the LLM verifier flags as hallucinated
@@ -20,17 +20,12 @@ prediction file (``python evaluate.py``), for CDF-RAG and — where they apply �
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from hyperrag.eval.qa import normalize_answer
 from hyperrag.utils.sentences import split_sentences
-
-if TYPE_CHECKING:
-    from hyperrag.causal.graph import CausalGraph
-    from hyperrag.causal.traversal import TraversalSettings
-    from hyperrag.protocols import Encoder
 
 
 # ---- refinement and retrieval ----------------------------------------------------------------------------
@@ -64,23 +59,6 @@ def causal_retrieval_coverage(passage_ids: Sequence[str], pairs: Iterable[Sequen
         return None
     hits = sum(p in reference_passages for p in passage_ids) + sum(p in reference_pairs for p in pairs)
     return hits / items
-
-
-def reference_causal_items(graph: CausalGraph, settings: TraversalSettings, encoder: Encoder,
-                           questions: Sequence[str]) -> list[tuple[set[str], set[tuple[str, str]]]]:
-    """Per question, the passages and ``(cause, effect)`` edges of the causal paths the traversal finds from the
-    question itself (what CRC counts as "a causal path aligned with the query")."""
-    from hyperrag.causal.traversal import CausalTraversal
-
-    if not questions:
-        return []
-    traversal = CausalTraversal(graph, settings)
-    paths = traversal(encoder.encode(list(questions), desc="questions").float().cpu())
-    out = []
-    for ps in paths:
-        edges = {e for p in ps for e in p.edges}
-        out.append(({graph.edge_info[e]["passage_id"] for e in edges}, {pair_key(*graph.triple(e)) for e in edges}))
-    return out
 
 
 def causal_chain_depth(path_depths: Sequence[int]) -> float | None:
@@ -131,5 +109,5 @@ def pair_text(pair: Sequence[str]) -> str:
 
 
 __all__ = ["causal_chain_depth", "causal_retrieval_coverage", "context_relevance", "hallucination_score",
-           "pair_key", "pair_text", "reference_causal_items", "retrieved_pairs", "semantic_refinement_score",
+           "pair_key", "pair_text", "retrieved_pairs", "semantic_refinement_score",
            "span_alignment", "span_groundedness"]

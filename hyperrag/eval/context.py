@@ -71,3 +71,51 @@ def causal_coverage(pairs: Sequence[Any], context_ids: Sequence[str], context_te
         return end in ids or (norm is not None and contains_text(norm, end))
 
     return sum(all(covered(e) for e in _pair_ends(p)) for p in pairs) / len(pairs)
+
+
+def reference_statements(answer: str) -> list[str]:
+    """The reference answer's statements (Ragas splits the reference into sentences; a short answer is one)."""
+    from hyperrag.eval.groundedness import lexical_claims
+
+    return lexical_claims(answer)
+
+
+def lexical_claim_recall(reference: str, context: str, threshold: float = 0.8) -> float | None:
+    """Context recall without an LLM (a labelled fallback): the share of the reference's statements whose content
+    words are (≥ ``threshold``) in the context; an empty context (no retrieval, a failed filter) scores 0;
+    ``None`` without a reference."""
+    from hyperrag.eval.groundedness import lexical_claim_supported
+    from hyperrag.eval.text import content_tokens
+
+    statements = reference_statements(reference)
+    if not statements:
+        return None
+    vocab = set(content_tokens(context))
+    return sum(lexical_claim_supported(s, vocab, threshold) for s in statements) / len(statements)
+
+
+def llm_claim_recall(llm: Any, questions: Sequence[str], references: Sequence[str], contexts: Sequence[str],
+                     progress: bool | str = False) -> list[dict[str, Any] | None]:
+    """Ragas context recall with an LLM judge (task ``context_recall``): per query ``{"score", "attributed"}``, 0 for
+    an empty context, ``None`` without a reference or when the judge failed (``{"judge_error": ...}``)."""
+    out: list[dict[str, Any] | None] = [None] * len(questions)
+    todo = []
+    for i, (ref, ctx) in enumerate(zip(references, contexts)):
+        statements = reference_statements(ref)
+        if not statements:
+            continue
+        if not ctx.strip():
+            out[i] = {"score": 0.0, "attributed": [False] * len(statements)}
+            continue
+        todo.append((i, {"question": questions[i], "context": ctx, "statements": statements}))
+    if not todo:
+        return out
+    results = llm.complete_structured_batch("context_recall", [x for _, x in todo],
+                                            progress=progress and "context recall")
+    for (i, _), res in zip(todo, results):
+        if res.ok:
+            flags = list(res.value)
+            out[i] = {"score": sum(flags) / len(flags), "attributed": flags}
+        else:
+            out[i] = {"judge_error": str(res.error_kind or "failed")}
+    return out

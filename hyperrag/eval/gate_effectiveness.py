@@ -1,13 +1,14 @@
-"""Gate effectiveness: how much causal gates shorten the way from a query's seeds to its gold evidence.
+"""Gate effectiveness (HugRAG, Appendix E): gold context access in the *retrieved subgraph*, gates on vs off.
 
-For every query, breadth-first hop distances from its seed nodes over the typed expansion graph, with gate edges
-(on) and without (off). A gold *target* is a gold passage, reached when any entity it mentions is reached; its
-distance is the smallest hop count over those entities. Per query (``H`` = ``max_hops``):
+For every query the method's own expansion is run twice, over the graph with its causal gates (on) and without
+them (off). Its *gold nodes* are the graph nodes that map to the gold context (the entities its gold passages
+mention); queries without any are left out. Per query, from the retrieved subgraph (node → hops from its seed):
 
-* ``reachability``: 1 if some gold target is within ``H`` hops;
-* ``depth_weighted``: mean over gold targets of ``1 / (1 + min hops)`` (0 when unreachable within ``H``);
-* ``coverage``: share of gold targets within ``H`` hops;
-* ``min_hops``: hops to the nearest gold target (queries with none within ``H`` are left out of this mean).
+* ``reachability``: 1 if at least one gold node was retrieved;
+* ``depth_weighted`` (DWR): ``1 / (1 + min hops)`` over the retrieved gold nodes, 0 when none was retrieved;
+* ``coverage``: the share of the gold nodes retrieved;
+* ``min_hops``: the fewest hops to a retrieved gold node — its mean is taken only over the queries reachable in
+  *both* settings, so on and off are compared on the same questions.
 
 Means come with percentile-bootstrap 95% intervals over queries; :func:`plot_gate_effectiveness` draws on/off
 bars with those intervals.
@@ -15,8 +16,8 @@ bars with those intervals.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,30 +38,13 @@ def without_kind(graph: TypedGraph, kind: EdgeKind) -> TypedGraph:
     return TypedGraph(ptr, graph.idx[keep], graph.kind[keep], graph.num_nodes)
 
 
-def hop_distances(graph: TypedGraph, seeds: Sequence[int], max_hops: int) -> dict[int, int]:
-    """``node → hops`` for every node within ``max_hops`` of any seed (BFS)."""
-    dist = {int(s): 0 for s in seeds}
-    queue = deque(dist)
-    while queue:
-        v = queue.popleft()
-        d = dist[v]
-        if d >= max_hops:
-            continue
-        for u in graph.idx[graph.ptr[v]: graph.ptr[v + 1]].tolist():
-            if u not in dist:
-                dist[u] = d + 1
-                queue.append(u)
-    return dist
-
-
-def query_metrics(target_hops: Sequence[float], max_hops: int) -> dict[str, float]:
-    """The four metrics of one query from its gold targets' hop distances (``inf`` = not reached)."""
-    h = np.asarray(target_hops, dtype=np.float64)
-    within = h <= max_hops
-    return {"reachability": float(within.any()),
-            "depth_weighted": float(np.where(within, 1.0 / (1.0 + h), 0.0).mean()) if h.size else 0.0,
-            "coverage": float(within.mean()) if h.size else 0.0,
-            "min_hops": float(h[within].min()) if within.any() else float("nan")}
+def query_metrics(retrieved: Mapping[int, int], gold: Sequence[int]) -> dict[str, float]:
+    """The four metrics of one query from its retrieved subgraph (``node → hops``) and its gold nodes."""
+    hops = [retrieved[g] for g in set(gold) if g in retrieved]
+    if not hops:
+        return {"reachability": 0.0, "depth_weighted": 0.0, "coverage": 0.0, "min_hops": float("nan")}
+    return {"reachability": 1.0, "depth_weighted": 1.0 / (1.0 + min(hops)), "coverage": len(hops) / len(set(gold)),
+            "min_hops": float(min(hops))}
 
 
 def bootstrap_ci(values: Sequence[float], n: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, float]:
@@ -75,31 +59,32 @@ def bootstrap_ci(values: Sequence[float], n: int = 2000, seed: int = 0, level: f
             "n": int(x.size)}
 
 
-def gate_effectiveness(graph: TypedGraph, seeds: Sequence[Sequence[int]], targets: Sequence[Sequence[Sequence[int]]],
-                       max_hops: int = 4, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """Gates on vs off.
+def gate_effectiveness(on: Sequence[Mapping[int, int]], off: Sequence[Mapping[int, int]],
+                       gold: Sequence[Sequence[int]], n_boot: int = 2000, seed: int = 0,
+                       gate_arcs: int = 0) -> dict[str, Any]:
+    """Gates on vs off over the retrieved subgraphs.
 
     Args:
-        graph: the typed expansion graph with its gate edges.
-        seeds: per query, seed node ids.
-        targets: per query, per gold target (passage), the node ids that reach it (its entities).
-        max_hops: BFS horizon H.
+        on / off: per query, the retrieved subgraph with / without gates as ``node → hops from its seed``.
+        gold: per query, its gold node ids (queries with none are left out).
+        gate_arcs: gates in the graph (reported).
     Returns:
-        ``{"on": {metric: ci}, "off": {...}, "delta": {metric: ci of per-query on − off}, "per_query": [...]}``.
+        ``{"on": {metric: ci}, "off": {...}, "delta": {metric: ci of per-query on − off}, "per_query": [...],
+        "queries": n, "both_reachable": n}``.
     """
-    graphs = {"on": graph, "off": without_kind(graph, EdgeKind.GATE)}
     per: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
-    for q_seeds, q_targets in zip(seeds, targets):
-        for name, g in graphs.items():
-            dist = hop_distances(g, q_seeds, max_hops)
-            hops = [min((dist.get(int(v), float("inf")) for v in t), default=float("inf")) for t in q_targets]
-            per[name].append(query_metrics(hops, max_hops))
-    out: dict[str, Any] = {"max_hops": max_hops, "queries": len(per["on"]),
-                           "gate_arcs": int((graph.kind == int(EdgeKind.GATE)).sum() // 2)}
+    for q_on, q_off, q_gold in zip(on, off, gold):
+        if not q_gold:
+            continue
+        per["on"].append(query_metrics(q_on, q_gold))
+        per["off"].append(query_metrics(q_off, q_gold))
+    both = [not (math.isnan(a["min_hops"]) or math.isnan(b["min_hops"])) for a, b in zip(per["on"], per["off"])]
+    out: dict[str, Any] = {"queries": len(per["on"]), "both_reachable": int(sum(both)), "gate_arcs": gate_arcs}
     for name in ("on", "off"):
-        out[name] = {m: bootstrap_ci([r[m] for r in per[name]], n_boot, seed) for m in METRICS}
-    out["delta"] = {m: bootstrap_ci([a[m] - b[m] for a, b in zip(per["on"], per["off"])], n_boot, seed)
-                    for m in METRICS}
+        out[name] = {m: bootstrap_ci([r[m] for r, ok in zip(per[name], both) if m != "min_hops" or ok], n_boot, seed)
+                     for m in METRICS}
+    out["delta"] = {m: bootstrap_ci([a[m] - b[m] for a, b, ok in zip(per["on"], per["off"], both)
+                                     if m != "min_hops" or ok], n_boot, seed) for m in METRICS}
     out["per_query"] = [{"on": a, "off": b} for a, b in zip(per["on"], per["off"])]
     return out
 
@@ -134,5 +119,5 @@ def plot_gate_effectiveness(result: dict[str, Any], path: str | Path, title: str
     axes[0].legend(loc="lower left", fontsize=8, framealpha=0.9)
     axes[1].set_ylabel("hops")
     gates = "" if len(variants) > 1 else f", {first['gate_arcs']} gates"
-    fig.suptitle(f"{title} (H={first['max_hops']}, {first['queries']} queries{gates})")
+    fig.suptitle(f"{title} ({first['queries']} queries, min hops on {first['both_reachable']}{gates})")
     return save_figure(fig, path)

@@ -6,7 +6,8 @@
 * :func:`embedding_answer_relevancy` — no LLM: the cosine between the embedded question and answer
   (MiniLM by default).
 
-Both return per query a value in [-1, 1] (in practice [0, 1]) or ``None`` for unanswered queries.
+Both return per query a value in [-1, 1] (in practice [0, 1]); an empty (failed) or abstaining answer scores 0 — it
+is not left out, which would reward abstaining; a query whose judge call failed is ``None`` (with the error).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ def _unit(x: torch.Tensor) -> torch.Tensor:
 
 def embedding_answer_relevancy(encoder: Encoder, questions: Sequence[str],
                                answers: Sequence[str | None]) -> list[float | None]:
-    """Cosine(question, answer) per answered query; ``encoder.encode(texts) -> [N, D]``."""
+    """Cosine(question, answer) per query, 0 for failed or abstaining answers; ``encoder.encode(texts) -> [N, D]``."""
     todo = [i for i, a in enumerate(answers) if not is_abstention(a)]
-    out: list[float | None] = [None] * len(answers)
+    out: list[float | None] = [0.0] * len(answers)
     if not todo:
         return out
     q = _unit(encoder.encode([questions[i] for i in todo], desc="relevancy questions"))
@@ -53,17 +54,20 @@ def llm_answer_relevancy(llm: LanguageModel, encoder: Encoder, questions: Sequen
                          progress: bool | str = False) -> list[dict[str, Any] | None]:
     """Ragas-style answer relevancy with an LLM judge.
 
-    Returns per query ``None`` (unanswered, or the judge failed) or
-    ``{"score": float, "questions": [generated], "noncommittal": bool}``.
+    Returns per query ``{"score": float, "questions": [generated], "noncommittal": bool}`` (score 0, noncommittal,
+    for a failed or abstaining answer) or ``{"judge_error": str}`` when the judge call failed.
     """
     todo = [i for i, a in enumerate(answers) if not is_abstention(a)]
-    out: list[dict[str, Any] | None] = [None] * len(answers)
+    out: list[dict[str, Any] | None] = [{"score": 0.0, "questions": [], "noncommittal": True} for _ in answers]
     if not todo:
         return out
     inputs = [{"answer": answers[i], "n": n_questions, **({"context": contexts[i]} if contexts else {})}
               for i in todo]
     results = llm.complete_structured_batch("answer_relevancy", inputs, progress=progress and "answer relevancy")
     judged = [(i, r.value) for i, r in zip(todo, results) if r.ok]
+    for i, r in zip(todo, results):
+        if not r.ok:
+            out[i] = {"judge_error": str(r.error_kind or "failed")}
     if not judged:
         return out
     generated = [q for _, v in judged for q in v["questions"]]

@@ -5,6 +5,9 @@ name                     reports (percent, mean over the queries it applies to) 
 =======================  =================================================================  ==================
 ``retrieval``            ``recall@k``, ``fcr@k`` for each k                                  gold_ids
 ``context_recall``       ``context_recall`` — gold sentences (if given) or passages covered  gold
+``context_recall_claims`` Ragas context recall: reference-answer statements the LLM judge     answers, LLM
+                         attributes to the context (HugRAG's CR)
+``context_recall_claims_lexical`` the same by content-word overlap (labelled fallback)     answers, corpus
 ``qa``                   ``em``, ``f1``, ``jsr`` (full chain in the context + answer in it) answers
 ``accuracy``             ``accuracy`` — the answer names the correct option                  answers, options
 ``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
@@ -24,8 +27,11 @@ name                     reports (percent, mean over the queries it applies to) 
 ``causal_coverage``      gold causal pairs with both ends in the context                     causal_pairs
 =======================  =================================================================  ==================
 
-The *context* of a query is its top ``context_top_n`` retrieved passages (what the reader saw). Text-based
-metrics need the corpus to read those passages. ``metrics="auto"`` picks every metric whose needs are met.
+The *context* of a query is its top ``context_top_n`` retrieved passages (what the reader saw), or, when the method
+recorded the evidence it actually answered from (``details["evidence"]``: HugRAG's kept subgraph), that evidence.
+Text-based metrics need the corpus to read passages. A failed or abstaining answer scores 0 in answer relevancy
+(not left out); an empty context scores 0 in the claim recalls. ``metrics="auto"`` picks every metric whose needs
+are met.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from hyperrag.eval.causal import (
     retrieved_pairs,
     span_groundedness,
 )
-from hyperrag.eval.context import causal_coverage, context_recall
+from hyperrag.eval.context import causal_coverage, context_recall, lexical_claim_recall, llm_claim_recall
 from hyperrag.eval.groundedness import lexical_groundedness, llm_groundedness
 from hyperrag.eval.qa import exact_match, option_correct, response_correct, token_f1
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
@@ -89,6 +95,9 @@ class EvalInputs:
         return [(pid, self.passage_text(pid)) for pid in self.context_ids(row) if pid in self.corpus]
 
     def context_text(self, row: dict[str, Any]) -> str | None:
+        used = used_evidence(row)
+        if used is not None:
+            return "\n".join(used)
         if self.corpus is None:
             return None
         return "\n".join(t for _, t in self.context_pairs(row))
@@ -100,6 +109,14 @@ class EvalInputs:
     @property
     def llm_available(self) -> bool:
         return bool(getattr(self.llm, "available", False))
+
+
+def used_evidence(row: dict[str, Any]) -> list[str] | None:
+    """The evidence texts the method says it answered from (``details["evidence"]``), if it recorded them."""
+    details = row.get("details")
+    if isinstance(details, dict) and isinstance(details.get("evidence"), list):
+        return [str(t) for t in details["evidence"]]
+    return None
 
 
 def _field(row: dict[str, Any], names: Sequence[str]) -> Any:
@@ -133,6 +150,26 @@ def m_context_recall(e: EvalInputs) -> Result:
     return {"context_recall": _mean([p["context_recall"] for p in per])}, per
 
 
+def _reference(row: dict[str, Any]) -> str:
+    answers = row.get("answers") or []
+    return str(answers[0]) if answers else ""
+
+
+def m_context_recall_claims(e: EvalInputs) -> Result:
+    res = llm_claim_recall(e.llm, [r["question"] for r in e.rows], [_reference(r) for r in e.rows],
+                           [e.context_text(r) or "" for r in e.rows], progress=e.progress)
+    per = [{"context_recall_claims": None if x is None else x.get("score"),
+            **({"context_recall_judge_error": x["judge_error"]} if x and "judge_error" in x else {})} for x in res]
+    agg = {"context_recall_claims": _mean([p["context_recall_claims"] for p in per])}
+    agg["context_recall_judge_failures"] = float(sum("context_recall_judge_error" in p for p in per))
+    return agg, per
+
+
+def m_context_recall_claims_lexical(e: EvalInputs) -> Result:
+    scores = [lexical_claim_recall(_reference(r), e.context_text(r) or "", e.lexical_threshold) for r in e.rows]
+    return {"context_recall_claims_lexical": _mean(scores)}, [{"context_recall_claims_lexical": s} for s in scores]
+
+
 def m_qa(e: EvalInputs) -> Result:
     per = []
     for r in e.rows:
@@ -161,9 +198,11 @@ def _answers(e: EvalInputs) -> list[str | None]:
 def m_answer_relevancy(e: EvalInputs) -> Result:
     res = llm_answer_relevancy(e.llm, e.encoder, [r["question"] for r in e.rows], _answers(e),
                                n_questions=e.relevancy_questions, progress=e.progress)
-    per = [{"answer_relevancy": None if x is None else x["score"],
-            "relevancy_questions": None if x is None else x["questions"]} for x in res]
-    return {"answer_relevancy": _mean([p["answer_relevancy"] for p in per])}, per
+    per = [{"answer_relevancy": None if x is None else x.get("score"),
+            "relevancy_questions": None if x is None else x.get("questions")} for x in res]
+    agg = {"answer_relevancy": _mean([p["answer_relevancy"] for p in per]),
+           "answer_relevancy_judge_failures": float(sum(bool(x and "judge_error" in x) for x in res))}
+    return agg, per
 
 
 def m_answer_relevancy_emb(e: EvalInputs) -> Result:
@@ -262,6 +301,8 @@ class Metric:
 METRICS: dict[str, Metric] = {
     "retrieval": Metric(m_retrieval),
     "context_recall": Metric(m_context_recall),
+    "context_recall_claims": Metric(m_context_recall_claims, frozenset({"answers", "llm"})),
+    "context_recall_claims_lexical": Metric(m_context_recall_claims_lexical, frozenset({"answers", "corpus"})),
     "qa": Metric(m_qa, frozenset({"answers"})),
     "accuracy": Metric(m_accuracy, frozenset({"answers", "options"})),
     "answer_relevancy": Metric(m_answer_relevancy, frozenset({"answers", "llm", "encoder"})),

@@ -5,8 +5,9 @@ edge of kind ``τ`` at hop ``t`` is worth
 
     gain(v) = s(q, v) · γ^t · w(τ)          (seeds: gain = s(q, v), t = 0)
 
-The walk stops when the best frontier gain falls below ``min_gain`` (every other one is lower), when the next
-node's text would overflow ``token_budget``, or after ``max_nodes`` nodes. The graph is a CSR of node ids
+The walk stops when the best frontier gain falls below ``min_gain`` (every other one is lower), when the token
+budget is spent, or after ``max_nodes`` nodes; a node whose text does not fit what is left of ``token_budget`` is
+skipped (counted in ``skipped_budget``) and the walk goes on with the next best one that fits. The graph is a CSR of node ids
 with an edge kind per arc; node scores are one query's row of the batched score matrix.
 """
 
@@ -77,6 +78,7 @@ class Expansion:
             reached over (-1 for seeds), the node it was reached from (-1 for seeds).
         tokens: budget spent.
         stop: ``gain`` (threshold), ``budget``, ``max_nodes`` or ``exhausted``.
+        skipped_budget: nodes left out because their text did not fit the budget left.
     """
 
     nodes: list[int] = field(default_factory=list)
@@ -86,6 +88,12 @@ class Expansion:
     parent: list[int] = field(default_factory=list)
     tokens: int = 0
     stop: str = "exhausted"
+    skipped_budget: int = 0
+
+    @property
+    def gate_crossings(self) -> int:
+        """Nodes the walk reached over a causal gate."""
+        return sum(1 for k in self.via if k == int(EdgeKind.GATE))
 
 
 def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *, gamma: float = 0.8,
@@ -99,7 +107,7 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
         gamma: hop decay γ.
         kind_weight: float array indexed by :class:`EdgeKind` (default 0.8 / 1.0 / 1.2).
         min_gain: stop when the best frontier gain is below this.
-        token_budget: stop before the taken nodes' texts exceed this many tokens.
+        token_budget: the taken nodes' texts never exceed this many tokens (what does not fit is skipped).
         node_tokens: int array [N], token cost of each node (default 1 each).
         max_nodes: stop after this many nodes.
     """
@@ -113,6 +121,7 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
         best[v] = score[v]
         heapq.heappush(heap, (-score[v], v, 0, -1, -1))
     out = Expansion()
+    cheapest = float(cost.min()) if cost.size else 0.0
     pruned = False  # some neighbour was left out for being under the threshold
     ptr, idx, kind = graph.ptr, graph.idx, graph.kind
     while heap:
@@ -124,8 +133,11 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
             out.stop = "gain"
             break
         if out.tokens + cost[v] > token_budget:
-            out.stop = "budget"
-            break
+            out.skipped_budget += 1
+            if token_budget - out.tokens < cheapest:
+                out.stop = "budget"
+                break
+            continue
         taken[v] = True
         out.tokens += int(cost[v])
         out.nodes.append(v)
@@ -150,6 +162,8 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
                 best[u] = gu
                 heapq.heappush(heap, (-gu, u, hop + 1, ku, v))
     else:
-        if pruned:
+        if out.skipped_budget:
+            out.stop = "budget"
+        elif pruned:
             out.stop = "gain"
     return out

@@ -1,15 +1,17 @@
-"""LLM causal path selection over linearised expansion subgraphs, and answers grounded in what it keeps.
+"""HugRAG's causal path identification over linearised subgraphs, and the answer from what it keeps.
 
 For a batch of questions and their tables (:mod:`hyperrag.expansion.linearize`):
 
-1. one ``causal_path_selection`` call per question — ``spurious`` (default: kept IDs plus an explicit list of
-   spurious IDs) or ``standard`` (kept IDs only, the ablation); every returned ID is validated against the
-   IDs shown, invalid ones are dropped and counted (``invalid_ids``);
-2. one ``grounded_answer`` call per question whose evidence is the kept rows only (plus, optionally, the
-   passages behind the kept items, which the caller supplies).
+1. one ``causal_path_selection`` call per question (Figs 5/6) — ``spurious`` (the paper's main setting: causal
+   items, spurious items and a draft answer) or ``standard`` (causal items and a draft: the ablation); every
+   returned ID is validated against the IDs shown, invalid ones dropped and counted (``invalid_ids``). Variant
+   ``off`` (the filter-off ablation) calls nothing and keeps the first ``max_selected`` rows, so the answer step
+   reads as much evidence as with the filter;
+2. one ``subgraph_answer`` call per question (Fig 7) whose evidence is the kept rows and the passages behind them
+   (the caller supplies those), with the draft answer.
 
-Failures never raise: a failed selection keeps nothing (the caller falls back to its expansion ranking), a
-failed answer is an empty string with ``answer_ok = False``.
+Failures never raise: a failed or empty selection is returned as such (``ok`` / ``kept``) — the caller counts it
+and scores the query 0; a failed answer is ``""`` with ``answer_ok = False``.
 """
 
 from __future__ import annotations
@@ -30,28 +32,35 @@ class PathSelectionSettings:
     """HugRAG's ``path_selection``.
 
     Attributes:
-        enabled: select with the LLM (without one: off).
-        variant: ``spurious`` (kept IDs plus explicit spurious IDs) or ``standard`` (kept IDs only: ablation).
-        max_rows: table rows shown.
-        max_selected: ask the model to keep at most this many rows (``None`` = no limit).
-        answer: generate the grounded answer from the kept rows.
+        enabled: run the causal path identification (needs an LLM unless ``variant: off``).
+        variant: ``spurious`` (causal + spurious items + draft: the paper's setting), ``standard`` (causal items +
+            draft: ablation) or ``off`` (no LLM filter: the first ``max_selected`` rows are kept: ablation).
+        max_rows: table rows shown (nodes and edges).
+        max_selected: causal items kept at most (the evidence size the answer reads; ``off`` keeps this many).
+        max_spurious: spurious items asked for at most.
+        max_answer_words: draft answer length.
+        answer: generate the answer from the kept subgraph (``subgraph_answer``).
         answer_passages: passages behind the kept items added to the answer's evidence.
     """
 
     enabled: bool
-    variant: Literal["spurious", "standard"]
+    variant: Literal["spurious", "standard", "off"]
     max_rows: PositiveInt
-    max_selected: PositiveInt | None
+    max_selected: PositiveInt
+    max_spurious: NonNegativeInt
+    max_answer_words: PositiveInt
     answer: bool
     answer_passages: NonNegativeInt
 
 
 @dataclass
 class Selection:
-    """One question's selection: kept and spurious node ids (in the model's order), validation counts."""
+    """One question's selection: kept and spurious table rows (in the model's order), the draft answer,
+    validation counts."""
 
     kept: list[int] = field(default_factory=list)
     spurious: list[int] = field(default_factory=list)
+    draft: str = ""
     ok: bool = False
     invalid_ids: int = 0
     error: str | None = None
@@ -59,31 +68,41 @@ class Selection:
 
 class CausalPathSelector:
     """Args:
-        llm: an available :class:`hyperrag.llm.LLM`.
-        settings: the variant and the row cap (:class:`PathSelectionSettings`).
+        llm: an available :class:`hyperrag.llm.LLM` (any, for ``variant: off`` without an answer).
+        settings: :class:`PathSelectionSettings`.
         progress: tqdm bars.
     """
 
-    def __init__(self, llm: LanguageModel, settings: PathSelectionSettings, progress: bool = False) -> None:
+    def __init__(self, llm: LanguageModel | None, settings: PathSelectionSettings, progress: bool = False) -> None:
         self.llm = llm
+        self.settings = settings
         self.variant = settings.variant
-        self.max_selected = settings.max_selected
         self.progress = progress
 
-    def select(self, questions: Sequence[str], tables: Sequence[Table]) -> list[Selection]:
+    def select(self, questions: Sequence[str], tables: Sequence[Table], passage_ids: Sequence[str]) -> list[Selection]:
+        """One selection per question; rows are table row indices. ``passage_ids`` names passage positions (the
+        rows' provenance, attached to the candidates, never shown)."""
+        out = [Selection() for _ in tables]
+        if self.variant == "off":
+            for sel, table in zip(out, tables):
+                sel.kept = list(range(min(len(table), self.settings.max_selected)))
+                sel.ok = bool(sel.kept)
+                sel.error = None if sel.ok else "empty"
+            return out
         from hyperrag.llm.tasks.causal_path_selection import CausalPathSelection
 
+        assert self.llm is not None
         task = CausalPathSelection(self.variant)
-        todo = [i for i, t in enumerate(tables) if t.nodes]
-        out = [Selection() for _ in tables]
+        todo = [i for i, t in enumerate(tables) if len(t)]
+        for i, t in enumerate(tables):
+            if not len(t):
+                out[i].error = "empty subgraph"
         if not todo:
             return out
-        inputs = []
-        for i in todo:
-            inp: dict[str, Any] = {"query": questions[i], "candidates": tables[i].candidates()}
-            if self.max_selected:
-                inp["max_selected"] = self.max_selected
-            inputs.append(inp)
+        s = self.settings
+        inputs = [{"query": questions[i], "candidates": tables[i].candidates(passage_ids),
+                   "max_selected": s.max_selected, "max_spurious": s.max_spurious,
+                   "max_answer_words": s.max_answer_words} for i in todo]
         results = self.llm.complete_structured_batch(task, inputs, progress="path selection" if self.progress else False)
         for i, res in zip(todo, results):
             sel = out[i]
@@ -91,30 +110,32 @@ class CausalPathSelector:
             if not res.ok:
                 sel.error = str(res.error_kind or "failed")
                 continue
-            sel.ok = True
-            if self.variant == "standard":
-                sel.kept = [int(k) for k in res.value]
-            else:
-                sel.kept = [int(k) for k in res.value["kept"]]
-                sel.spurious = [int(k) for k in res.value["spurious"]]
+            sel.kept = [int(k) for k in res.value["kept"]]
+            sel.spurious = [int(k) for k in res.value["spurious"]]
+            sel.draft = str(res.value["draft"])
+            sel.ok = bool(sel.kept)
+            sel.error = None if sel.ok else "empty"
         return out
 
-    def answer(self, questions: Sequence[str], evidence: Sequence[Sequence[tuple[Any, str]]]) -> list[dict[str, Any]]:
-        """``grounded_answer`` per question from its ``(key, text)`` evidence (kept items only).
-
-        Returns per question ``{"answer", "supporting" (caller keys), "answer_ok"}``.
-        """
+    def answer(self, questions: Sequence[str], evidence: Sequence[Sequence[dict[str, Any]]],
+               drafts: Sequence[str]) -> list[dict[str, Any]]:
+        """``subgraph_answer`` per question with evidence; returns ``{"answer", "answer_ok"[, "answer_error"]}``."""
+        out: list[dict[str, Any]] = [{"answer": "", "answer_ok": False} for _ in evidence]
         todo = [i for i, ev in enumerate(evidence) if ev]
-        out: list[dict[str, Any]] = [{"answer": "", "supporting": [], "answer_ok": False} for _ in evidence]
         if not todo:
             return out
-        inputs = [{"question": questions[i], "passages": list(evidence[i])} for i in todo]
-        results = self.llm.complete_structured_batch("grounded_answer", inputs,
+        assert self.llm is not None
+        inputs = []
+        for i in todo:
+            inp: dict[str, Any] = {"question": questions[i], "evidence": list(evidence[i])}
+            if drafts[i]:
+                inp["draft_answer"] = drafts[i]
+            inputs.append(inp)
+        results = self.llm.complete_structured_batch("subgraph_answer", inputs,
                                                      progress="answers" if self.progress else False)
         for i, res in zip(todo, results):
             if res.ok:
-                out[i] = {"answer": res.value["answer"], "supporting": list(res.value["supporting"]),
-                          "answer_ok": True}
+                out[i] = {"answer": res.value["answer"], "answer_ok": True}
             else:
                 out[i]["answer_error"] = str(res.error_kind or "failed")
         return out

@@ -1,28 +1,33 @@
-"""Causal gates between modules: embedding prefilter + top-down hierarchical pruning + LLM yes/no checks.
+"""Causal gates between modules: HugRAG's Algorithm 2 (top-down hierarchical pruning) with a topological-distance
+criterion, and LLM verdicts that look both ways.
 
-HugRAG's Algorithm 2, with a prefilter so the LLM work grows near-linearly with the number of modules M:
+For levels L, L-1, ..., 1 (``H_l`` = the tree's modules of level l), and every module ``u`` of ``H_l``:
 
-1. **Prefilter**: every module's candidates are its ``top_m`` most similar module summaries with cosine at
-   least ``threshold`` (symmetrised) — at most ``M · top_m`` pairs instead of ``M²/2``.
-2. **Top-down over levels** L, L-1, ..., 1; at each level ``l``:
+a. *intra-layer*: every other module ``v`` of ``H_l`` that is **topologically distant** from ``u`` — at least
+   ``min_distance`` hops apart in the level-l module graph (two modules are adjacent when an entity edge joins
+   them; disconnected modules are infinitely far) — is a candidate. Gates are meant to join modules that the graph
+   keeps apart; adjacent modules are already joined by structural edges. Each unordered pair is asked once.
+b. *inter-layer* (look-ahead): the modules ``w`` of ``H_{l-1}``, except ``u``'s own descendants (reached through
+   hierarchy edges) and the descendants of every module ``u`` is already gated to (the transitivity of the parent
+   gate covers them), and except those whose level-l module is within ``min_distance`` of ``u``.
 
-   a. *intra-layer*: candidate pairs with both modules at level ``l`` are verified first;
-   b. *inter-layer*: pairs of a level-``l`` module ``a`` with a lower module ``b``, excluding ``a``'s own
-      descendants (already reachable through hierarchy edges) and the descendants of every module ``a`` is
-      already gated to (reachable through that gate) — the pruning that keeps redundant gates out.
+**Verification** (``causal_gate``, Fig 9): the two summaries are shown as A and B and the model decides whether one
+could plausibly influence the other *in either direction*; a "yes" comes with its direction (``A->B``, ``B->A``,
+``both``), recorded with the gate. Every decision is appended to ``gates.jsonl`` in the index directory (keyed by
+the pair, with a digest of the task, model and both texts), so a rerun verifies only missing pairs; a failed call
+(an outage, or the oracle's ``no_gold``) is no gate, counted in ``failed`` and retried by the next build.
 
-3. **Verification**: the ``causal_gate`` task (source = ``a``'s summary, target = ``b``'s) answers yes/no; a
-   "yes" is a gate. ``max_calls`` caps the new verifications (the top levels, and within a stage the most
-   similar pairs, go first); every decision is appended to ``gates.jsonl`` in the index directory (keyed by
-   the pair, with a digest of both texts), so a rerun only verifies missing pairs.
-
-``verifier="none"`` accepts every surviving candidate without an LLM (an unverified upper bound used by the
-gate-effectiveness benchmark); it is never the default.
+Options that bound the work (the paper preset turns the first off): ``prefilter`` keeps only pairs among each
+module's ``top_m`` most similar summaries with cosine ≥ ``threshold``; ``max_calls`` caps new verifications (the top
+levels first, within a stage the most similar — or, without the prefilter, the largest — pairs first).
+``verifier="none"`` accepts every candidate without an LLM (an unverified upper bound for the gate-effectiveness
+benchmark); :meth:`GateBuilder.count` runs the algorithm with a constant verdict to count what it would ask.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -48,8 +53,11 @@ CHECKPOINT = "gates.jsonl"
 class GateSettings:
     """Attributes:
         enabled: build gates at all (HugRAG: with an LLM, or with ``verifier: none``).
-        top_m: prefilter candidates per module (most similar summaries).
-        threshold: prefilter minimum cosine between summaries.
+        min_distance: candidate modules are at least this many hops apart in their level's module graph (1 = every
+            pair; 2 = not adjacent).
+        prefilter: keep only pairs among each module's ``top_m`` most similar summaries (cos ≥ ``threshold``).
+        top_m: prefilter: candidates per module.
+        threshold: prefilter: minimum cosine between summaries.
         max_calls: at most this many new LLM verifications per build (``None`` = no cap).
         inter_layer: also verify inter-layer candidates (after the intra-layer ones of each level).
         text_words: each summary is cut to this many words in the prompt.
@@ -57,6 +65,8 @@ class GateSettings:
     """
 
     enabled: bool
+    min_distance: PositiveInt
+    prefilter: bool
     top_m: NonNegativeInt
     threshold: Cosine
     max_calls: NonNegativeInt | None
@@ -68,13 +78,15 @@ class GateSettings:
 @dataclass
 class GateResult:
     """Attributes:
-        pairs: LongTensor [2, G], gated module pairs (source, target), tree module ids.
+        pairs: LongTensor [2, G], gated module pairs as asked (A, B), tree module ids.
         kinds: per gate, ``intra`` or ``inter``.
-        stats: candidates per stage, pruned, LLM calls, gates found.
+        directions: per gate, ``A->B``, ``B->A`` or ``both`` (``both`` when unverified).
+        stats: per level and in total: candidates, pruned, LLM calls, gates found.
     """
 
     pairs: torch.Tensor
     kinds: list[str] = field(default_factory=list)
+    directions: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -94,6 +106,47 @@ def prefilter_neighbors(embeddings: torch.Tensor, top_m: int, threshold: float) 
     return nbrs, sims
 
 
+def level_cover(tree: ModuleTree, level: int) -> torch.Tensor:
+    """LongTensor [E]: every entity's module at ``level`` (its first ancestor, from its leaf up, whose level is at
+    least ``level``; a module folded from copies spans the levels below its own)."""
+    cover = tree.leaf.clone()
+    parent, lv = tree.parent, tree.level
+    while True:
+        low = (lv[cover] < level) & (parent[cover] >= 0)
+        if not bool(low.any()):
+            return cover
+        cover[low] = parent[cover[low]]
+
+
+def near_modules(tree: ModuleTree, entity_edges: torch.Tensor, level: int, hops: int) -> dict[int, set[int]]:
+    """Per module of the level-``level`` partition, the modules within ``hops`` hops in the module graph (module
+    adjacency = some entity edge between them). ``entity_edges``: LongTensor [2, M]."""
+    if hops < 1 or entity_edges.numel() == 0:
+        return {}
+    cover = level_cover(tree, level)
+    a, b = cover[entity_edges[0]], cover[entity_edges[1]]
+    cross = a != b
+    adj: dict[int, set[int]] = {}
+    for x, y in zip(a[cross].tolist(), b[cross].tolist()):
+        adj.setdefault(x, set()).add(y)
+        adj.setdefault(y, set()).add(x)
+    if hops == 1:
+        return adj
+    out: dict[int, set[int]] = {}
+    for start in adj:
+        seen, queue = {start: 0}, deque([start])
+        while queue:
+            v = queue.popleft()
+            if seen[v] >= hops:
+                continue
+            for u in adj.get(v, ()):
+                if u not in seen:
+                    seen[u] = seen[v] + 1
+                    queue.append(u)
+        out[start] = set(seen) - {start}
+    return out
+
+
 def _cut(text: str, words: int) -> str:
     parts = text.split()
     return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
@@ -109,7 +162,7 @@ class GateBuilder:
         progress: tqdm bar per stage.
     """
 
-    def __init__(self, llm: LanguageModel, settings: GateSettings, directory: str | Path | None = None,
+    def __init__(self, llm: LanguageModel | None, settings: GateSettings, directory: str | Path | None = None,
                  progress: bool = True) -> None:
         self.settings = settings
         if self.settings.verifier == "llm" and not getattr(llm, "available", False):
@@ -119,26 +172,42 @@ class GateBuilder:
         self.progress = progress
         self._by_digest: dict[str, dict] = {}
         self._changed: set[int] | None = None
+        self._constant: bool | None = None  # count(): every verdict is this, nothing is asked
+
+    def count(self, tree: ModuleTree, texts: list[str], embeddings: torch.Tensor,
+              entity_edges: torch.Tensor | None = None, verdict: bool = False) -> dict[str, Any]:
+        """What Algorithm 2 would ask at this graph's size if every verdict were ``verdict`` (no LLM, nothing
+        persisted): ``False`` gives the most verifications (no gate prunes anything), ``True`` the fewest."""
+        directory, self.directory, self._constant = self.directory, None, verdict
+        try:
+            return self.build(tree, texts, embeddings, entity_edges=entity_edges).stats
+        finally:
+            self.directory, self._constant = directory, None
 
     def build(self, tree: ModuleTree, texts: list[str], embeddings: torch.Tensor,
-              changed: set[int] | None = None) -> GateResult:
+              changed: set[int] | None = None, entity_edges: torch.Tensor | None = None) -> GateResult:
         """Gates for ``tree`` given its module ``texts`` and their embeddings [M, D] (L2-normalised).
 
-        ``changed`` (incremental updates): only candidate pairs with at least one module in it are verified; a
-        pair of two other modules is taken from the checkpoint or skipped (``skipped_unchanged``).
+        Args:
+            entity_edges: LongTensor [2, M], the entity graph the modules partition (the topological-distance
+                criterion; ``None`` = no distance information, every pair is distant).
+            changed: (incremental updates) only candidate pairs with at least one module in it are verified; a
+                pair of two other modules is taken from the checkpoint or skipped (``skipped_unchanged``).
         """
         s = self.settings
         num_m = tree.num_modules
-        nbrs, sims = prefilter_neighbors(embeddings, s.top_m, s.threshold)
+        nbrs, sims = prefilter_neighbors(embeddings, s.top_m, s.threshold) if s.prefilter else ([], {})
         below = descendants(tree)
         level = tree.level.tolist()
+        sizes = tree.sizes.tolist()
+        verifier = "constant" if self._constant is not None else s.verifier
         stats: dict[str, Any] = {
             "modules": num_m, "pairs_all": num_m * (num_m - 1) // 2, "prefilter_pairs": len(sims),
-            "candidates_intra": 0, "candidates_inter": 0, "pruned_hierarchy": 0, "verified": 0, "llm_calls": 0,
-            "requests": 0, "cached": 0, "resumed": 0, "failed": 0, "skipped_budget": 0, "gates_intra": 0,
-            "gates_inter": 0, "candidates_changed": 0, "skipped_unchanged": 0, "verifier": s.verifier,
-            "settings": asdict(s)}
-        gates: list[tuple[int, int, str]] = []
+            "candidates_intra": 0, "candidates_inter": 0, "pruned_near": 0, "pruned_hierarchy": 0,
+            "pruned_prefilter": 0, "verified": 0, "llm_calls": 0, "requests": 0, "cached": 0, "resumed": 0,
+            "failed": 0, "skipped_budget": 0, "gates_intra": 0, "gates_inter": 0, "candidates_changed": 0,
+            "skipped_unchanged": 0, "verifier": verifier, "levels": {}, "settings": asdict(s)}
+        gates: list[tuple[int, int, str, str]] = []
         connected: list[set[int]] = [set() for _ in range(num_m)]
         ckpt = JsonlCheckpoint(self.directory / CHECKPOINT) if self.directory else None
         done = ckpt.load() if ckpt else {}
@@ -146,29 +215,63 @@ class GateBuilder:
         self._changed = changed
         self._first_error: str | None = None
         budget = [s.max_calls]
+
+        def order(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+            if s.prefilter:
+                return sorted(pairs, key=lambda p: (-sims.get((min(p), max(p)), -1.0), p))
+            return sorted(pairs, key=lambda p: (-(sizes[p[0]] + sizes[p[1]]), p))
+
         try:
             for lv in sorted(set(level), reverse=True):
                 mods = [m for m in range(num_m) if level[m] == lv]
-                intra = sorted({(min(a, b), max(a, b)) for a in mods for b in nbrs[a] if level[b] == lv},
-                               key=lambda p: (-sims[p], p))
-                stats["candidates_intra"] += len(intra)
-                self._stage(f"L{lv} intra", intra, texts, done, ckpt, stats, budget, gates, connected, "intra")
-                if not s.inter_layer:
-                    continue
-                inter = []
-                for a in mods:
-                    excluded = set(below[a])
-                    for c in connected[a]:
-                        excluded |= below[c]
-                    for b in nbrs[a]:
-                        if level[b] < lv:
+                near = (near_modules(tree, entity_edges, lv, s.min_distance - 1)
+                        if entity_edges is not None and s.min_distance > 1 else {})
+                row = {"modules": len(mods), "pairs_all": len(mods) * (len(mods) - 1) // 2,
+                       "candidates_intra": 0, "candidates_inter": 0, "pruned_near": 0, "pruned_hierarchy": 0,
+                       "pruned_prefilter": 0, "llm_calls": 0, "failed": 0, "gates": 0}
+                stats["levels"][str(lv)] = row
+                before = {k: stats[k] for k in ("llm_calls", "failed", "gates_intra", "gates_inter")}
+                intra = []
+                for i, a in enumerate(mods):
+                    for b in mods[i + 1:]:
+                        if b in near.get(a, ()):
+                            row["pruned_near"] += 1
+                        elif s.prefilter and b not in nbrs[a]:
+                            row["pruned_prefilter"] += 1
+                        else:
+                            intra.append((a, b))
+                row["candidates_intra"] = len(intra)
+                self._stage(f"L{lv} intra", order(intra), texts, done, ckpt, stats, budget, gates, connected,
+                            "intra")
+                if s.inter_layer:
+                    lower = [m for m in range(num_m) if level[m] == lv - 1]
+                    cover = level_cover(tree, lv) if lower else None
+                    host = {b: int(cover[tree.entities(b)[0]]) for b in lower} if cover is not None else {}
+                    inter = []
+                    for a in mods:
+                        excluded = set(below[a])
+                        for c in connected[a]:
+                            excluded |= below[c]
+                        for b in lower:
                             if b in excluded or b in connected[a]:
-                                stats["pruned_hierarchy"] += 1
+                                row["pruned_hierarchy"] += 1
+                                continue
+                            if host[b] in near.get(a, ()):  # b's module at level lv is close to a
+                                row["pruned_near"] += 1
+                            elif s.prefilter and b not in nbrs[a]:
+                                row["pruned_prefilter"] += 1
                             else:
                                 inter.append((a, b))
-                inter.sort(key=lambda p: (-sims[(min(p), max(p))], p))
-                stats["candidates_inter"] += len(inter)
-                self._stage(f"L{lv} inter", inter, texts, done, ckpt, stats, budget, gates, connected, "inter")
+                    row["candidates_inter"] = len(inter)
+                    self._stage(f"L{lv} inter", order(inter), texts, done, ckpt, stats, budget, gates, connected,
+                                "inter")
+                for k in ("candidates_intra", "candidates_inter", "pruned_near", "pruned_hierarchy",
+                          "pruned_prefilter"):
+                    stats[k] += row[k]
+                row["llm_calls"] = stats["llm_calls"] - before["llm_calls"]
+                row["failed"] = stats["failed"] - before["failed"]
+                row["gates"] = (stats["gates_intra"] + stats["gates_inter"] - before["gates_intra"]
+                                - before["gates_inter"])
         finally:
             if ckpt is not None:
                 ckpt.close()
@@ -177,19 +280,29 @@ class GateBuilder:
                                   succeeded=stats["verified"] - stats["failed"] + stats["resumed"],
                                   first_error=self._first_error, llm=self.llm, unit="module pairs")
         stats["gates_found"] = len(gates)
-        pairs = torch.tensor([[a for a, _, _ in gates], [b for _, b, _ in gates]], dtype=torch.long).reshape(2, -1)
-        log.info("causal gates: %s", {k: v for k, v in stats.items() if k != "settings"})
-        return GateResult(pairs, [k for _, _, k in gates], stats)
+        pairs = torch.tensor([[g[0] for g in gates], [g[1] for g in gates]], dtype=torch.long).reshape(2, -1)
+        stats["directions"] = {d: sum(g[3] == d for g in gates) for d in ("A->B", "B->A", "both")}
+        log.info("causal gates: %s", {k: v for k, v in stats.items() if k not in ("settings", "levels")})
+        return GateResult(pairs, [g[2] for g in gates], [g[3] for g in gates], stats)
 
     def _stage(self, name: str, pairs: list[tuple[int, int]], texts: list[str], done: dict[str, dict],
                ckpt: JsonlCheckpoint | None, stats: dict[str, Any], budget: list[int | None],
-               gates: list[tuple[int, int, str]], connected: list[set[int]], kind: str) -> None:
+               gates: list[tuple[int, int, str, str]], connected: list[set[int]], kind: str) -> None:
+        from hyperrag.llm.tasks.causal_gate import CausalGate
+
+        task = CausalGate()
         words = self.settings.text_words
+        if self._constant is not None:  # count(): the verdict is fixed, nothing is asked or stored
+            for a, b in pairs:
+                stats["verified"] += 1
+                if self._constant:
+                    self._add(a, b, kind, "both", gates, connected, stats)
+            return
         todo: list[tuple[int, int, str, dict[str, str]]] = []
         for a, b in pairs:
-            inputs = {"source": _cut(texts[a], words), "target": _cut(texts[b], words)}
+            inputs = {"a_text": _cut(texts[a], words), "b_text": _cut(texts[b], words)}
             key = f"{a}-{b}"
-            dig = stable_digest(self.settings.verifier, str(getattr(self.llm, "model", None)), inputs,
+            dig = stable_digest(self.settings.verifier, task.key, str(getattr(self.llm, "model", None)), inputs,
                                 length=16)
             rec = done.get(key)
             if rec is None or rec.get("digest") != dig:
@@ -199,13 +312,13 @@ class GateBuilder:
             if rec is not None and rec.get("digest") == dig:
                 stats["resumed"] += 1
                 if rec["gate"]:
-                    self._add(a, b, kind, gates, connected, stats)
+                    self._add(a, b, kind, rec.get("direction", "both"), gates, connected, stats)
                 continue
             if not involved:
                 stats["skipped_unchanged"] += 1
                 continue
             if self.settings.verifier == "none":
-                self._add(a, b, kind, gates, connected, stats)
+                self._add(a, b, kind, "both", gates, connected, stats)
                 continue
             if budget[0] is not None and budget[0] <= 0:
                 stats["skipped_budget"] += 1
@@ -215,8 +328,6 @@ class GateBuilder:
             todo.append((a, b, dig, inputs))
         if not todo:
             return
-        from hyperrag.llm.tasks.causal_gate import CausalGate
-
         bar = None
         if self.progress:
             from tqdm.auto import tqdm
@@ -235,25 +346,26 @@ class GateBuilder:
                 stats["failed"] += 1  # not recorded: retried by the next build
                 self._first_error = self._first_error or f"{res.error_kind}: {res.error}"
             elif ckpt is not None:
-                ckpt.append({"key": f"{a}-{b}", "digest": dig, "gate": bool(res.value),
-                             "reason": getattr(res.output, "reason", "")})
+                ckpt.append({"key": f"{a}-{b}", "digest": dig, "gate": bool(res.value["gate"]),
+                             "direction": res.value["direction"]})
             if bar is not None:
                 bar.update(1)
 
+        assert self.llm is not None
         try:
-            self.llm.run(lambda s: s.complete_many(CausalGate(), [inp for *_, inp in todo], on_result=on_result))
+            self.llm.run(lambda s: s.complete_many(task, [inp for *_, inp in todo], on_result=on_result))
         finally:
             if bar is not None:
                 bar.close()
         for i, (a, b, _, _) in enumerate(todo):  # in candidate order, so the result is deterministic
             res = results.get(i)
-            if res is not None and res.ok and res.value:
-                self._add(a, b, kind, gates, connected, stats)
+            if res is not None and res.ok and res.value["gate"]:
+                self._add(a, b, kind, res.value["direction"], gates, connected, stats)
 
     @staticmethod
-    def _add(a: int, b: int, kind: str, gates: list[tuple[int, int, str]], connected: list[set[int]],
-             stats: dict[str, Any]) -> None:
-        gates.append((a, b, kind))
+    def _add(a: int, b: int, kind: str, direction: str, gates: list[tuple[int, int, str, str]],
+             connected: list[set[int]], stats: dict[str, Any]) -> None:
+        gates.append((a, b, kind, direction))
         connected[a].add(b)
         connected[b].add(a)
         stats[f"gates_{kind}"] += 1

@@ -1,7 +1,7 @@
 """Recursive Leiden hierarchy H0..HL over an entity graph, stored as membership tensors.
 
 Top down, as GraphRAG does: Leiden on the whole entity graph gives the coarsest level; every module whose
-text does not fit one context window (``token_budget``) and that is not too small (``min_module_size``) is
+text does not fit one context window (``context_window``) and that is not too small (``min_module_size``) is
 split again by Leiden on its induced subgraph, and so on, up to ``max_levels`` levels. Levels are numbered
 bottom up:
 
@@ -39,7 +39,9 @@ class HierarchySettings:
         seed: Leiden seed (same seed → same hierarchy).
         backend: ``auto`` | ``cpu`` | ``graspologic`` | ``leidenalg`` | ``cugraph``.
         iterations: Leiden passes per call on the CPU backends.
-        token_budget: a module whose text exceeds this many tokens is split again (one context window).
+        context_window: the summariser's context window in tokens: a module whose summary input (its entities'
+            texts: names, descriptions, facts — what a leaf module's summary reads) does not fit is split again, so
+            the hierarchy stops where every module's summary fits one window (HugRAG B.1).
         min_module_size: modules with fewer entities are never split.
         max_levels: at most this many module levels (L).
         edge_types: entity–entity edge types of the knowledge graph that form the entity graph.
@@ -52,7 +54,7 @@ class HierarchySettings:
     seed: int
     backend: Literal["auto", "cpu", "graspologic", "leidenalg", "cugraph"]
     iterations: PositiveInt
-    token_budget: PositiveInt
+    context_window: PositiveInt
     min_module_size: PositiveInt
     max_levels: PositiveInt
     edge_types: tuple[Literal["relation", "synonym"], ...]
@@ -194,7 +196,7 @@ def build_hierarchy(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, 
         ncom = int(labels.max()) + 1
         module_tokens = torch.zeros(ncom, dtype=torch.float64).index_add_(0, labels, tokens)
         size = torch.bincount(labels, minlength=ncom)
-        want = (module_tokens > s.token_budget) & (size >= max(s.min_module_size, 2)) & ~stuck
+        want = (module_tokens > s.context_window) & (size >= max(s.min_module_size, 2)) & ~stuck
         if not bool(want.any()):
             break
         lab_u = labels[ei[0]]
@@ -227,7 +229,7 @@ def build_hierarchy(edge_index: torch.Tensor, edge_weight: torch.Tensor | None, 
         stuck = new_stuck
 
     stats = {"backend": backend, "leiden_calls": calls, "seconds": round(time.perf_counter() - t0, 3),
-             "token_budget": s.token_budget}
+             "context_window": s.context_window}
     hierarchy = hierarchy_from_depth_labels(depth_labels, ei, w, num_nodes, s.resolution, stats)
     log.info("hierarchy: %s", hierarchy.summary())
     return hierarchy

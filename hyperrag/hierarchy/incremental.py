@@ -8,7 +8,7 @@ Hierarchy (:func:`update_hierarchy`), top down like :func:`~hyperrag.hierarchy.h
 entity is *touched* when it is new, or when the knowledge-graph update reports it (changed edges or support:
 :attr:`hyperrag.graph.incremental.UpdateResult.touched_nodes`); an old module is *affected* when it holds a
 touched or a deleted entity. At every depth, for every module P of the new hierarchy that is split (same rule as
-a full build: text over ``token_budget``, at least ``min_module_size`` entities, not stuck; the root always):
+a full build: text over ``context_window``, at least ``min_module_size`` entities, not stuck; the root always):
 
 * every old module one depth lower that lies inside P and is not affected is **kept** as a child of P
   (same members, same relative order of ids);
@@ -153,7 +153,7 @@ def update_hierarchy(old: Hierarchy, old_names: list[str], new_names: list[str],
             want = torch.ones(npar, dtype=torch.bool)
         else:
             ptok = torch.zeros(npar, dtype=torch.float64).index_add_(0, parent, tokens)
-            want = (ptok > s.token_budget) & (size >= max(s.min_module_size, 2)) & ~stuck
+            want = (ptok > s.context_window) & (size >= max(s.min_module_size, 2)) & ~stuck
             if not bool(want.any()):
                 break
         d = len(depth_labels)
@@ -244,7 +244,7 @@ def update_hierarchy(old: Hierarchy, old_names: list[str], new_names: list[str],
         parent, stuck, want_root = label, new_stuck, False
 
     stats = {"backend": backend, "leiden_calls": calls, "entities": n, "touched": int(touched_new.sum()),
-             "repartitioned_units": repartitioned, "depths": per_depth, "token_budget": s.token_budget,
+             "repartitioned_units": repartitioned, "depths": per_depth, "context_window": s.context_window,
              "incremental": True, "seconds": round(time.perf_counter() - t0, 3)}
     hierarchy = hierarchy_from_depth_labels(depth_labels, ei, w, n, s.resolution, stats)
     log.info("hierarchy update: %s", {k: v for k, v in stats.items() if k != "depths"})

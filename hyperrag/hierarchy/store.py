@@ -36,7 +36,7 @@ def entity_texts(graph: KnowledgeGraph, mode: str = "name+facts", info: Any = No
     """Each entity's text: its name, or its name followed by its description(s) and the facts it is the subject of.
 
     This is what a module summary reads about the entity, so a module's summary input is the concatenation of its
-    entities' texts: the hierarchy's stop criterion (``token_budget``) measures exactly that. Every fact belongs
+    entities' texts: the hierarchy's stop criterion (``context_window``) measures exactly that. Every fact belongs
     to exactly one entity (its subject), so the concatenation holds each fact inside it once.
 
     Args:

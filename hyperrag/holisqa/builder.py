@@ -2,8 +2,10 @@
 
 1. The corpus is split into sentences with stable IDs (``<passage id>#s<j>``) and cut into contiguous
    slices of ``slice_sentences`` sentences (stride ``stride``; at most ``max_slices``, sampled with ``seed``).
-2. Per slice the LLM writes question–answer pairs that need at least ``min_sentences`` sentences together,
-   citing their IDs (task ``holisqa_generation``; IDs it was never shown are dropped).
+2. Per slice the LLM writes question–answer pairs that need the slice as a whole (HugRAG F.2, Fig 14): answers of
+   2–4 sentences, citing ``min_sentences``–``max_sentences`` sentence IDs (task ``holisqa_generation``; IDs it was
+   never shown are dropped); a pair citing too few or too many sentences, or whose answer is not 2–4 sentences
+   (a short entity answer), is rejected.
 3. Necessity check (task ``holisqa_necessity``): with all cited sentences the LLM must derive the answer
    (positive control); with any one cited sentence left out it must no longer derive it. ``necessity_context``
    says what stays in that second test: the other cited sentences (``cited``) or the whole slice minus the
@@ -75,19 +77,22 @@ class HolisQABuilder:
 
     def __init__(self, llm: LanguageModel, *, slice_sentences: int = 8, stride: int | None = None,
                  max_slices: int | None = 20, pairs_per_slice: int = 2, min_sentences: int = 3,
+                 max_sentences: int = 6, answer_sentences: tuple[int, int] = (2, 4),
                  necessity_context: str = "cited", answer_match: float = 0.5, seed: int = 0,
                  id_prefix: str = "holisqa") -> None:
         if necessity_context not in ("cited", "slice"):
             raise ValueError("necessity_context must be 'cited' or 'slice'")
         self.llm = llm
         self.slice_sentences, self.stride, self.max_slices = slice_sentences, stride, max_slices
-        self.pairs_per_slice, self.min_sentences = pairs_per_slice, min_sentences
+        self.pairs_per_slice, self.min_sentences, self.max_sentences = pairs_per_slice, min_sentences, max_sentences
+        self.answer_sentences = tuple(answer_sentences)
         self.necessity_context, self.answer_match = necessity_context, answer_match
         self.seed, self.id_prefix = seed, id_prefix
 
     def settings(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("slice_sentences", "stride", "max_slices", "pairs_per_slice",
-                                              "min_sentences", "necessity_context", "answer_match", "seed")}
+                                              "min_sentences", "max_sentences", "answer_sentences",
+                                              "necessity_context", "answer_match", "seed")}
 
     def derived(self, res: Any, answer: str) -> bool | None:
         """Did the judge derive ``answer``? ``None`` when the call failed."""
@@ -100,7 +105,8 @@ class HolisQABuilder:
         slices = make_slices(sentences, self.slice_sentences, self.stride, self.max_slices, self.seed)
         gen = self.llm.complete_structured_batch(
             "holisqa_generation", [{"sentences": [(s.id, s.text) for s in sl], "n_pairs": self.pairs_per_slice,
-                                    "min_sentences": self.min_sentences} for sl in slices], progress="holisqa pairs")
+                                    "min_sentences": self.min_sentences, "max_sentences": self.max_sentences}
+                                   for sl in slices], progress="holisqa pairs")
         rejected: list[dict[str, Any]] = []
         candidates: list[tuple[list[Sentence], dict[str, Any]]] = []
         for sl, res in zip(slices, gen):
@@ -110,9 +116,17 @@ class HolisQABuilder:
                 continue
             for pair in res.value:
                 cited = [s for s in sl if s.id in set(pair["sentence_ids"])]  # slice order, deduplicated
+                length = len(split_sentences(pair["answer"]))
+                low, high = self.answer_sentences
                 if len(cited) < self.min_sentences:
                     rejected.append({**pair, "code": "too_few_citations",
                                      "reason": f"cites {len(cited)} < {self.min_sentences} sentences"})
+                elif len(cited) > self.max_sentences:
+                    rejected.append({**pair, "code": "too_many_citations",
+                                     "reason": f"cites {len(cited)} > {self.max_sentences} sentences"})
+                elif not low <= length <= high:
+                    rejected.append({**pair, "code": "answer_length",
+                                     "reason": f"answer has {length} sentences, not {low}-{high}"})
                 else:
                     candidates.append((sl, {**pair, "sentence_ids": [s.id for s in cited]}))
         # necessity: one positive control + one leave-one-out test per cited sentence, all in one batch
@@ -141,7 +155,8 @@ class HolisQABuilder:
             else:
                 queries.append(self.record(len(queries), sl, pair))
         stats = {"passages": len(corpus), "sentences": len(sentences), "slices": len(slices),
-                 "pairs_generated": len(candidates) + sum(r["code"] == "too_few_citations" for r in rejected),
+                 "pairs_generated": len(candidates) + sum(r["code"] in ("too_few_citations", "too_many_citations",
+                                                                         "answer_length") for r in rejected),
                  "pairs_with_enough_citations": len(candidates), "pairs_kept": len(queries),
                  "necessity_calls": len(calls),
                  "rejected_by_reason": _count(r["code"] for r in rejected)}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.errors import InputError
+from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
 from hyperrag.reporting.tables import comparison_table, present_metrics, runs_table
@@ -58,6 +59,11 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     if commits:
         sections += [f"Code: git {', '.join(sorted(c[:10] for c in commits))}.", ""]
     sections += ["## Results", "", comparison_table(runs, shown), ""]
+    ceiling = ceiling_table(runs)
+    if ceiling:
+        sections += ["## Oracle ceiling", "", ("What a perfect model's LLM decisions (`llm=oracle`, an upper bound, "
+                     "never a model's result) add to each method's LLM-free form; +0 means the LLM output does not "
+                     "reach the ranking."), "", ceiling, ""]
     eff = present_metrics(runs, EFFICIENCY)
     if eff:
         sections += ["## Efficiency", "", comparison_table(runs, eff, digits=2), ""]
@@ -66,6 +72,8 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
         ("method comparison", plot_bars(runs, [m for m in plot_metrics if m in shown] or shown[:2],
                                         folder / "method_comparison.png")),
     ]
+    if ceiling:
+        plots.append(("oracle ceiling", plot_ceiling(runs, folder / "oracle_ceiling.png")))
     sweep_keys = numeric_sweep_keys(runs)
     short = [k.rsplit(".", 1)[-1] for k in sweep_keys]
     if len(sweep_keys) == 1:

@@ -33,7 +33,8 @@ class RetrievalOutput:
 
     Attributes:
         indices: LongTensor [B, k], passage positions in the dataset's corpus, best first (with ``index_dir``,
-            that corpus is the index's passages in index order: see :func:`check_index_passages`).
+            that corpus is the index's passages in index order: see :func:`check_index_passages`); ``-1`` = no
+            passage (a query the method retrieved nothing for; the batch runner drops them).
         scores: FloatTensor [B, k].
         details: per query, method-specific facts worth keeping in predictions (seed facts, ...).
     """
@@ -169,3 +170,24 @@ def topk_rows(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]
     """Top-k per row, clipped to the number of columns. Returns (indices [B, k'], values [B, k'])."""
     values, indices = torch.topk(scores, min(k, scores.shape[1]), dim=1)
     return indices, values
+
+
+def complete_ranking(order: list[int], scores: torch.Tensor, k: int) -> list[int]:
+    """``order`` (passage positions, best first) cut or completed to ``k`` passages by ``scores`` [P] (e.g. dense
+    cosines): passages a method's own ranking did not reach follow in score order, so every row has ``k``."""
+    out = list(dict.fromkeys(order))[:k]
+    if len(out) < k:
+        seen = set(out)
+        for p in torch.argsort(scores, descending=True, stable=True).tolist():
+            if p not in seen:
+                out.append(p)
+                seen.add(p)
+                if len(out) == k:
+                    break
+    return out
+
+
+def rank_scores(indices: torch.Tensor) -> torch.Tensor:
+    """Reciprocal-rank scores [B, k] for rankings [B, k] that a method orders without a score of its own."""
+    b, k = indices.shape
+    return (1.0 / torch.arange(1, k + 1, dtype=torch.float32)).expand(b, k).clone()

@@ -1,31 +1,35 @@
 """HugRAG retrieval over a Leiden hierarchy with module summaries, causal gates and a causal path filter.
 
-Index (every stage cached, the LLM stages resumable):
-  0. with an LLM and an LLM-extracted corpus (``extraction: graphrag``): GraphRAG-style OpenIE (typed
-     entities with descriptions, described relations); otherwise the dataset's OpenIE file as it is;
+Index (every stage cached, the LLM stages resumable; ``docs/fidelity/hugrag.md`` maps each to the paper):
+  0. ``extraction: graphrag`` with an LLM, any dataset: GraphRAG-style OpenIE (Fig 8: typed entities with
+     descriptions, relations with descriptions and strength); a passage the LLM cannot extract keeps the dataset's
+     OpenIE record (counted); relationship strength weights the relation edges; otherwise the dataset's OpenIE file;
   1. knowledge graph → two-stage entity deduplication (:mod:`hyperrag.dedup`: rapidfuzz, then embeddings;
      audit file ``merges.jsonl`` in its index directory) = H0;
   2. recursive Leiden hierarchy H1..HL over the entity graph, splitting a module until its summary input fits
-     one context window (``hierarchy.token_budget``) → module tree (copies folded);
+     the summariser's context window (``hierarchy.context_window``) → module tree (copies folded);
   3. module texts: LLM summaries bottom-up (:mod:`hyperrag.hierarchy.summaries`) or, with ``llm=none``, the
      documented stand-in (top entity names + descriptions/facts); the ``module_texts`` hook overrides both;
-  4. causal gates (:mod:`hyperrag.hierarchy.gates`, Algorithm 2 with an embedding prefilter; the
-     ``gate_source`` hook overrides) → typed expansion graph: structural (entity relation/synonym edges),
-     hierarchical (entity – level-1 module – parent module …) and gate edges.
+  4. causal gates (:mod:`hyperrag.hierarchy.gates`: Algorithm 2 over topologically distant module pairs, verdicts in
+     either direction, the cosine prefilter an option; the ``gate_source`` hook overrides) → typed expansion graph:
+     structural (entity relation/synonym edges), hierarchical (entity – level-1 module – parent module …) and gates.
 
 Query batch:
   1. hybrid scores ``s = α · cos + (1 − α) · lexical`` of every entity (H0) and every module (H>0) — two
      matrix products plus two sparse lexical products for the whole batch;
   2. MMR seeds: ``k0`` entities and ``kl`` modules per query;
   3. best-first expansion per query, gain ``s(q, v) · γ^t · w(type)``, until the gain threshold or the token
-     budget;
-  4. with an LLM: the subgraph linearised as a table with short IDs; causal path selection (spurious-aware
-     by default, ``standard`` as ablation) keeps some rows, every returned ID validated; the answer is
-     generated from the kept rows (and the passages behind them) only — ``details["answer"]``;
-     (``path_filter`` hook: any callable choosing the kept nodes);
-  5. passages behind the kept entities (entity → passage CSR; a kept module stands for its reached members)
-     ranked by accumulated gain, ties by the dense query–passage score (passages no kept entity mentions
-     follow in dense order); when the filter keeps nothing, or without an LLM, the whole expansion counts.
+     budget (a node's text is cut to ``node_tokens``; a node that does not fit is skipped) = S_raw; the gate edges
+     each walk crossed are counted;
+  4. with an LLM: S_raw linearised with short IDs for nodes and relation edges (B.3), each row carrying its
+     provenance (passages); causal path identification (Fig 5 spurious-aware by default, Fig 6 ``standard``,
+     ``off`` = no filter) returns the causal items, the spurious items and a draft answer, every ID validated;
+     the answer comes from the kept subgraph only (Fig 7, ``subgraph_answer``) — ``details["answer"]``, with the
+     evidence it read in ``details["evidence"]``; (``path_filter`` hook: any callable choosing the kept nodes);
+  5. ranking: LLM-free, passages by ``(1 − dense_mix) · gain / max + dense_mix · cos(q, p)`` of their reached
+     entities' accumulated gains; with the selection, the passages behind the kept items first (by the model's
+     order and each item's specificity), then the rest in the LLM-free order. A failed or empty selection is a
+     failure: no passage (index -1), no answer, counted (``skip("path_selection")``), scored 0.
 
 Index directories (``retrieve.py method=hugrag index_dir=DIR``, ``python -m hyperrag.index refresh --index DIR``):
 the knowledge graph is the one ``python -m hyperrag.index build|insert|delete`` maintains in DIR (no extraction
@@ -42,6 +46,7 @@ entity texts are names + facts, ``dedup: auto`` leaves the graph as it is, ``use
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -51,7 +56,7 @@ import torch
 from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
-from hyperrag.dedup.entities import EntityInfo, read_entity_info
+from hyperrag.dedup.entities import EntityInfo, read_entity_info, relation_strengths, strength_weighted
 from hyperrag.dedup.store import DedupIndex, load_or_build_dedup
 from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.expansion.best_first import (
@@ -128,6 +133,8 @@ class HugRAGRetriever(Retriever):
         self.dedup: DedupIndex | None = None
         self.hier: HierarchyIndex | None = None
         self.gate_stats: dict[str, Any] = {}
+        self.query_stats: dict[str, int] = {"queries": 0, "gate_crossings": 0}
+        self.extraction_stats: dict[str, Any] = {}
         self.summary_stats: dict[str, Any] = {}
         self.hierarchy_status: dict[str, Any] = {}
 
@@ -137,15 +144,13 @@ class HugRAGRetriever(Retriever):
         if self.index_dir:
             self.index_from_directory(dataset)
         else:
-            if s.extraction == "graphrag" and self.llm_available and dataset.openie_source == "llm":
-                from hyperrag.llm.openie import index_corpus
-
-                root = Path(s.index_root) if s.index_root else default_cache_dir() / "index"
-                path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie",
-                                            style="graphrag")
-                log.info("hugrag: GraphRAG-style extraction %s (%s)", path, report)
-                dataset.openie_path = Path(path)
+            if s.extraction == "graphrag":
+                self.extract(dataset)
             self.kg = load_or_build_kg_index(dataset, self.encoder, s.graph, s.index_root)
+            strengths = relation_strengths(self.kg.graph, dataset.openie_path)
+            if strengths:  # GraphRAG relationship strengths weight the relation edges (Leiden's weights)
+                self.kg = replace(self.kg, graph=strength_weighted(self.kg.graph, strengths))
+            self.extraction_stats["weighted_relations"] = len(strengths)
             self.dedup = self.deduplicate(read_entity_info(self.kg.graph, dataset.openie_path), s.index_root,
                                           dataset.name, self.kg.directory.name)
             self.info: EntityInfo = self.dedup.info
@@ -156,6 +161,30 @@ class HugRAGRetriever(Retriever):
                                      "modules_kept": 0 if self.hier.built else tree.num_modules,
                                      "modules_recomputed": tree.num_modules if self.hier.built else 0}
         self.finish_index(dataset)
+
+    def extract(self, dataset: Dataset) -> None:
+        """GraphRAG-style extraction (Fig 8: typed entities with descriptions, relations with descriptions and
+        strength) of every passage, for any dataset, resumable (:func:`hyperrag.llm.openie.index_corpus`). A
+        passage the LLM could not extract (no LLM, a failed call, the oracle's ``no_gold``) keeps the dataset's own
+        OpenIE record, and is counted (``skip("openie_graphrag")``)."""
+        n = len(dataset.corpus)
+        if not self.llm_available:
+            self.skip("openie_graphrag", n)
+            self.extraction_stats = {"style": "file (no LLM)", "passages": n, "fallback": n}
+            return
+        from hyperrag.llm.openie import index_corpus
+
+        s = self.settings
+        root = Path(s.index_root) if s.index_root else default_cache_dir() / "index"
+        path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie", style="graphrag")
+        log.info("hugrag: GraphRAG-style extraction %s (%d failed)", path, len(report.failed))
+        self.skip("openie_graphrag", len(report.failed))
+        self.extraction_stats = {"style": "graphrag", "passages": n, "fallback": len(report.failed),
+                                 "path": str(path)}
+        if report.failed and len(report.failed) < n and dataset.openie_path is not None:
+            path = merge_openie(path, dataset.openie_path, report.failed)
+        if len(report.failed) < n or dataset.openie_path is None:
+            dataset.openie_path = Path(path)
 
     def deduplicate(self, info: EntityInfo, root: str | Path | None, name: str, graph_key: str) -> DedupIndex:
         """H0: the KG index deduplicated (``dedup.enabled: auto`` → only LLM-extracted, described entity graphs)."""
@@ -196,6 +225,8 @@ class HugRAGRetriever(Retriever):
             source = ModuleSummaries(llm, self.settings.summaries, stand_in, self.hier.directory, self.info)
         self.module_texts = source(self.tree, graph)
         self.summary_stats = dict(getattr(source, "stats", {}))
+        if self.module_texts_source is None:  # modules left with the stand-in text (no LLM, failed call or cap)
+            self.skip("module_summary", int(self.summary_stats.get("stand_in", 0)))
         num_e, num_m = graph.num_entities, self.tree.num_modules
         module_emb = self.encoder.encode(self.module_texts, desc="modules")
         emb = self.dedup.embeddings
@@ -211,7 +242,14 @@ class HugRAGRetriever(Retriever):
         self.num_gates = int(gate_pairs.shape[1])
         self.typed_graph = self.expansion_graph(gate_pairs)
         module_tokens = torch.tensor(count_tokens(self.module_texts, self.settings.hierarchy.token_counter))
-        self.node_tokens = torch.cat([self.hier.tokens, module_tokens]).numpy()
+        # a node costs its text, cut to ``node_tokens`` (the table shows it cut the same way)
+        self.node_tokens = torch.cat([self.hier.tokens, module_tokens]).clamp_max(self.settings.node_tokens).numpy()
+        self.fact_ends = graph.fact_entities.tolist()
+        self.entity_facts: list[list[int]] = [[] for _ in range(num_e)]
+        for f, (a, b) in enumerate(self.fact_ends):
+            self.entity_facts[a].append(f)
+            if b != a:
+                self.entity_facts[b].append(f)
 
         # entity → passage incidence [P, E] for ranking, weighted by entity specificity
         counts = graph.entity_passage_count
@@ -249,12 +287,18 @@ class HugRAGRetriever(Retriever):
             return pairs
         unverified = self.settings.gates.verifier == "none"
         if not self.settings.gates.enabled or not (self.llm_available or unverified):
+            if self.settings.gates.enabled:
+                self.skip("causal_gate")  # the whole stage: no LLM to verify with
             self.gate_stats = {"source": "none", "gates_found": 0}
             return torch.empty(2, 0, dtype=torch.long)
         assert self.hier is not None
         builder = GateBuilder(None if unverified else self.llm, self.settings.gates, self.hier.directory)
-        result = builder.build(self.tree, self.module_texts, module_emb)
+        edges, _ = entity_graph(graph, self.settings.hierarchy.edge_types)
+        result = builder.build(self.tree, self.module_texts, module_emb, entity_edges=edges)
+        # failed verifications (an outage; the oracle's no_gold) and capped ones are no gate: the fallback, counted
+        self.skip("causal_gate", result.stats["failed"] + result.stats["skipped_budget"])
         self.gate_stats = {"source": "unverified" if unverified else "llm", **result.stats}
+        self.gate_directions = result.directions
         return result.pairs
 
     @property
@@ -294,9 +338,40 @@ class HugRAGRetriever(Retriever):
         return self.module_texts[node - num_e]
 
     def table(self, walk: Expansion) -> Table:
-        nodes = walk.nodes[: self.settings.path_selection.max_rows]
-        return linearize(walk, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
-                         max_rows=self.settings.path_selection.max_rows)
+        """S_raw as a table: its nodes and the relation edges between them, each with its provenance."""
+        p = self.settings.path_selection
+        nodes = walk.nodes[: p.max_rows]
+        sub = Expansion(nodes, walk.gain[: len(nodes)], walk.hop[: len(nodes)], walk.via[: len(nodes)],
+                        walk.parent[: len(nodes)])
+        return linearize(sub, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
+                         [self.node_passages(v, walk) for v in nodes], edges_of=self.edges_between,
+                         edge_provenance=self.fact_passages, max_rows=p.max_rows,
+                         max_words=max(1, int(self.settings.node_tokens / 1.3)))
+
+    def node_passages(self, node: int, walk: Expansion) -> list[int]:
+        """Passage positions a node comes from: an entity's mentions; a module's reached members' mentions."""
+        g, num_e = self.graph, self.graph.num_entities
+        ptr, idx = g.entity_passage_ptr, g.entity_passage_idx
+        if node < num_e:
+            return idx[ptr[node]: ptr[node + 1]].tolist()
+        members = set(self.tree.entities(node - num_e).tolist()) & set(walk.nodes)
+        return sorted({p for e in members for p in idx[ptr[e]: ptr[e + 1]].tolist()})
+
+    def fact_passages(self, fact: int) -> list[int]:
+        g = self.graph
+        return g.fact_passage_idx[g.fact_passage_ptr[fact]: g.fact_passage_ptr[fact + 1]].tolist()
+
+    def edges_between(self, node: int, listed: set[int]) -> list[tuple[int, int, str]]:
+        """Relation edges (facts) joining entity ``node`` to an already listed entity: (fact, other, text)."""
+        if node >= self.graph.num_entities:
+            return []
+        out = []
+        for f in self.entity_facts[node]:
+            a, b = self.fact_ends[f]
+            other = b if a == node else a
+            if other in listed and other != node:
+                out.append((f, other, " ".join(self.graph.facts[f])))
+        return out
 
     def kept_entities(self, walk: Expansion, kept: list[int]) -> set[int]:
         """Entities whose gains rank passages: kept entities, plus the reached members of kept modules."""
@@ -308,86 +383,145 @@ class HugRAGRetriever(Retriever):
                 out |= set(self.tree.entities(v - num_e).tolist()) & reached
         return out & reached
 
+    def selection_scores(self, table: Table, kept: list[int]) -> dict[int, float]:
+        """Passage scores from the kept rows: ``Σ_r d(r) · spec(row)`` over the kept rows (rank r in the model's
+        order) the passage is behind, with ``d(r) = 1 / log2(2 + r)`` and ``spec = log 2 / log(1 + #passages)``
+        — a relation edge extracted from one passage points at it fully, a hub entity weakly."""
+        scores: dict[int, float] = {}
+        for r, row in enumerate(kept):
+            behind = table.passages[row]
+            if not behind:
+                continue
+            weight = (1.0 / math.log2(2 + r)) * (math.log(2) / math.log1p(len(behind)))
+            for p in behind:
+                scores[p] = scores.get(p, 0.0) + weight
+        return scores
+
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        """LLM-free: passages by the accumulated gain of the reached entities (ties and unreached passages by the
+        dense score). With the causal path identification: the passages behind the kept items first (by
+        :meth:`selection_scores`), then the rest of S_raw's passages in the LLM-free order; a failed or empty
+        selection returns no passage (index -1) and no answer, and is counted (``skip("path_selection")``)."""
         assert self.kg is not None, "call index() first"
         num_e = self.graph.num_entities
         q = self.encoder.encode(questions, desc="queries").to(self.device)
+        s_ent, s_mod, seeds, walks = self.expand(questions, q)
+        s = self.settings
+        tables: list[Table | None] = [None] * len(questions)
+        selections: list[Selection | None] = [None] * len(questions)
+        if self.selector is None and self.path_filter is None and self.settings.path_selection.enabled:
+            self.skip("path_selection", len(questions))  # no LLM: the LLM-free ranking of the whole expansion
+        if self.selector is not None and self.path_filter is None:
+            tables = [self.table(w) for w in walks]
+            selections = list(self.selector.select(questions, tables, self.graph.passage_ids))  # type: ignore[arg-type]
+        gains = torch.zeros(len(questions), num_e)
+        details = []
+        for b, (question, walk) in enumerate(zip(questions, walks)):
+            chosen = list(walk.nodes)
+            if self.path_filter is not None:
+                shown = set(walk.nodes)
+                chosen = [v for v in self.path_filter(question, self.subgraph(walk)) if v in shown]
+            kept_set = self.kept_entities(walk, chosen) or {v for v in walk.nodes if v < num_e}
+            for v, g in zip(walk.nodes, walk.gain):
+                if v in kept_set:
+                    gains[b, v] = g
+            d = self.query_details(b, seeds[b], s_ent, s_mod, walk, len(chosen))
+            self.query_stats["queries"] += 1
+            self.query_stats["gate_crossings"] += walk.gate_crossings
+            sel, table = selections[b], tables[b]
+            if sel is not None and table is not None:
+                d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,
+                          "invalid_ids": sel.invalid_ids, "variant": self.settings.path_selection.variant,
+                          "draft_answer": sel.draft,
+                          "kept_items": [[table.ids[r], table.rows[r][:120]] for r in sel.kept],
+                          "spurious_items": [[table.ids[r], table.rows[r][:120]] for r in sel.spurious]})
+                if not sel.ok:
+                    self.skip("path_selection")
+            details.append(d)
+        passage_gain = self.aggregate(gains.to(self.device))
+        dense = q @ self.passage_emb.T
+        if s.dense_mix > 0:  # passage score = (1 − mix) · gain / max gain + mix · cos(q, p)
+            top = passage_gain.amax(dim=1, keepdim=True).clamp_min(1e-12)
+            passage_gain = (1 - s.dense_mix) * passage_gain / top + s.dense_mix * dense
+        # LLM-free order: by gain, ties (and unreached passages) by dense score — two stable sorts
+        by_dense = torch.argsort(dense, dim=1, descending=True, stable=True)
+        by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)
+        full = by_dense.gather(1, by_gain)
+        scores = passage_gain.gather(1, full)
+        if any(sel is not None for sel in selections):
+            full, scores = self.rank_by_selection(full, scores, tables, selections, details)
+        order = full[:, :top_k]
+        if self.selector is not None and self.path_filter is None and self.settings.path_selection.answer:
+            self.answer(questions, tables, selections, full, scores, details)
+        return RetrievalOutput(order.cpu(), scores[:, :top_k].cpu(), details)
+
+    def expand(self, questions: list[str], q: torch.Tensor, graph: TypedGraph | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, list[list[int]], list[Expansion]]:
+        """Hybrid scores, MMR seeds and the gated best-first walk of every question (S_raw).
+
+        Args:
+            q: FloatTensor [B, D], the questions' embeddings.
+            graph: the typed graph to walk (default: the expansion graph with its gates).
+        Returns:
+            ``(entity scores [B, E], module scores [B, M], seed node ids per question, walks)``.
+        """
+        num_e = self.graph.num_entities
         s_ent, s_mod = self.score_nodes(questions, q)
         seed_ent, seed_mod = self.seed(s_ent, s_mod)
         node_score = torch.cat([s_ent, s_mod], dim=1).cpu().numpy()
         seeds = torch.cat([seed_ent, seed_mod + num_e], dim=1).tolist()
         s = self.settings
-        walks = [best_first_expand(self.typed_graph, node_score[b], seeds[b], gamma=s.gamma,
-                                   kind_weight=self.kind_weight, min_gain=s.min_gain,
+        walks = [best_first_expand(graph if graph is not None else self.typed_graph, node_score[b], seeds[b],
+                                   gamma=s.gamma, kind_weight=self.kind_weight, min_gain=s.min_gain,
                                    token_budget=s.token_budget, node_tokens=self.node_tokens,
                                    max_nodes=s.max_nodes) for b in range(len(questions))]
-        tables: list[Table | None] = [None] * len(questions)
-        selections: list[Selection | None] = [None] * len(questions)
-        if self.selector is not None and self.path_filter is None:
-            tables = [self.table(w) for w in walks]
-            selections = list(self.selector.select(questions, tables))  # type: ignore[arg-type]
-        gains = torch.zeros(len(questions), num_e)
-        details = []
-        for b, (question, walk) in enumerate(zip(questions, walks)):
-            shown = set(walk.nodes)
-            sel = selections[b]
-            if self.path_filter is not None:
-                chosen = [v for v in self.path_filter(question, self.subgraph(walk)) if v in shown]
-            elif sel is not None:
-                chosen = sel.kept
-            else:
-                chosen = list(walk.nodes)
-            kept_set = self.kept_entities(walk, chosen)
-            fallback = not kept_set
-            if fallback:  # the filter kept nothing usable: rank by the whole expansion
-                kept_set = {v for v in walk.nodes if v < num_e}
-            for v, g in zip(walk.nodes, walk.gain):
-                if v in kept_set:
-                    gains[b, v] = g
-            d = self.query_details(b, seeds[b], s_ent, s_mod, walk, len(set(chosen) & shown))
-            d["kept_entities"] = len(kept_set)
-            if sel is not None:
-                table = tables[b]
-                assert table is not None
-                short = dict(zip(table.nodes, table.ids))
-                d.update({"table": table.render(), "filter_ok": sel.ok, "filter_fallback": fallback,
-                          "invalid_ids": sel.invalid_ids, "variant": self.settings.path_selection.variant,
-                          "kept_items": [[short[v], self.label(v)] for v in sel.kept],
-                          "spurious_items": [[short[v], self.label(v)] for v in sel.spurious]})
-            details.append(d)
-        passage_gain = self.aggregate(gains.to(self.device))
-        dense = q @ self.passage_emb.T
-        # order: by gain, ties (and unreached passages) by dense score — two stable sorts
-        by_dense = torch.argsort(dense, dim=1, descending=True, stable=True)
-        by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)
-        full = by_dense.gather(1, by_gain)
-        order = full[:, :top_k]
-        if self.selector is not None and self.settings.path_selection.answer:
-            self.answer(questions, tables, selections, full, passage_gain, details)
-        return RetrievalOutput(order.cpu(), passage_gain.gather(1, order).cpu(), details)
+        return s_ent, s_mod, seeds, walks
+
+    def rank_by_selection(self, full: torch.Tensor, scores: torch.Tensor, tables: list[Table | None],
+                          selections: list[Selection | None], details: list[dict[str, Any]]
+                          ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Passages behind the kept rows first (by selection score, ties in the LLM-free order), then the rest in
+        the LLM-free order; a failed / empty selection: every index -1 (no context), score 0."""
+        full, scores = full.clone(), scores.clone()
+        for b, (table, sel) in enumerate(zip(tables, selections)):
+            if sel is None or table is None:
+                continue
+            if not sel.ok:
+                full[b] = -1
+                scores[b] = 0.0
+                details[b]["kept_passages"] = 0
+                continue
+            by_sel = self.selection_scores(table, sel.kept)
+            sel_score = torch.tensor([by_sel.get(int(p), 0.0) for p in full[b].tolist()], device=full.device)
+            order = torch.argsort(sel_score, descending=True, stable=True)
+            full[b] = full[b][order]
+            scores[b] = sel_score[order]
+            details[b]["kept_passages"] = len(by_sel)
+        return full, scores
 
     def answer(self, questions: list[str], tables: list[Table | None], selections: list[Selection | None],
-               ranked: torch.Tensor, passage_gain: torch.Tensor, details: list[dict[str, Any]]) -> None:
-        """Grounded answers from the kept rows (and the passages behind them) only; written into ``details``."""
+               ranked: torch.Tensor, scores: torch.Tensor, details: list[dict[str, Any]]) -> None:
+        """Answers from the kept subgraph only (Fig 7): the kept rows and the first ``answer_passages`` passages
+        behind them, with the draft answer; written into ``details``. No selection, no answer (``""``)."""
         assert self.selector is not None
         n_pass = int(self.settings.path_selection.answer_passages)
-        evidence: list[list[tuple[Any, str]]] = []
-        corpus_text = self._passage_texts
+        evidence: list[list[dict[str, Any]]] = []
         for b, (table, sel) in enumerate(zip(tables, selections)):
-            ev: list[tuple[Any, str]] = []
-            if table is not None and sel is not None and sel.kept:
-                rows = dict(zip(table.nodes, table.rows))
-                ev = [(f"item:{v}", rows[v]) for v in sel.kept]
-                behind = [int(p) for p in ranked[b, :n_pass].tolist() if float(passage_gain[b, p]) > 0]
-                ev += [(f"passage:{p}", corpus_text[p]) for p in behind]
+            ev: list[dict[str, Any]] = []
+            if table is not None and sel is not None and sel.ok:
+                ev = [{"id": f"row:{r}", "text": f"{table.ids[r]}: {table.rows[r]}"} for r in sel.kept]
+                behind = [int(p) for p, sc in zip(ranked[b].tolist(), scores[b].tolist()) if sc > 0][:n_pass]
+                ev += [{"id": f"passage:{p}", "text": self._passage_texts[p],
+                        "passage_ids": [self.graph.passage_ids[p]]} for p in behind]
             evidence.append(ev)
-        answers = self.selector.answer(questions, evidence)
+        drafts = [sel.draft if sel is not None else "" for sel in selections]
+        answers = self.selector.answer(questions, evidence, drafts)
         for d, ans, ev in zip(details, answers, evidence):
             d["answer"] = ans["answer"]
             d["answer_ok"] = ans["answer_ok"]
             d["answer_evidence"] = len(ev)
-            d["answer_supporting"] = [self.graph.passage_ids[int(k.split(":")[1])] if k.startswith("passage:")
-                                      else self.label(int(k.split(":")[1])) for k in ans["supporting"]]
+            d["evidence"] = [e["text"] for e in ev]  # what the answer read: the kept subgraph (context recall)
+            d["supporting_ids"] = [e["passage_ids"][0] for e in ev if "passage_ids" in e]
 
     def aggregate(self, gains: torch.Tensor) -> torch.Tensor:
         """Entity gains [B, E] → passage scores [B, P] (sum or max over the entities each passage mentions)."""
@@ -415,7 +549,8 @@ class HugRAGRetriever(Retriever):
         reached_e = sum(v < num_e for v in walk.nodes)
         return {"seed_entities": ent_seeds, "seed_modules": mod_seeds, "expanded": expanded,
                 "reached_entities": reached_e, "reached_modules": len(walk.nodes) - reached_e, "kept": kept,
-                "tokens": walk.tokens, "stop": walk.stop}
+                "tokens": walk.tokens, "stop": walk.stop, "skipped_budget": walk.skipped_budget,
+                "gate_crossings": walk.gate_crossings}
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
@@ -430,7 +565,7 @@ class HugRAGRetriever(Retriever):
                      ("llm" if self.llm_available and s.gates.enabled else "none"),
             "path_filter": "hook" if self.path_filter else
                            (s.path_selection.variant if self.selector else "none"),
-            "extraction": s.extraction, "dedup_settings": asdict(self.dedup_settings),
+            "extraction": s.extraction, "extraction_stats": self.extraction_stats, "dedup_settings": asdict(self.dedup_settings),
             "gate_settings": asdict(s.gates), "summary_settings": asdict(s.summaries)}
         if self.kg is not None and self.hier is not None:
             info["graph"] = self.graph.stats
@@ -439,6 +574,9 @@ class HugRAGRetriever(Retriever):
             info["expansion_edges"] = self.typed_graph.count_by_kind()
             info["gates_found"] = self.num_gates
             info["gate_stats"] = self.gate_stats
+            n = max(self.query_stats["queries"], 1)
+            info["query_stats"] = {**self.query_stats,
+                                   "gate_crossings_per_query": round(self.query_stats["gate_crossings"] / n, 3)}
             info["summary_stats"] = self.summary_stats
             assert self.dedup is not None
             info["dedup"] = self.dedup.stats
@@ -448,3 +586,21 @@ class HugRAGRetriever(Retriever):
             info["hierarchy_dir"] = str(self.hier.directory)
             info["hierarchy_status"] = self.hierarchy_status
         return info
+
+
+def merge_openie(extracted: str | Path, fallback: str | Path, failed: list[int]) -> Path:
+    """An OpenIE file with the LLM's records, and the ``fallback`` file's records at the ``failed`` positions
+    (written beside ``extracted`` as ``*.merged.json``; both files are aligned with the corpus)."""
+    import json
+
+    from hyperrag.llm.openie import write_openie
+
+    ours = json.loads(Path(extracted).read_text(encoding="utf-8"))
+    theirs = json.loads(Path(fallback).read_text(encoding="utf-8"))
+    docs, other = ours["docs"], theirs["docs"] if isinstance(theirs, dict) else theirs
+    for i in failed:
+        if i < len(other):
+            docs[i] = {**other[i], "idx": i, "fallback": "dataset openie"}
+    out = Path(str(extracted).removesuffix(".json") + ".merged.json")
+    write_openie(out, docs, model=ours.get("model"), failed=[], style="graphrag+file")
+    return out

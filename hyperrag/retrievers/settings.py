@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from hyperrag.causal.generation import GenerationSettings
 from hyperrag.causal.graph import CausalGraphSettings
@@ -37,6 +37,7 @@ from hyperrag.passage_graph.explicit import ExplicitSettings
 from hyperrag.passage_graph.implicit import ImplicitSettings
 from hyperrag.passage_graph.keywords import KeywordSettings
 from hyperrag.retrievers.edge_scoring import EdgeScoringSettings
+from hyperrag.tree.summary_tree import TreeSettings
 
 #: PPR damping: the probability of following an edge (0 and 1 have no personalised stationary vector)
 Damping = Annotated[float, Field(gt=0, lt=1)]
@@ -65,6 +66,152 @@ class DenseSettings:
     """``method/dense.yaml``: dense retrieval has no settings of its own (the embedder is ``embedder/``)."""
 
     retriever: ClassVar[str] = "hyperrag.retrievers.dense.DenseRetriever"
+
+
+@settings
+class NaiveSettings:
+    """``method/naive.yaml``: standard RAG — dense top-k passages to the QA reader (``answer_top_n`` of the run
+    is k; the embedder is ``embedder/``); nothing of its own."""
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.naive.NaiveRAGRetriever"
+
+
+@settings
+class NoRetrievalSettings:
+    """``method/no_retrieval.yaml``: the reader alone (closed book); nothing of its own."""
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.no_retrieval.NoRetrievalRetriever"
+
+
+# ---- GraphRAG, LightRAG, RAPTOR ----------------------------------------------------------------------------
+@settings
+class GraphRAGLocalSettings:
+    """``method/graphrag_local.yaml``: GraphRAG's local search over the module hierarchy's community reports.
+
+    Attributes:
+        top_k_entities, oversample: entities matched to the query by embedding: ``top_k_entities × oversample``
+            (GraphRAG: 10 × 2).
+        top_k_relationships: out-of-network relationships kept per matched entity (GraphRAG: 10).
+        max_context_tokens: the whole context's budget (GraphRAG: 12,000).
+        community_prop, text_unit_prop: shares of the budget for community reports and for text units; the rest
+            goes to the entity and relationship tables (GraphRAG: 0.15 and 0.5). Together at most 1.
+        community_level: community level of the reports (0 = root; GraphRAG: 2).
+        answer: answer from the context with the LLM (``details.answer``).
+        hierarchy, module_text, summaries: the Leiden hierarchy and its reports (LLM module summaries or the
+            stand-in).
+        graph: the knowledge-graph index settings (``graph/``).
+        index_root: where KG and hierarchy indexes live (``null``: ``$HYPERRAG_CACHE/index``).
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.graphrag_local.GraphRAGLocalRetriever"
+    top_k_entities: PositiveInt
+    oversample: PositiveInt
+    top_k_relationships: PositiveInt
+    max_context_tokens: PositiveInt
+    community_prop: Probability
+    text_unit_prop: Probability
+    community_level: NonNegativeInt
+    answer: bool
+    hierarchy: HierarchySettings
+    module_text: ModuleTextSettings
+    summaries: SummarySettings
+    graph: GraphSettings
+    index_root: str | None
+
+    @field_validator("text_unit_prop")
+    @classmethod
+    def _shares_fit(cls, value: float, info: ValidationInfo) -> float:
+        if info.data.get("community_prop", 0.0) + value > 1:
+            raise ValueError("community_prop + text_unit_prop must be <= 1")
+        return value
+
+
+@settings
+class GraphRAGGlobalSettings:
+    """``method/graphrag_global.yaml``: GraphRAG's global search (map over community reports, reduce).
+
+    Attributes:
+        community_level: level of the reports mapped (0 = root; GraphRAG: 2).
+        max_reports: only the reports most similar to the query take part (``null``: every report at the level,
+            as GraphRAG does; a number bounds the map calls per query).
+        map_context_tokens: report tokens per map call (GraphRAG: 12,000).
+        map_max_words, reduce_max_words: word limits of the map points and of the answer (GraphRAG: 1,000 /
+            2,000 — its reduce writes a report; a QA answer is short).
+        reduce_context_tokens: point tokens the reduce step reads, best first (GraphRAG: 12,000).
+        response_type: the answer's length and format, as the reduce prompt states it.
+        hierarchy, module_text, summaries, graph, index_root: as ``graphrag_local``.
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.graphrag_global.GraphRAGGlobalRetriever"
+    community_level: NonNegativeInt
+    max_reports: PositiveInt | None
+    map_context_tokens: PositiveInt
+    map_max_words: PositiveInt
+    reduce_context_tokens: PositiveInt
+    reduce_max_words: PositiveInt
+    response_type: str
+    hierarchy: HierarchySettings
+    module_text: ModuleTextSettings
+    summaries: SummarySettings
+    graph: GraphSettings
+    index_root: str | None
+
+
+@settings
+class LightRAGSettings:
+    """``method/lightrag.yaml``: LightRAG's dual-level retrieval.
+
+    Attributes:
+        mode: ``naive`` (chunks by vector search), ``local`` (low-level keywords → entities), ``global``
+            (high-level keywords → relations), ``hybrid`` (both), ``mix`` (both plus vector chunks).
+        keywords: ``llm`` (the ``lightrag_keywords`` task; YAKE when it cannot run, counted) or ``yake``.
+        yake: YAKE settings of the LLM-free keywords.
+        top_k: entities (local) and relations (global) retrieved per query (LightRAG: 40).
+        chunk_top_k: chunks of the vector search (naive, mix; LightRAG: 20).
+        related_chunks: chunks the first entity / relation contributes; the last contributes 1 (LightRAG: 5).
+        max_entity_tokens, max_relation_tokens, max_total_tokens: context budgets (LightRAG: 6,000 / 8,000 /
+            30,000; the chunks get what the total leaves).
+        answer: answer from the context with the LLM (``details.answer``).
+        graph: the knowledge-graph index settings (``graph/``).
+        index_root: where KG indexes live (``null``: ``$HYPERRAG_CACHE/index``).
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.lightrag.LightRAGRetriever"
+    mode: Literal["naive", "local", "global", "hybrid", "mix"]
+    keywords: Literal["llm", "yake"]
+    yake: KeywordSettings
+    top_k: PositiveInt
+    chunk_top_k: PositiveInt
+    related_chunks: PositiveInt
+    max_entity_tokens: PositiveInt
+    max_relation_tokens: PositiveInt
+    max_total_tokens: PositiveInt
+    answer: bool
+    graph: GraphSettings
+    index_root: str | None
+
+
+@settings
+class RaptorSettings:
+    """``method/raptor.yaml``: RAPTOR's tree over the passages and its retrieval.
+
+    Attributes:
+        tree: the tree (:class:`~hyperrag.tree.summary_tree.TreeSettings`: layers, clustering, summary length).
+        retrieval: ``collapsed`` (every node ranked at once; RAPTOR's better variant) or ``traversal`` (top
+            nodes per layer, top down).
+        top_k: nodes in the context at most (collapsed; RAPTOR: 10) or per layer (traversal; RAPTOR: 5).
+        max_context_tokens: the context's token budget (RAPTOR: 3,500).
+        answer: answer from the selected nodes with the LLM (``details.answer``).
+        index_root: where trees live (``null``: ``$HYPERRAG_CACHE/index``).
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.raptor.RaptorRetriever"
+    tree: TreeSettings
+    retrieval: Literal["collapsed", "traversal"]
+    top_k: PositiveInt
+    max_context_tokens: PositiveInt
+    answer: bool
+    index_root: str | None
 
 
 # ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------
@@ -135,12 +282,16 @@ class HugRAGSettings:
         gamma: hop decay γ of the expansion gain.
         edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
         min_gain: the expansion stops when the best frontier gain is below this.
-        token_budget: the expansion stops before the taken nodes' texts exceed this many tokens.
+        token_budget: the taken nodes' texts stay within this many tokens (a node that does not fit is skipped).
+        node_tokens: a node's text is cut to this many tokens (its cost in the budget and its row in the table).
         max_nodes: optional cap on nodes taken per query.
         passage_aggregate: how a passage accumulates its entities' gains, ``sum`` or ``max``.
+        dense_mix: LLM-free passage score ``(1 − mix) · gain / max gain + mix · cos(q, passage)`` (0 = gain only,
+            ties by the cosine).
         entity_specificity: ``log`` spreads an entity's gain to its passages divided by
             ``log(1 + #passages mentioning it)``; ``none`` gives each passage the full gain.
-        extraction: ``graphrag`` (with an LLM and ``openie_source: llm``: typed entities with descriptions) or
+        extraction: ``graphrag`` (any dataset, with an LLM: typed entities with descriptions, relations with
+            descriptions and strength; a passage the LLM could not extract keeps the dataset's OpenIE record) or
             ``none`` (the dataset's OpenIE file).
         dedup, hierarchy, module_text, summaries, gates, path_selection: the stages' settings.
         graph: the knowledge-graph index settings (``graph/``).
@@ -159,8 +310,10 @@ class HugRAGSettings:
     edge_weights: dict[Literal["gate", "hierarchy", "structural"], NonNegativeFloat]
     min_gain: NonNegativeFloat
     token_budget: PositiveInt
+    node_tokens: PositiveInt
     max_nodes: PositiveInt | None
     passage_aggregate: Literal["sum", "max"]
+    dense_mix: Probability
     entity_specificity: Literal["log", "none"]
     extraction: Literal["graphrag", "none"]
     dedup: DedupSettings
@@ -323,5 +476,6 @@ class CDFRAGSettings:
 
 
 __all__ = ["BM25Settings", "BallUpdateSettings", "CDFRAGSettings", "CatRAGSettings", "DenseSettings",
-           "HippoRAG2Settings", "HugRAGSettings", "HyperRAGSettings", "PoincareModelSettings",
-           "PoincareTrainSettings", "StreamingSettings"]
+           "GraphRAGGlobalSettings", "GraphRAGLocalSettings", "HippoRAG2Settings", "HugRAGSettings",
+           "HyperRAGSettings", "LightRAGSettings", "NaiveSettings", "NoRetrievalSettings", "PoincareModelSettings",
+           "PoincareTrainSettings", "RaptorSettings", "StreamingSettings"]

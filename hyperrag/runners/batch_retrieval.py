@@ -71,8 +71,10 @@ class RetrievalModule(L.LightningModule):
         rows = []
         for i, q in enumerate(batch):
             row = {"id": q.id, "question": q.question,
-                   "ranked_ids": [self.passage_ids[j] for j in out.indices[i].tolist()],
-                   "scores": [round(float(s), 6) for s in out.scores[i].tolist()],
+                   # index -1: no passage (a method that retrieved nothing for this query, e.g. a failed filter)
+                   "ranked_ids": [self.passage_ids[j] for j in out.indices[i].tolist() if j >= 0],
+                   "scores": [round(float(s), 6) for j, s in zip(out.indices[i].tolist(), out.scores[i].tolist())
+                              if j >= 0],
                    "gold_ids": list(q.gold_ids), "answers": list(q.answers)}
             if out.details:
                 row["details"] = out.details[i]

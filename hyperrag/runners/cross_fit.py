@@ -76,9 +76,10 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
     from hyperrag.runners.batch_retrieval import score_rows
 
     specs = list(cfg.method.get("cross_fit") or [])
-    if not specs:
-        raise InputError(f"method {cfg.method.name!r} trains nothing on the questions (no method.cross_fit), so "
-                         "there is nothing to cross-fit; drop cv_folds", setting="cv_folds")
+    if not specs:  # nothing trained on the questions: every fold would see the same index
+        log.info("method %s trains nothing on the questions (no method.cross_fit): cv_folds has no effect",
+                 cfg.method.name)
+        return run_fold(dataset, {}, Path(cfg.out))
     out = Path(cfg.out)
     k = int(cfg.cv_folds)
     parts = folds(dataset.queries, k, int(cfg.seed))

@@ -8,7 +8,6 @@ from hyperrag.eval.causal import (
     causal_retrieval_coverage,
     context_relevance,
     hallucination_score,
-    reference_causal_items,
     semantic_refinement_score,
     span_alignment,
     span_groundedness,
@@ -47,6 +46,7 @@ def test_span_alignment_traces_answers_to_spans():
 
 def test_reference_items_are_the_question_s_causal_paths(tmp_path, encoder):
     from hyperrag.causal.graph import build_causal_graph
+    from hyperrag.causal.reference import reference_causal_items
     from hyperrag.config import method_settings
     from tests.causal.corpus import causal_dataset
 

@@ -20,7 +20,7 @@ def test_holisqa_generation_maps_ids_and_drops_unknown():
     task = get_task("holisqa_generation")
     inputs = {"sentences": SENTS, "n_pairs": 1, "min_sentences": 3}
     user = task.messages(inputs)[1]["content"]
-    assert '<item id="S3">\nNorway uses the krone.\n</item>' in user and "at least 3" in user
+    assert '<item id="S3">\nNorway uses the krone.\n</item>' in user and "3 to 6 sentence IDs" in user and "2-4 sentences" in user
     parsed = task.parse('{"pairs": [{"question": "Currency of Anna\'s birth country?", "answer": "krone", '
                         '"sentence_ids": ["S1", "S2", "S3", "S9"]}]}', inputs)
     assert parsed.value == [{"question": "Currency of Anna's birth country?", "answer": "krone",

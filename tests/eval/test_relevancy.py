@@ -17,7 +17,8 @@ ENC = TableEncoder({Q: [1, 0, 0], "Warsaw": [1, 1, 0], "Bananas are yellow.": [0
 
 def test_embedding_relevancy_is_the_cosine():
     out = embedding_answer_relevancy(ENC, [Q, Q, Q], ["Warsaw", "Bananas are yellow.", "I don't know"])
-    assert out[0] == pytest.approx(1 / math.sqrt(2)) and out[1] == pytest.approx(0.0) and out[2] is None
+    assert out[0] == pytest.approx(1 / math.sqrt(2)) and out[1] == pytest.approx(0.0)
+    assert out[2] == 0.0  # an abstention scores 0, it is not left out
 
 
 def test_ragas_formula():
@@ -42,4 +43,28 @@ def test_llm_relevancy_mean_cosine_and_noncommittal(scripted_llm):
     assert out[0]["score"] == pytest.approx(2 / 3)  # cosines 1, 1, 0 to the question
     assert out[0]["questions"][2] == "What is the capital of Poland?" and not out[0]["noncommittal"]
     assert out[1]["score"] == 0.0 and out[1]["noncommittal"]
-    assert out[2] is None
+    assert out[2] == {"score": 0.0, "questions": [], "noncommittal": True}  # a failed (empty) answer scores 0
+
+
+def test_judge_failure_is_not_a_score(scripted_llm):
+    from tests.llm.fake_server import Reply
+
+    llm = scripted_llm(lambda body: Reply(status=500, body="down"))
+    out = llm_answer_relevancy(llm, ENC, [Q], ["Warsaw"])
+    assert "judge_error" in out[0] and "score" not in out[0]
+
+
+def test_context_recall_claims_llm_and_lexical(scripted_llm):
+    from hyperrag.eval.context import lexical_claim_recall, llm_claim_recall
+
+    def judge(body):
+        prompt = user_prompt(body)
+        assert "S2" in prompt
+        return json.dumps({"attributed_ids": ["S1", "S9"]})
+
+    llm = scripted_llm(judge)
+    ref = "Curie was born in Warsaw. She won two Nobel prizes."
+    out = llm_claim_recall(llm, [Q, Q], [ref, ref], ["Marie Curie was born in Warsaw in 1867.", ""])
+    assert out[0] == {"score": 0.5, "attributed": [True, False]} and out[1]["score"] == 0.0  # empty context: 0
+    assert lexical_claim_recall(ref, "Marie Curie was born in Warsaw in 1867.") == 0.5
+    assert lexical_claim_recall(ref, "") == 0.0 and lexical_claim_recall("", "x") is None

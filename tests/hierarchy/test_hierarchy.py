@@ -25,7 +25,7 @@ from tests.hierarchy.graphs import planted_partition
 
 HUGRAG = method_settings("hugrag")
 HIERARCHY = HUGRAG.hierarchy
-SETTINGS = replace(HIERARCHY, backend="cpu", token_budget=120, min_module_size=4, max_levels=4, seed=0)
+SETTINGS = replace(HIERARCHY, backend="cpu", context_window=120, min_module_size=4, max_levels=4, seed=0)
 
 
 def purity(found: torch.Tensor, truth: torch.Tensor) -> float:
@@ -82,27 +82,27 @@ def test_top_level_is_plain_leiden_and_stop_rule_holds(hierarchy, nested):
     finest = hierarchy.entity_membership(1)
     module_tokens = torch.zeros(hierarchy.num_modules(1), dtype=torch.long).index_add_(0, finest, tokens)
     small = hierarchy.sizes(1) < SETTINGS.min_module_size
-    assert bool(((module_tokens <= SETTINGS.token_budget) | small).all())
+    assert bool(((module_tokens <= SETTINGS.context_window) | small).all())
 
 
 def test_budget_controls_depth(nested):
     edge_index, weight, _block, tokens = nested
     flat = build_hierarchy(edge_index, weight, 160, tokens,
-                           replace(HIERARCHY, backend="cpu", token_budget=10_000))
+                           replace(HIERARCHY, backend="cpu", context_window=10_000))
     assert flat.num_levels == 1  # everything fits: Leiden once, no recursion
     capped = build_hierarchy(edge_index, weight, 160, tokens,
-                             replace(HIERARCHY, backend="cpu", token_budget=1, min_module_size=2, max_levels=3))
+                             replace(HIERARCHY, backend="cpu", context_window=1, min_module_size=2, max_levels=3))
     assert capped.num_levels == 3
     capped.validate()
     tiny = build_hierarchy(edge_index, weight, 160, tokens,
-                           replace(HIERARCHY, backend="cpu", token_budget=1, min_module_size=50))
+                           replace(HIERARCHY, backend="cpu", context_window=1, min_module_size=50))
     assert tiny.num_levels == 1  # modules of < 50 entities are never split
 
 
 def test_same_seed_same_hierarchy(nested):
     _edge_index, _, _, _tokens = nested
     noisy = planted_partition([12] * 12, p_in=0.35, p_out=0.03, seed=5, groups=[3] * 4, p_group=0.1)
-    settings = replace(HIERARCHY, backend="cpu", token_budget=60, min_module_size=3, seed=11)
+    settings = replace(HIERARCHY, backend="cpu", context_window=60, min_module_size=3, seed=11)
     toks = torch.full((144,), 10)
     a = build_hierarchy(noisy[0], noisy[1], 144, toks, settings)
     b = build_hierarchy(noisy[0], noisy[1], 144, toks, settings)
@@ -138,14 +138,14 @@ def test_copies_and_module_tree():
 def test_save_load_and_cache(tmp_path, encoder):
     ds = sample_dataset()
     kg = load_or_build_kg_index(ds, encoder, graph_settings(), root=tmp_path)
-    settings = replace(HIERARCHY, backend="cpu", token_budget=40, min_module_size=3)
+    settings = replace(HIERARCHY, backend="cpu", context_window=40, min_module_size=3)
     first = load_or_build_hierarchy(kg.graph, settings, root=tmp_path, name="sample")
     assert first.built and (first.directory / "manifest.json").is_file()
     again = load_or_build_hierarchy(kg.graph, settings, root=tmp_path, name="sample")
     assert not again.built and again.directory == first.directory
     assert all(torch.equal(x, y) for x, y in zip(first.hierarchy.memberships, again.hierarchy.memberships))
     assert again.hierarchy.modularity == first.hierarchy.modularity
-    other = load_or_build_hierarchy(kg.graph, replace(HIERARCHY, backend="cpu", token_budget=40, seed=1),
+    other = load_or_build_hierarchy(kg.graph, replace(HIERARCHY, backend="cpu", context_window=40, seed=1),
                                     root=tmp_path, name="sample")
     assert other.directory != first.directory
     loaded = Hierarchy.load(first.directory)

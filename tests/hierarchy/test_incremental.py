@@ -39,7 +39,7 @@ from tests.reliability.doubles import HashEncoder
 
 HUGRAG = method_settings("hugrag")
 STAND_IN = EntityListTexts(HUGRAG.module_text)
-SETTINGS = replace(HUGRAG.hierarchy, backend="cpu", token_budget=10, min_module_size=4, max_levels=3)
+SETTINGS = replace(HUGRAG.hierarchy, backend="cpu", context_window=10, min_module_size=4, max_levels=3)
 
 
 def test_update_keeps_untouched_modules_planted():
@@ -116,8 +116,9 @@ def _hier(graph, settings):
 def _responder():
     def respond(body):
         prompt = prompt_of(body)
-        if "answer" in schema_text(body) and "SOURCE" in prompt:
-            return json.dumps({"answer": "yes" if zlib.crc32(prompt.encode()) % 2 else "no", "reason": "scripted"})
+        if "answer" in schema_text(body) and "id=\"A\"" in prompt:
+            yes = zlib.crc32(prompt.encode()) % 2
+            return json.dumps({"answer": "yes" if yes else "no", "direction": "both" if yes else "none"})
         first = re.search(r'id="E1">\n([^\n:]+)', prompt).group(1)
         return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": [first]})
     return respond
@@ -129,7 +130,7 @@ def _embed(texts):
 
 
 def test_insert_delete_summaries_and_gates_local(tmp_path):
-    settings = replace(HUGRAG.hierarchy, backend="cpu", token_budget=60, min_module_size=3, max_levels=3)
+    settings = replace(HUGRAG.hierarchy, backend="cpu", context_window=60, min_module_size=3, max_levels=3)
     graph, ins, _ = _sample_graphs()
     old = build_hierarchy(*_hier(graph, settings)[:2], graph.num_entities, _hier(graph, settings)[2], settings)
     new_graph = ins.graph
@@ -200,7 +201,7 @@ def test_insert_delete_summaries_and_gates_local(tmp_path):
 
 
 def test_update_hierarchy_index_is_found_by_load_or_build(tmp_path):
-    settings = replace(HUGRAG.hierarchy, backend="cpu", token_budget=60, min_module_size=3, max_levels=3)
+    settings = replace(HUGRAG.hierarchy, backend="cpu", context_window=60, min_module_size=3, max_levels=3)
     graph, ins, _ = _sample_graphs()
     old = load_or_build_hierarchy(graph, settings, tmp_path, name="s")
     (old.directory / "summaries.jsonl").write_text('{"key": "0", "digest": "d", "text": "t"}\n')

@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO_ROOT))
 import retrieve
 
 SAMPLE = REPO_ROOT / "hyperrag" / "sample_data"
-HIER = {"backend": "cpu", "token_budget": 40, "min_module_size": 3}
+HIER = {"backend": "cpu", "context_window": 40, "min_module_size": 3}
 
 
 def build_index(tmp_path, encoder):
@@ -135,7 +135,7 @@ def _responder(body):
     if '"title"' in spec:  # module summary: depends on the prompt (its inputs) only
         first = prompt_of(body).split("\n")[1][:40]
         return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": ["k"]})
-    return json.dumps({"answer": "yes", "reason": "scripted"})  # causal gate
+    return json.dumps({"answer": "yes", "direction": "both"})  # causal gate
 
 
 def _summary_requests(server, start=0):

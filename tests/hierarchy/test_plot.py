@@ -32,11 +32,9 @@ def test_plot_hierarchy_writes_png(tmp_path):
 
 def test_gate_plot_with_two_gate_sets(tmp_path):
     from hyperrag.eval.gate_effectiveness import gate_effectiveness, plot_gate_effectiveness
-    from hyperrag.expansion.best_first import EdgeKind, TypedGraph
 
-    ei = torch.tensor([[0, 1, 2, 3, 0, 0], [1, 2, 3, 4, 4, 3]])
-    kinds = torch.tensor([EdgeKind.STRUCTURAL] * 4 + [EdgeKind.GATE] * 2)
-    res = {name: gate_effectiveness(TypedGraph.from_edges(ei[:, :n], kinds[:n], 5), [[0]], [[[4], [2]]],
-                                    max_hops=3, n_boot=20) for name, n in (("LLM-verified", 5), ("unverified", 6))}
+    off = [{0: 0, 1: 1}, {0: 0}]
+    res = {name: gate_effectiveness(on, off, [[4, 1], [3]], n_boot=20, gate_arcs=n)
+           for name, on, n in (("LLM-verified", [{0: 0, 4: 1}, {0: 0}], 1), ("unverified", [{0: 0, 4: 1}, {3: 1}], 2))}
     out = plot_gate_effectiveness(res, tmp_path / "gates.png")
     assert out.stat().st_size > 1000

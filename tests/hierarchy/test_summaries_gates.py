@@ -96,14 +96,24 @@ def test_descendants_and_prefilter():
     assert all(len(n) >= 1 for n in nbrs) and all(s >= 0.5 for s in sims.values())
 
 
-def gate_responder(yes_pairs: set[tuple[str, str]]):
+def gate_responder(causes: set[tuple[str, str]]):
+    """An asymmetric scripted verifier: ``(cause, effect)`` pairs; says yes (with the direction) when A and B are
+    such a pair in either order, no otherwise."""
     def respond(body):
         prompt = prompt_of(body)
-        src = re.search(r'id="SOURCE">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
-        tgt = re.search(r'id="TARGET">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
-        answer = "yes" if (src, tgt) in yes_pairs or (tgt, src) in yes_pairs else "no"
-        return json.dumps({"answer": answer, "reason": "scripted"})
+        a = re.search(r'id="A">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
+        b = re.search(r'id="B">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
+        if (a, b) in causes:
+            return json.dumps({"answer": "yes", "direction": "A->B"})
+        if (b, a) in causes:
+            return json.dumps({"answer": "yes", "direction": "B->A"})
+        return json.dumps({"answer": "no", "direction": "none"})
     return respond
+
+
+def asked_pairs(server) -> set[tuple[str, str]]:
+    return {(re.search(r'id="A">\n(\S+)', prompt_of(b)).group(1), re.search(r'id="B">\n(\S+)', prompt_of(b)).group(1))
+            for b in server.requests}
 
 
 def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):
@@ -111,27 +121,64 @@ def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):
     texts = ["m0", "m1", "m2", "m3", "m4"]
     # every module similar to every other: the prefilter keeps all pairs
     emb = torch.nn.functional.normalize(torch.ones(5, 4) + 0.01 * torch.arange(20.0).view(5, 4), dim=1)
-    settings = replace(HUGRAG.gates, top_m=4, threshold=0.0)
-    with fake_llm(gate_responder({("m3", "m4")}), tmp_path) as (llm, server):
+    settings = replace(HUGRAG.gates, prefilter=True, top_m=4, threshold=0.0)
+    with fake_llm(gate_responder({("m4", "m3")}), tmp_path) as (llm, server):
         result = GateBuilder(llm, settings, tmp_path / "hier", progress=False).build(tree, texts, emb)
         s = result.stats
         # level 2: intra (3,4) → gate. inter: 0, 1 are 3's children and 2 is the child of 4, which 3 is now gated
         # to; symmetrically for 4 → all six pruned. level 1: intra pairs (0,1), (0,2), (1,2).
         assert s["candidates_intra"] == 4 and s["candidates_inter"] == 0 and s["pruned_hierarchy"] == 6
         assert s["llm_calls"] == 4 == server.stats["requests"] and s["gates_found"] == 1
+        assert s["levels"]["2"]["llm_calls"] == 1 and s["levels"]["1"]["llm_calls"] == 3
         assert result.pairs.tolist() == [[3], [4]] and result.kinds == ["intra"]
-        asked = {(re.search(r'id="SOURCE">\n(\S+)', prompt_of(b)).group(1),
-                  re.search(r'id="TARGET">\n(\S+)', prompt_of(b)).group(1)) for b in server.requests}
+        # m4 causes m3 but m3 was shown first: the verdict looks both ways and records the direction
+        assert result.directions == ["B->A"] and s["directions"]["B->A"] == 1
+        asked = asked_pairs(server)
         assert ("m3", "m0") not in asked and ("m3", "m2") not in asked and ("m3", "m4") in asked
-    with fake_llm(gate_responder({("m3", "m4")}), tmp_path / "other") as (llm, server):  # fresh LLM cache
+    with fake_llm(gate_responder({("m4", "m3")}), tmp_path / "other") as (llm, server):  # fresh LLM cache
         again = GateBuilder(llm, settings, tmp_path / "hier", progress=False).build(tree, texts, emb)
         assert server.stats["requests"] == 0 and again.stats["resumed"] == 4 and again.pairs.tolist() == [[3], [4]]
+        assert again.directions == ["B->A"]
     with fake_llm(gate_responder(set()), tmp_path / "nogate") as (llm, server):  # no level-2 gate: less pruning
         open_ = GateBuilder(llm, settings, None, progress=False).build(tree, texts, emb).stats
         assert open_["candidates_inter"] == 3 and open_["pruned_hierarchy"] == 3 and open_["gates_found"] == 0
     with fake_llm(gate_responder(set()), tmp_path / "budget") as (llm, server):
-        capped = GateBuilder(llm, replace(HUGRAG.gates, top_m=4, threshold=0.0, max_calls=2), None,
-                             progress=False).build(tree, texts, emb)
+        capped = GateBuilder(llm, replace(settings, max_calls=2), None, progress=False).build(tree, texts, emb)
         assert server.stats["requests"] == 2 and capped.stats["skipped_budget"] > 0
-    free = GateBuilder(None, replace(HUGRAG.gates, top_m=4, threshold=0.0, verifier="none"), None).build(tree, texts, emb)
+    free = GateBuilder(None, replace(settings, verifier="none"), None).build(tree, texts, emb)
     assert free.stats["llm_calls"] == 0 and free.stats["gates_found"] >= 1
+
+
+def test_asymmetric_links_are_found_in_both_orders(tmp_path):
+    """Every cause sits in the module shown second (higher id): a one-way question ("does A cause B?") would find
+    none of these links."""
+    tree = toy_tree()
+    texts = ["m0", "m1", "m2", "m3", "m4"]
+    emb = torch.eye(5)
+    settings = replace(HUGRAG.gates, prefilter=False, min_distance=1, inter_layer=False)
+    with fake_llm(gate_responder({("m2", "m0"), ("m4", "m3")}), tmp_path) as (llm, _server):
+        result = GateBuilder(llm, settings, None, progress=False).build(tree, texts, emb)
+    assert sorted(map(tuple, result.pairs.T.tolist())) == [(0, 2), (3, 4)]
+    assert result.directions == ["B->A", "B->A"]
+    assert all(a < b for a, b in result.pairs.T.tolist())  # each unordered pair asked once, lower id as A
+
+
+def test_candidates_are_topologically_distant_without_a_prefilter(tmp_path):
+    """min_distance 2: adjacent modules (an entity edge between them) are not candidates; no prefilter."""
+    tree, graph = toy_tree(), toy_graph()
+    edges = graph.edge_index
+    texts = ["m0", "m1", "m2", "m3", "m4"]
+    emb = torch.eye(5)  # orthogonal summaries: a cosine prefilter would propose nothing
+    settings = replace(HUGRAG.gates, prefilter=False, min_distance=2)
+    with fake_llm(gate_responder(set()), tmp_path) as (llm, server):
+        stats = GateBuilder(llm, settings, None, progress=False).build(tree, texts, emb, entity_edges=edges).stats
+        asked = asked_pairs(server)
+    # level 1: modules 0 {0,1} and 1 {2,3} touch through the edge 1–2 → pruned; (0,2), (1,2) asked.
+    assert stats["levels"]["1"]["pruned_near"] == 1 and ("m0", "m1") not in asked
+    assert {("m0", "m2"), ("m1", "m2"), ("m3", "m4")} <= asked
+    # level 2 inter: 3 → 2 (2's level-2 module is 4, not adjacent to 3); 4 → 0, 1 (inside 3, not adjacent)
+    assert stats["levels"]["2"]["candidates_inter"] == 3 and stats["pruned_prefilter"] == 0
+    counted = GateBuilder(None, replace(settings, verifier="none"), None).count(tree, texts, emb, edges, verdict=False)
+    assert counted["verified"] == stats["verified"] == server.stats["requests"]
+    fewest = GateBuilder(None, replace(settings, verifier="none"), None).count(tree, texts, emb, edges, verdict=True)
+    assert fewest["verified"] < counted["verified"] and fewest["gates_found"] == fewest["verified"]

@@ -20,17 +20,21 @@ CORPUS = Corpus([
     Passage("b", "Ben", "Ben lives in Lyon. Lyon is in France. France uses the euro. Ben's home is in Lyon."),
 ])
 S = {s.id: s.text for s in corpus_sentences(CORPUS)}
+KRONE = "Anna was born in Oslo, the capital of Norway. Norway pays in krone."
+EURO = "Ben lives in Lyon, which is in France. France pays in euro."
 PAIRS = [  # (question, answer, cited short IDs)
-    ("Which currency is used in the country whose capital is Anna's birthplace?", "krone", ["S1", "S2", "S3"]),
-    ("Which currency is used where Ben lives?", "euro", ["S5", "S6", "S7", "S8"]),  # S5 = S8: redundant
-    ("Where was Anna born?", "Oslo", ["S1", "S2"]),                                 # too few sentences
-    ("In which country was Anna born?", "Norway", ["S1", "S2", "S99"]),             # S99 never shown → 2 left
-    ("What does Anna drink?", "coffee", ["S1", "S4", "S2"]),                        # not derivable (tea)
+    ("Which currency is used in the country whose capital is Anna's birthplace?", KRONE, ["S1", "S2", "S3"]),
+    ("Which currency is used where Ben lives?", EURO, ["S5", "S6", "S7", "S8"]),        # S5 = S8: redundant
+    ("Where was Anna born?", "Anna was born in Oslo. It is a capital.", ["S1", "S2"]),  # too few sentences
+    ("In which country was Anna born?", "Anna was born in Oslo. Oslo is in Norway.", ["S1", "S2", "S99"]),  # S99
+    ("What does Anna drink?", "Anna drinks coffee. She drinks it daily.", ["S1", "S4", "S2"]),  # not derivable
+    ("Which currency does Norway use?", "krone", ["S1", "S2", "S3"]),                   # a short entity answer
+    ("What do we know about Anna and Ben?", "Two people. Two cities.", ["S1", "S2", "S3", "S4", "S5", "S6", "S7"]),
 ]
 # what a perfect reader can derive: answer → alternative sets of sentence ids that suffice
-NEEDS = {"krone": [{"a#s0", "a#s1", "a#s2"}], "euro": [{"b#s0", "b#s1", "b#s2"}, {"b#s3", "b#s1", "b#s2"}],
-         "tea": [{"a#s3"}], "Norway": [{"a#s0", "a#s1"}]}
-ANSWER_OF = {q: a for q, a, _ in PAIRS} | {"What does Anna drink?": "tea"}
+NEEDS = {KRONE: [{"a#s0", "a#s1", "a#s2"}], EURO: [{"b#s0", "b#s1", "b#s2"}, {"b#s3", "b#s1", "b#s2"}],
+         "Anna likes tea.": [{"a#s3"}], "Anna was born in Oslo. Oslo is in Norway.": [{"a#s0", "a#s1"}]}
+ANSWER_OF = {q: a for q, a, _ in PAIRS} | {"What does Anna drink?": "Anna likes tea."}
 
 
 def responder(body):
@@ -58,23 +62,26 @@ def test_slices_are_contiguous_windows():
 def test_necessity_filter_drops_pairs(scripted_llm, tmp_path, context):
     llm = scripted_llm(responder)
     result = HolisQABuilder(llm, slice_sentences=8, max_slices=None, necessity_context=context).build(CORPUS)
-    assert [q["answers"] for q in result.queries] == [["krone"]]
+    assert [q["answers"] for q in result.queries] == [[KRONE]]
     reasons = {r["question"]: r["reason"] for r in result.rejected}
     # S5 and S8 both say Ben lives in Lyon: either can be dropped
     assert reasons["Which currency is used where Ben lives?"] == "not necessary: ['b#s0', 'b#s3']"
     assert reasons["Where was Anna born?"] == "cites 2 < 3 sentences"
     assert reasons["In which country was Anna born?"] == "cites 2 < 3 sentences"
     assert reasons["What does Anna drink?"] == "answer not derivable from its cited sentences"
+    assert reasons["Which currency does Norway use?"] == "answer has 1 sentences, not 2-4"  # no entity answers
+    assert reasons["What do we know about Anna and Ben?"] == "cites 7 > 6 sentences"
     q = result.queries[0]
     assert q["gold_ids"] == ["a"] and q["gold_sentence_ids"] == ["a#s0", "a#s1", "a#s2"]
     assert q["gold_sentences"][2] == {"id": "a#s2", "passage_id": "a", "text": "Norway uses the krone."}
     assert result.stats["pairs_kept"] == 1 and result.stats["necessity_calls"] == (1 + 3) + (1 + 4) + (1 + 3)
-    assert result.stats["rejected_by_reason"] == {"not_necessary": 1, "too_few_citations": 2, "not_derivable": 1}
+    assert result.stats["rejected_by_reason"] == {"not_necessary": 1, "too_few_citations": 2, "not_derivable": 1,
+                                                  "answer_length": 1, "too_many_citations": 1}
 
     # the output is a valid query file with gold sentences: sentence-level context recall applies
     path = write_dataset(result, CORPUS, tmp_path / "holisqa", HolisQABuilder(llm).settings())
     data = jsonl_dataset(tmp_path / "holisqa" / "corpus.jsonl", path)
-    assert data.queries[0].gold_ids == ("a",) and data.queries[0].answers == ("krone",)
+    assert data.queries[0].gold_ids == ("a",) and data.queries[0].answers == (KRONE,)
     row = {**json.loads(path.read_text().splitlines()[0]), "ranked_ids": ["b", "a"]}
     at1, _, _ = evaluate_rows(EvalInputs(rows=[row], corpus=CORPUS, context_top_n=1), ["context_recall"])
     at2, _, _ = evaluate_rows(EvalInputs(rows=[row], corpus=CORPUS, context_top_n=2), ["context_recall"])
@@ -87,11 +94,12 @@ def generic(body):
     if '"pairs"' in spec:
         first = re.findall(r'<item id="(S\d+)">\n(.*?)\n</item>', prompt, flags=re.DOTALL)[:3]
         return json.dumps({"pairs": [{"question": "What links " + " / ".join(t for _, t in first) + "?",
-                                      "answer": "the link", "sentence_ids": [i for i, _ in first]}]})
+                                      "answer": "They are linked. The link is shared.",
+                                      "sentence_ids": [i for i, _ in first]}]})
     question = prompt.split("Question:")[1]
     needed = question.split("What links ")[1].split("?")[0].split(" / ")
     ok = all(n in prompt.split("Question:")[0] for n in needed)
-    return json.dumps({"answerable": ok, "answer": "the link" if ok else ""})
+    return json.dumps({"answerable": ok, "answer": "They are linked. The link is shared." if ok else ""})
 
 
 def test_entry_point_writes_a_query_file(scripted_llm, tmp_path):

@@ -68,7 +68,7 @@ def test_vllm_attaches_to_a_running_server(fake_server, tmp_path):
     llm = VLLMServer(model="fake-model", base_url=fake_server.base_url, cache_path=None, show_usage=False)
     with llm:
         assert llm.server is None  # attached, nothing launched
-        res = llm.complete_structured("causal_gate", {"source": "rain", "target": "wet streets"})
+        res = llm.complete_structured("causal_gate", {"a_text": "rain", "b_text": "wet streets"})
     assert res.ok and "response_format" in fake_server.requests[0]
 
 

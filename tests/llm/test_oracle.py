@@ -122,14 +122,35 @@ def test_claims_and_path_selection(oracle):
     assert claims.value == ["Dodge County"]
     sup = oracle.complete_structured("claim_support", {"claim": "Dodge County", "passages": passages("b", "c")})
     assert sup.value == {"verdict": "supported", "evidence": ["b"]}
-    cands = [{"id": 7, "text": "entity | seed | Lake Ohrid", "passage_ids": ["c"]},
-             {"id": 8, "text": "entity | hop 1 | Jefferson County", "passage_ids": ["b", "d"]}]
+    cands = [{"id": 7, "text": "entity | seed | Lake Ohrid", "kind": "node", "passage_ids": ["c"]},
+             {"id": 8, "text": "entity | hop 1 | Jefferson County", "kind": "node", "passage_ids": ["b", "d"]},
+             {"id": 9, "text": "Black Hawk Township located in Jefferson County", "kind": "edge",
+              "passage_ids": ["a"]},
+             {"id": 10, "text": "Lake Ohrid borders Albania", "kind": "edge", "passage_ids": ["c"]}]
     sel = oracle.complete_structured("causal_path_selection", {"query": QUESTION, "candidates": cands})
-    assert sel.value == {"kept": [8], "spurious": []}
+    # by provenance, not by text: the edge from "a" is kept although its text names no gold title
+    assert sel.value == {"kept": [8, 9], "spurious": [10, 7], "draft": "Dodge County"}
+    std = oracle.complete_structured(get_task("causal_path_selection", variant="standard"),
+                                     {"query": QUESTION, "candidates": cands[:1] + cands[3:]})
+    assert std.value == {"kept": [], "spurious": [], "draft": "unknown"}  # no gold passage behind them
+    # the provenance is never shown: the prompt is the same without it
+    plain = [{k: v for k, v in c.items() if k != "passage_ids"} for c in cands]
+    task = get_task("causal_path_selection")
+    assert task.messages({"query": QUESTION, "candidates": cands}) == task.messages(
+        {"query": QUESTION, "candidates": plain})
+
+
+def test_subgraph_answer_needs_the_gold_passages_text(oracle):
+    rows = ["Black Hawk Township located in Jefferson County"]  # an item's text is not a passage
+    part = oracle.complete_structured("subgraph_answer", {"question": QUESTION, "evidence": rows + passages("a"),
+                                                          "draft_answer": "Dodge County"})
+    assert part.value == {"answer": "unknown"}  # the draft is not trusted without the evidence
+    full = oracle.complete_structured("subgraph_answer", {"question": QUESTION, "evidence": passages("a", "b")})
+    assert full.value == {"answer": "Dodge County"}
 
 
 @pytest.mark.parametrize("task, inputs", [
-    ("causal_gate", {"source": "x", "target": "y"}),
+    ("causal_gate", {"a_text": "x", "b_text": "y"}),
     ("entity_summary", {"entity": "x", "facts": [["x", "is", "y"]]}),
     ("module_summary", {"entities": ["x"]}),
     ("causal_pair_verification", {"cause": "x", "effect": "y"}),
@@ -137,6 +158,10 @@ def test_claims_and_path_selection(oracle):
     ("causal_entailment", {"question": QUESTION, "answer": "Dodge County", "pairs": [("rain", "floods")]}),
     ("openie_hipporag_ner", {"passage": "x"}),
     (("openie_hipporag_ner", {"source": "query"}), {"query": QUESTION}),
+    ("lightrag_keywords", {"question": QUESTION}),  # keywords, map points, reduced answers and cluster summaries
+    ("graphrag_map", {"question": QUESTION, "reports": ["r"]}),  # have no gold: the method's stand-in runs
+    ("graphrag_reduce", {"question": QUESTION, "points": ["p"], "response_type": "a short answer"}),
+    ("raptor_summary", {"texts": ["a", "b"]}),
 ])
 def test_tasks_without_gold_fail_like_a_failed_call(oracle, task, inputs):
     task = get_task(task[0], **task[1]) if isinstance(task, tuple) else task
@@ -171,3 +196,9 @@ def test_multiple_choice_answer_is_the_correct_option(tmp_path):
         res = llm.complete_structured("grounded_answer", {"question": query.question, "options": list(query.options),
                                                           "passages": [("ctx0", corpus[0].content)]})
     assert res.ok and res.value["answer"] == "He missed the bus"
+
+
+def test_closed_book_question_is_unknown_to_the_oracle(oracle):
+    """No retrieval: the reader shows no passage, so the oracle — which answers from evidence shown — abstains."""
+    res = oracle.complete_structured("grounded_answer", {"question": QUESTION, "passages": []})
+    assert res.ok and res.value == {"answer": "unknown", "supporting": []}

@@ -268,6 +268,14 @@ def test_retrieve_entry_method_cdfrag(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert saved["method"] == "cdfrag" and "causal_graph" in saved and saved["policy"] is None
     assert saved["metrics"]["llm_steps_skipped"]["grounded_answer"] == 6
+    # evaluate.py reads the run's causal index for CRC (the evaluation layer gets the reader from the entry point);
+    # without a trained classifier the graph has no edge, so no retrieved item lies on a causal path
+    import evaluate
+    from tests.test_evaluate_entry import compose_evaluate
+
+    (record,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc,ccd]"))
+    assert not record["skipped"], record["skipped"]
+    assert record["metrics"]["crc"] == 0.0 and record["metrics"].get("ccd") is None  # no path: CCD undefined
 
 
 @pytest.mark.slow

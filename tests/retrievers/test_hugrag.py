@@ -69,7 +69,7 @@ def test_hooks_gates_and_path_filter(tmp_path, encoder, sample):
         return [f"module {m} about " + graph.entity_names[int(tree.entities(m)[0])] for m in range(tree.num_modules)]
 
     settings = method_settings("hugrag", index_root=str(tmp_path),
-                               hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3})
+                               hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3})
     ret = HugRAGRetriever(settings, encoder=encoder, device="cpu", gate_source=gates, path_filter=keep_seeds,
                           module_texts=summaries)
     ret.index(sample)

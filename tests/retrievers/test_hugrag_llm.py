@@ -1,6 +1,6 @@
 """HugRAG's LLM stages inside the retriever, against the scripted fake LLM server (a test double): module
-summaries, gates joining the expansion, spurious-aware and standard path selection with ID validation,
-fallback when nothing is kept, answers from the kept items only."""
+summaries, gates joining the expansion, spurious-aware and standard path selection with ID validation, a failed or
+empty selection counted and scored 0, answers from the kept items only."""
 
 from __future__ import annotations
 
@@ -19,16 +19,16 @@ from tests.llm.fake_server import schema_reply
 def scripted(keep: list[str]):
     def respond(body):
         spec = schema_text(body)
-        if "kept_ids" in spec:  # spurious-aware: C99 was never shown and must be dropped
-            return json.dumps({"kept_ids": [*keep, "C99"], "spurious_ids": ["C2"]})
-        if "selected_ids" in spec:
-            return json.dumps({"selected_ids": keep})
-        if "supporting_ids" in spec:
-            return json.dumps({"answer": "scripted", "supporting_ids": ["P1"]})
+        if "spurious_ids" in spec:  # spurious-aware: N99 was never shown and must be dropped
+            return json.dumps({"causal_ids": [*keep, "N99"], "spurious_ids": ["N2"], "draft_answer": "draft N1"})
+        if "causal_ids" in spec:
+            return json.dumps({"causal_ids": keep, "draft_answer": "draft"})
+        if '"answer"' in spec and "draft_answer" not in spec and '"yes"' not in spec:
+            return json.dumps({"answer": "scripted"})
         if '"title"' in spec:  # module summary
             return json.dumps({"title": "Scripted module", "summary": prompt_of(body)[:200], "keywords": ["k"]})
         if '"yes"' in spec:  # causal gate
-            return json.dumps({"answer": "yes", "reason": "scripted"})
+            return json.dumps({"answer": "yes", "direction": "both"})
         return schema_reply(body, random.Random(0))
     return respond
 
@@ -39,14 +39,15 @@ def sample():
 
 
 def make(llm, tmp_path, encoder, **kw):
+    kw.setdefault("extraction", "none")
     settings = method_settings("hugrag", index_root=str(tmp_path / "index"),
-                               hierarchy={"backend": "cpu", "token_budget": 40, "min_module_size": 3},
+                               hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3},
                                gates={"top_m": 2, "threshold": 0.0, "max_calls": 6}, **kw)
     return HugRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
 
 
 def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):
-    with fake_llm(scripted(["C1", "C3"]), tmp_path) as (llm, server):
+    with fake_llm(scripted(["N1", "N3"]), tmp_path) as (llm, server):
         ret = make(llm, tmp_path, encoder)
         ret.index(sample)
         desc = ret.describe()
@@ -56,11 +57,16 @@ def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):
         questions = [q.question for q in sample.queries]
         out = ret.retrieve(questions, 5)
         for d in out.details:
-            assert d["filter_ok"] and d["invalid_ids"] == 1  # C99 dropped and counted
-            assert [k[0] for k in d["kept_items"]] == ["C1", "C3"] and [s[0] for s in d["spurious_items"]] == ["C2"]
-            assert d["answer"] == "scripted" and d["answer_ok"] and d["table"].startswith("C1 | ")
-        answer_prompts = [prompt_of(b) for b in server.requests if "supporting_ids" in schema_text(b)]
-        assert answer_prompts and all("C2" not in p.split("Question:")[0] for p in answer_prompts)
+            assert d["filter_ok"] and d["invalid_ids"] == 1  # N99 dropped and counted
+            assert [k[0] for k in d["kept_items"]] == ["N1", "N3"] and [s[0] for s in d["spurious_items"]] == ["N2"]
+            assert d["answer"] == "scripted" and d["answer_ok"] and d["table"].startswith("N1 | ")
+            assert d["draft_answer"] == "draft"  # the ID the draft named is removed
+        answer_prompts = [prompt_of(b) for b in server.requests if "subgraph" in prompt_of(b).lower()
+                          or ('"answer"' in schema_text(b) and "draft_answer" not in schema_text(b)
+                              and '"yes"' not in schema_text(b))]
+        assert answer_prompts and all("N2:" not in p.split("Question:")[0] for p in answer_prompts)
+        assert all("Draft answer" in p for p in answer_prompts)
+        assert out.indices.min() >= 0
         first = desc["gate_stats"]["verified"]
         again = make(llm, tmp_path, encoder)  # summaries and gates resume from their checkpoints
         again.index(sample)
@@ -69,14 +75,26 @@ def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):
         assert stats["gate_stats"]["resumed"] == first  # the cap then allows the next pairs (max_calls per build)
 
 
-def test_standard_variant_and_fallback(tmp_path, encoder, sample):
+def test_empty_selection_is_a_counted_failure_scored_zero(tmp_path, encoder, sample):
     with fake_llm(scripted([]), tmp_path) as (llm, _):
-        ret = make(llm, tmp_path, encoder, path_selection={"variant": "standard", "answer": False})
+        ret = make(llm, tmp_path, encoder, path_selection={"variant": "standard"})
         ret.index(sample)
         out = ret.retrieve([q.question for q in sample.queries], 5)
-        assert all(d["filter_fallback"] and d["kept_entities"] > 0 and "answer" not in d for d in out.details)
+        assert all(not d["filter_ok"] and d["filter_error"] == "empty" for d in out.details)
+        assert all(d["answer"] == "" and not d["answer_ok"] for d in out.details)  # no answer from elsewhere
         assert all(d["spurious_items"] == [] for d in out.details)
-        assert out.indices.shape == (6, 5)
+        assert bool((out.indices == -1).all())  # no ranking from elsewhere either
+        assert ret.skipped["path_selection"] == len(sample.queries)
+
+
+def test_filter_off_keeps_the_evidence_size(tmp_path, encoder, sample):
+    with fake_llm(scripted(["N1"]), tmp_path) as (llm, server):
+        ret = make(llm, tmp_path, encoder, path_selection={"variant": "off", "max_selected": 3})
+        ret.index(sample)
+        out = ret.retrieve([q.question for q in sample.queries], 5)
+        assert not any("causal_ids" in schema_text(b) for b in server.requests)  # no filter call
+        for d in out.details:
+            assert d["filter_ok"] and len(d["kept_items"]) == 3 and d["answer"] == "scripted"
 
 
 def test_prepare_leaves_extraction_to_hugrag(sample):
@@ -95,3 +113,30 @@ def test_prepare_leaves_extraction_to_hugrag(sample):
     from hyperrag.runners.prepare import prepare_dataset
 
     assert prepare_dataset(data, NoCalls(), "/nonexistent", None, extraction="graphrag").openie_path == before
+
+
+def test_graphrag_extraction_for_any_dataset_falls_back_per_passage(tmp_path, encoder, sample):
+    """extraction: graphrag runs on a dataset with its own OpenIE file; passages the LLM cannot extract keep the
+    file's record, and are counted."""
+    from tests.llm.fake_server import Reply
+
+    def respond(body):
+        prompt = prompt_of(body)
+        if "relations" in schema_text(body) and "entities" in schema_text(body):  # openie_graphrag
+            if "The Vistula is the longest river" in prompt:
+                return json.dumps({"entities": [
+                    {"name": "Vistula", "type": "location", "description": "The longest river in Poland."},
+                    {"name": "Warsaw", "type": "location", "description": "A city on the Vistula."}],
+                    "relations": [{"source": "Vistula", "target": "Warsaw", "description": "flows through",
+                                   "strength": 9}]})
+            return Reply(status=500, body="down")
+        return scripted(["N1"])(body)
+
+    with fake_llm(respond, tmp_path) as (llm, _):
+        ret = make(llm, tmp_path, encoder, extraction="graphrag")
+        ret.index(sample)
+    stats = ret.describe()["extraction_stats"]
+    assert stats["style"] == "graphrag" and 0 < stats["fallback"] < len(sample.corpus)
+    assert ret.skipped["openie_graphrag"] == stats["fallback"]
+    assert ret.info.source == "graphrag" and ret.graph.num_entities > 0
+    assert stats["weighted_relations"] >= 1  # the strength weights the relation edge

@@ -270,12 +270,28 @@ def claim_support(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Rep
 
 @oracle_for("causal_path_selection")
 def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
-    """Keep the candidates that come from gold passages; the rest are not kept."""
+    """Causal: the candidates that come from gold passages (by their provenance, else their text), in the order
+    shown; spurious (spurious-aware variant): the others, least important (last shown) first; draft: the gold
+    answer when every gold passage is behind some shown candidate, else "unknown"."""
     qg = query_gold(inputs, gold)
-    kept = [item.id for item, raw in shown(task, inputs, "candidates") if gold_candidate_item(qg, item, raw)]
+    items = shown(task, inputs, "candidates")
+    kept = [item.id for item, raw in items if gold_candidate_item(qg, item, raw)]
+    draft = qg.answer if qg.answer and covers(qg, None, items) else UNKNOWN
     if getattr(task, "variant", "") == "standard":
-        return {"selected_ids": kept}
-    return {"kept_ids": kept, "spurious_ids": []}
+        return {"causal_ids": kept, "draft_answer": draft}
+    spurious = [item.id for item, _ in reversed(items) if item.id not in set(kept)]
+    return {"causal_ids": kept, "spurious_ids": spurious, "draft_answer": draft}
+
+
+@oracle_for("subgraph_answer")
+def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """The gold answer when the evidence shows every gold passage the question needs, else "unknown" (the
+    draft answer is not trusted)."""
+    qg, hop = query_or_hop(inputs, gold)
+    if not covers(qg, hop, shown(task, inputs, "evidence")):
+        return {"answer": UNKNOWN}
+    answer = hop.answer if hop is not None else qg.answer
+    return {"answer": answer or UNKNOWN}
 
 
 def as_raw(reply: Reply) -> str:

@@ -93,6 +93,8 @@ class OracleLLM(LLM):
     kind = "oracle"
     label = ORACLE_LABEL
     requires_gold = True
+    #: tasks without gold fail on purpose: a stage whose every call fails takes its fallback instead of stopping
+    fails_by_design = True
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.pop("structured_output", None)

@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "causal_gate": "causal_gate:CausalGate",
     "causal_path_selection": "causal_path_selection:CausalPathSelection",
     "grounded_answer": "grounded_answer:GroundedAnswer",
+    "subgraph_answer": "subgraph_answer:AnswerFromSubgraph",
     "fact_filter": "fact_filter:FactFilter",
     "neighbor_scoring": "neighbor_scoring:NeighborScoring",
     "passage_selection": "passage_selection:PassageSelection",
@@ -33,8 +34,13 @@ REGISTRY: dict[str, str] = {
     "claim_support": "claim_support:ClaimSupport",
     "strict_rewrite": "strict_rewrite:StrictRewrite",
     "answer_relevancy": "answer_relevancy:AnswerRelevancy",
+    "context_recall": "context_recall:ContextRecallJudge",
     "holisqa_generation": "holisqa_generation:HolisQAGeneration",
     "holisqa_necessity": "holisqa_necessity:HolisQANecessity",
+    "lightrag_keywords": "lightrag_keywords:LightRAGKeywords",
+    "graphrag_map": "graphrag_map:GraphRAGMap",
+    "graphrag_reduce": "graphrag_reduce:GraphRAGReduce",
+    "raptor_summary": "raptor_summary:RaptorSummary",
 }
 
 

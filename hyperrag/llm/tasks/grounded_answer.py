@@ -8,6 +8,9 @@ Multiple choice: with ``options`` in the inputs the options are shown lettered (
 model answers with one letter; a reply naming no option (by letter or text) is invalid and re-asked, and
 ``value["answer"]`` is the chosen option's text (``value["option"]`` its position). Without options the
 messages are exactly those of the free-form task, so cached answers stay valid.
+
+No passages (a method without retrieval): the model answers from its own knowledge (closed book); only then
+do the messages say so, so every other prompt, and its cached answer, is unchanged.
 """
 
 from __future__ import annotations
@@ -51,13 +54,19 @@ class GroundedAnswer(Task):
         "List the IDs of the passages that support the answer. If the passages do not contain the answer, "
         "give your best short guess and an empty supporting_ids list."
     )
+    CLOSED_BOOK_ROLE = (
+        "You answer questions from your own knowledge; no passages are given. Give a short answer: the "
+        "entity, date, number or phrase asked for, not a sentence, and an empty supporting_ids list. If you do "
+        "not know, give your best short guess."
+    )
     OPTIONS_ROLE = (
         "When answer options are listed, the answer must be exactly one of them: reply with its letter only, "
         "even if the passages do not settle the question (then pick the most plausible option)."
     )
 
     def system(self, inputs: Mapping[str, Any]) -> str:
-        return system_prompt(f"{self.ROLE} {self.OPTIONS_ROLE}" if options_of(inputs) else self.ROLE)
+        role = self.ROLE if list(inputs.get("passages") or ()) else self.CLOSED_BOOK_ROLE
+        return system_prompt(f"{role} {self.OPTIONS_ROLE}" if options_of(inputs) else role)
 
     def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]
         return make_items(list(inputs["passages"]), "P")
@@ -65,16 +74,18 @@ class GroundedAnswer(Task):
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "question", "passages", task=self.name)
         options = options_of(inputs)
+        shown = f"Passages:\n{render_items(self.items(inputs), 'passage')}\n" if list(inputs["passages"]) else ""
+        cite = '["P..", ...]' if shown else "[]"
         if not options:
-            return (f"Passages:\n{render_items(self.items(inputs), 'passage')}\n"
+            return (f"{shown}"
                     f"Question:\n{block('data', inputs['question'])}\n"
-                    'Reply with {"answer": "...", "supporting_ids": ["P..", ...]}.')
+                    f'Reply with {{"answer": "...", "supporting_ids": {cite}}}.')
         lettered = "\n".join(f"{option_letter(i)}. {o}" for i, o in enumerate(options))
-        return (f"Passages:\n{render_items(self.items(inputs), 'passage')}\n"
+        return (f"{shown}"
                 f"Question:\n{block('data', inputs['question'])}\n"
                 f"Options:\n{block('data', lettered)}\n"
                 f'Reply with {{"answer": "<one letter, A to {option_letter(len(options) - 1)}>", '
-                '"supporting_ids": ["P..", ...]}.')
+                f'"supporting_ids": {cite}}}.')
 
     def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
         kept, dropped = filter_ids(output.supporting_ids, [it.id for it in self.items(inputs)])  # type: ignore[attr-defined]

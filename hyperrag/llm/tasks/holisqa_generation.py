@@ -1,5 +1,6 @@
-"""HolisQA generation: from a slice of numbered sentences, write question–answer pairs whose answer needs
-at least ``min_sentences`` of them together, citing the sentence IDs (checked against those shown).
+"""HolisQA generation (HugRAG F.2, Fig 14): from a slice of numbered sentences, write question–answer pairs that
+need the slice understood as a whole — answers of 2–4 sentences citing ``min_sentences``–``max_sentences``
+sentence IDs (checked against those shown); no short factual, named-entity trivia or single-sentence questions.
 
 HugRAG's holistic-comprehension benchmark: questions that cannot be answered from any single sentence, so
 a retriever must bring back the whole supporting context. Cited IDs the prompt never showed are dropped
@@ -17,7 +18,7 @@ from pydantic import BaseModel, Field
 from hyperrag.llm.prompting import key_map, make_items, render_items
 from hyperrag.llm.tasks.base import IdList, Task, Text, filter_ids
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 def sentences_of(inputs: Mapping[str, Any]) -> list[Any]:
@@ -38,19 +39,21 @@ class QAPairs(BaseModel):
 
 
 class HolisQAGeneration(Task):
-    """Inputs: ``sentences`` (``(key, text)`` pairs or mappings with id/text); optional ``n_pairs`` (2) and
-    ``min_sentences`` (3). ``value``: ``[{"question", "answer", "sentence_ids": [caller keys]}]``."""
+    """Inputs: ``sentences`` (``(key, text)`` pairs or mappings with id/text); optional ``n_pairs`` (2),
+    ``min_sentences`` (3) and ``max_sentences`` (6). ``value``: ``[{"question", "answer", "sentence_ids": [caller
+    keys]}]``."""
 
     name = "holisqa_generation"
     SCHEMA_VERSION = SCHEMA_VERSION
     Output = QAPairs
     max_tokens = 1024
     ROLE = (
-        "You write hard reading-comprehension questions over a passage given as numbered sentences. Each "
-        "question must need several sentences together: its answer can only be worked out by combining the "
-        "facts of all the sentences it cites, and no single sentence (nor any smaller subset) is enough. "
-        "Answers are short (an entity, number, date or phrase). Cite exactly the sentences needed by ID. Use "
-        "only what the sentences say."
+        "You build a reading-comprehension dataset from a slice of a long document given as numbered sentences. "
+        "Write questions that can only be answered by reasoning over several sentences and by understanding "
+        "the slice as a whole (how a problem, a method and a result connect, what follows from what). Do not "
+        "write short factual questions, trivia about a named entity, or questions one sentence answers. Each "
+        "answer is 2 to 4 sentences long and uses only what the slice says. Cite by ID every sentence the "
+        "answer needs, and only sentences of this slice."
     )
 
     def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]
@@ -58,9 +61,11 @@ class HolisQAGeneration(Task):
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         n, k = int(inputs.get("n_pairs", 2)), int(inputs.get("min_sentences", 3))
+        top = int(inputs.get("max_sentences", 6))
         return (f"Sentences:\n{render_items(self.items(inputs), 'item')}\n"
-                f"Write up to {n} question-answer pairs, each needing at least {k} of the sentences. Reply with "
-                '{"pairs": [{"question": "...", "answer": "...", "sentence_ids": ["S..", ...]}, ...]}.')
+                f"Write up to {n} question-answer pairs. Each answer has 2-4 sentences; each pair cites {k} to {top} "
+                'sentence IDs. Reply with {"pairs": [{"question": "...", "answer": "...", '
+                '"sentence_ids": ["S..", ...]}, ...]}.')
 
     def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
         shown = [it.id for it in self.items(inputs)]

@@ -17,8 +17,10 @@ def test_sanitize_neutralises_tags_and_chat_markers():
 def test_every_task_system_prompt_has_the_data_rule():
     inputs = {"passage": EVIL, "named_entities": [EVIL], "query": EVIL, "facts": [EVIL], "candidates": [EVIL],
               "passages": [EVIL], "node": EVIL, "neighbors": [EVIL], "entity": EVIL, "descriptions": [EVIL],
-              "entities": [EVIL], "source": EVIL, "target": EVIL, "question": EVIL, "a": EVIL, "b": EVIL,
-              "text": EVIL, "claim": EVIL, "answer": EVIL}
+              "entities": [EVIL], "source": EVIL, "target": EVIL, "a_text": EVIL, "b_text": EVIL, "question": EVIL,
+              "a": EVIL, "b": EVIL, "text": EVIL, "claim": EVIL, "answer": EVIL, "context": [EVIL], "statements": [EVIL],
+              "evidence": [EVIL], "reports": [EVIL], "points": [EVIL], "texts": [EVIL],
+              "response_type": "a short answer"}
     for name in task_names():
         system, user = get_task(name).messages(inputs)
         assert DATA_RULE in system["content"], name
