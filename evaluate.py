@@ -39,12 +39,13 @@ def main(cfg: DictConfig) -> list[dict[str, Any]]:
 
 def run(cfg: DictConfig) -> list[dict[str, Any]]:
     """Evaluate every predictions file ``cfg.predictions`` names; returns one record per file."""
+    from hyperrag.causal.reference import causal_reference_from_index
     from hyperrag.eval.rescore import evaluate_predictions, print_evaluation_table
     from hyperrag.utils.console import configure_console
 
     configure_console(bool(cfg.get("verbose", False)))  # every judge request only with verbose=true
 
-    records = evaluate_predictions(cfg)
+    records = evaluate_predictions(cfg, reference=causal_reference_from_index)
     print_evaluation_table(records)
     for r in records:
         log.info("%s → evaluation.json", r["predictions"])

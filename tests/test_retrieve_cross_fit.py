@@ -51,3 +51,14 @@ def test_cross_fitted_policy_never_scores_its_training_queries(tmp_path):
 def test_cv_folds_leaves_methods_trained_on_no_question_as_they_are(tmp_path):
     metrics = retrieve.run(compose_retrieve(tmp_path, "method=dense", "cv_folds=3"))
     assert metrics["queries"] == 6 and "cv_folds" not in metrics
+
+
+def test_cross_fitted_policy_trains_with_the_run_s_llm(tmp_path):
+    """With an LLM (the oracle here) each fold's policy trains on the actions that LLM carries out, with the
+    hallucination term on, and its key names the LLM — what the retrieval of that fold deploys."""
+    retrieve.run(cdfrag(tmp_path, tmp_path / "models", "cv_folds=2", "llm=oracle", "data.openie_source=file"))
+    record = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    for fold in record["folds"]:
+        trained = json.loads(Path(fold["artifacts"]["policy"]).with_name("metrics.json").read_text())["metrics"]
+        assert trained["hallucination_term"] == "answers"
+    assert record["metrics"]["llm_kind"] == "oracle"

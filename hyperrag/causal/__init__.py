@@ -1,9 +1,9 @@
-"""CDF-RAG's causal knowledge: candidate pairs, silver labels, the pair classifier, the causal graph index,
-depth-limited causal traversal and the feedback generation loop.
+"""CDF-RAG's causal knowledge: candidate pairs, the marked-text format, the UniCausal pair classifier, the causal
+graph index, depth-limited causal traversal and generation with its checks.
 
-    candidates  → labels (silver) → classifier (``python train.py task=causal_pair``)
-    candidates  → scored / LLM-verified → CausalGraph (cached index) → CausalTraversal (query-time paths)
-    retrieved passages + paths → CausalGenerator (rewrite, answer, consistency fallback, claim-check rewrite)
+    UniCausal splits (hyperrag.data.unicausal) → classifier (``python train.py task=causal_pair data=unicausal``)
+    candidates → marked both ways → scored → LLM-verified → CausalGraph (cached index) → CausalTraversal (paths)
+    knowledge set + paths → CausalGenerator (rewrite, answer, causal graph check + fallback, claim check + rewrite)
 
 Heavy pieces (transformers, Lightning) are imported by the modules that need them.
 """

@@ -11,10 +11,11 @@ semantics:
   clause before is the cause, the clause after the effect; a sentence-initial adverbial (``As a result, Y``)
   takes its cause from the previous sentence.
 
-Each connective is *strong* (an unambiguous causal marker: a silver positive label for the pair classifier) or
-*weak* (``after``, ``following``, ``since``: often only temporal — a candidate the classifier scores, never a
-label). OpenIE triples whose relation is causal (``resulted in``, ``led to``, ``caused``...) give entity-level
-candidates, and those whose relation is plainly non-causal give silver negatives (see :mod:`.labels`).
+Each connective is *strong* (an unambiguous causal marker: without a classifier, the rule priors accept it) or
+*weak* (``after``, ``following``, ``since``: often only temporal — what the UniCausal-trained classifier is for).
+OpenIE triples whose relation is causal (``resulted in``, ``led to``, ``caused``...) give entity-level candidates;
+those whose relation is plainly non-causal, and clause pairs of connective-free adjacent sentences, are only
+counted (the graph's candidate statistics).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ CONNECTIVES: tuple[tuple[str, str, str], ...] = (
 _CONNECTIVE_RE = re.compile(r"\b(" + "|".join(f"(?:{p})" for p, _, _ in CONNECTIVES) + r")\b", re.IGNORECASE)
 _COMPILED = [(re.compile(rf"^(?:{p})$", re.IGNORECASE), o, s) for p, o, s in CONNECTIVES]
 
-# Relation strings of OpenIE triples: causal (→ candidates) and plainly non-causal (→ silver negatives).
+# Relation strings of OpenIE triples: causal (→ candidates) and plainly non-causal (counted).
 CAUSAL_RELATION = re.compile(
     r"\b(caus\w*|led to|leads? to|leading to|result\w* in|result\w* from|due to|because|trigger\w*|prompt\w*|"
     r"brought about|gave rise|contribut\w* to|responsible for|induc\w*|consequen\w*)\b", re.IGNORECASE)
@@ -85,7 +86,8 @@ class CandidatePair:
         sentence_index: position of the (last) sentence in the passage.
         connective: the connective or OpenIE relation that proposed the pair.
         source: ``connective`` or ``openie``.
-        strength: ``strong`` (silver positive), ``weak`` (scored only), ``openie`` (entity-level candidate).
+        strength: ``strong`` (accepted by the rule priors), ``weak`` (scored only), ``openie`` (entity-level
+            candidate).
         cause_char / effect_char: start offsets of the spans in ``sentence`` (-1 when not verbatim).
         connective_char / connective_end: where the connective (or OpenIE relation) is in ``sentence`` — what the
             pair classifier sees masked as ``[C]``; equal offsets mark an insertion point (relation not verbatim
@@ -222,7 +224,7 @@ def adjacent_pairs(sentences: Sequence[str], passage: int, max_words: int = 14,
                    min_words: int = 1) -> list[CandidatePair]:
     """Clause pairs across consecutive sentences with no connective at all (no explicit causal link): the last
     clause of sentence i and the first clause of sentence i+1, joined with a space (``connective_char`` is the
-    join point, where the classifier's ``[C]`` goes). Silver negatives for the pair classifier."""
+    join point). Counted in the candidate statistics, not scored."""
     out: list[CandidatePair] = []
     for si in range(len(sentences) - 1):
         a, b = sentences[si], sentences[si + 1]

@@ -1,17 +1,23 @@
 """The causal pair classifier: a small transformer encoder (MiniLM) reading a sentence with two marked spans.
 
-Input: ``… [E1] span one [/E1] … [C] … [E2] span two [/E2] …`` (see :func:`~hyperrag.causal.labels.mark_pair`;
-``[C]`` masks the connective); the five markers are added to the tokenizer as special tokens. Representation: the encoder's hidden states at the
-``[E1]`` and ``[E2]`` tokens and the attention-masked mean, concatenated; an MLP head gives one logit for
-"E1 causes E2" (binary cross-entropy). The encoder is fine-tuned (a smaller learning rate than the head).
+Input: ``… [E1] candidate cause [/E1] … [E2] candidate effect [/E2] …`` (:mod:`hyperrag.causal.marking`); the four
+markers are added to the tokenizer as special tokens. Representation: the encoder's hidden states at the first
+``[E1]`` and ``[E2]`` tokens and the attention-masked mean, concatenated; an MLP head gives one logit for "E1 causes
+E2" (binary cross-entropy). The encoder is fine-tuned (a smaller learning rate than the head, linear warm-up and
+decay over ``max_steps``).
 
-Trained by ``python train.py task=causal_pair`` (:class:`~hyperrag.training.tasks.causal_pair.CausalPairTask`); the
-checkpoint is loaded with :meth:`CausalPairClassifier.load_from_checkpoint` and applied with
-:meth:`CausalPairClassifier.predict_proba`.
+This is UniCausal's pair classification model (Tan et al., 2023: a BERT encoder over ``<ARG0>``/``<ARG1>``-marked
+text, ``ŷ = g(r_[CLS])``) with MiniLM as the encoder and the marker tokens' states in the representation.
+
+Model selection: every validation pass (``val_check_interval`` steps, on a held-out part of the *training* splits)
+computes F1 per corpus; the weights with the best macro F1 are kept and restored when training ends, so the saved
+checkpoint is the selected one (``selection`` in the checkpoint lists every pass). Trained by
+``python train.py task=causal_pair data=unicausal`` (:class:`~hyperrag.training.tasks.causal_pair.CausalPairTask`).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +26,7 @@ import lightning as L
 import torch
 from torch import nn
 
-from hyperrag.causal.labels import MARKERS
+from hyperrag.causal.marking import MARKERS, MARKING_FORMAT
 from hyperrag.config.validation import (
     NonNegativeFloat,
     NonNegativeInt,
@@ -28,6 +34,25 @@ from hyperrag.config.validation import (
     PositiveInt,
     Probability,
 )
+from hyperrag.utils.hashing import stable_digest
+
+Batch = tuple  # (marked texts, labels [B], corpus names[, loss weights [B]])
+
+
+def classifier_compatibility(encoder: str) -> str:
+    """What a retriever needs to match to use a pair classifier: the marked-text format and the encoder.
+    The causal graph builder looks classifiers up by it (``classifier: auto``)."""
+    return stable_digest("causal_pair", MARKING_FORMAT, str(encoder), length=16)
+
+
+def binary_prf(pred: torch.Tensor, gold: torch.Tensor) -> dict[str, float]:
+    """Precision, recall and F1 of the positive class (0 where undefined), and the counts."""
+    tp = int(((pred == 1) & (gold == 1)).sum())
+    npred, ngold = int((pred == 1).sum()), int((gold == 1).sum())
+    p = tp / npred if npred else 0.0
+    r = tp / ngold if ngold else 0.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "examples": int(gold.numel()), "positives": ngold}
 
 
 class CausalPairClassifier(L.LightningModule):
@@ -36,20 +61,20 @@ class CausalPairClassifier(L.LightningModule):
         lr: encoder learning rate (AdamW); ``head_lr`` for the MLP head.
         weight_decay: AdamW weight decay.
         dropout: before the head's output layer.
-        max_length: tokens per example (the marked text is cropped around the spans beforehand).
+        max_length: tokens per example.
         max_steps: stop training after this many optimiser steps (``trainer.should_stop``), so a Trainer
-            configured for many epochs still does a bounded fine-tune on a CPU; ``None`` = the Trainer decides.
+            configured for many epochs still does a bounded fine-tune on a CPU; also the length of the learning-rate
+            schedule. ``None`` = the Trainer decides, constant rates.
+        warmup: share of ``max_steps`` with a linearly rising learning rate.
         freeze_layers: keep the embeddings and the first N transformer layers frozen (0 = fine-tune all).
         pos_weight: weight of positive examples in the loss (``None`` = 1).
-        mask_rate: share of training texts whose connective was masked as ``[C]`` (connective dropout, see
-            :mod:`hyperrag.causal.labels`); > 0 tells the graph builder to show weak candidates masked.
     """
 
-    def __init__(self, encoder: str = "all-MiniLM-L6-v2", lr: PositiveFloat = 3e-5,
+    def __init__(self, encoder: str = "all-MiniLM-L6-v2", lr: PositiveFloat = 5e-5,
                  head_lr: PositiveFloat = 1e-3, weight_decay: NonNegativeFloat = 0.01,
                  dropout: Probability = 0.1, max_length: PositiveInt = 128,
-                 max_steps: PositiveInt | None = None, freeze_layers: NonNegativeInt = 0,
-                 pos_weight: PositiveFloat | None = None, mask_rate: Probability = 0.5) -> None:
+                 max_steps: PositiveInt | None = None, warmup: Probability = 0.06,
+                 freeze_layers: NonNegativeInt = 0, pos_weight: PositiveFloat | None = None) -> None:
         super().__init__()
         self.save_hyperparameters()
         from transformers import AutoModel, AutoTokenizer
@@ -73,8 +98,13 @@ class CausalPairClassifier(L.LightningModule):
             for layer in self.encoder.encoder.layer[:freeze_layers]:
                 for p in layer.parameters():
                     p.requires_grad_(False)
-        self._train_correct = 0
-        self._train_seen = 0
+        self.selection: list[dict[str, Any]] = []
+        self._best: tuple[float, dict[str, torch.Tensor]] | None = None
+        self._val: list[tuple[torch.Tensor, torch.Tensor, list[str]]] = []
+
+    @property
+    def compatibility(self) -> str:
+        return classifier_compatibility(self.hparams.encoder)
 
     # ---- model ---------------------------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
@@ -114,15 +144,16 @@ class CausalPairClassifier(L.LightningModule):
         return torch.cat(out)
 
     # ---- training ------------------------------------------------------------------------------------
-    def _loss(self, batch: tuple[list[str], torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        texts, labels = batch
+    def _loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        texts, labels = batch[0], batch[1]
         labels = labels.float().to(self.device)
+        weight = batch[3].to(self.device) if len(batch) > 3 else None  # per example (per-corpus class balance)
         logits = self.logits(texts)
         pw = None if self.hparams.pos_weight is None else torch.tensor(float(self.hparams.pos_weight), device=self.device)
-        loss = nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pw)
+        loss = nn.functional.binary_cross_entropy_with_logits(logits, labels, weight=weight, pos_weight=pw)
         return loss, logits, labels
 
-    def training_step(self, batch: tuple[list[str], torch.Tensor], batch_idx: int) -> torch.Tensor:
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         loss, logits, labels = self._loss(batch)
         acc = ((logits > 0).float() == labels).float().mean()
         self.log("train/loss", loss, prog_bar=True, batch_size=len(labels))
@@ -134,17 +165,64 @@ class CausalPairClassifier(L.LightningModule):
         if max_steps is not None and self.trainer is not None and self.trainer.global_step >= max_steps:
             self.trainer.should_stop = True
 
-    def validation_step(self, batch: tuple[list[str], torch.Tensor], batch_idx: int) -> None:
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
         loss, logits, labels = self._loss(batch)
-        self.log("val/loss", loss, prog_bar=True, batch_size=len(labels))
-        self.log("val/acc", ((logits > 0).float() == labels).float().mean(), prog_bar=True, batch_size=len(labels))
+        self.log("val/loss", loss, batch_size=len(labels))
+        self._val.append((logits.detach().cpu(), labels.detach().cpu(), list(batch[2])))
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
+    def on_validation_epoch_end(self) -> None:
+        """F1 per corpus on the held-out part of train; keep the weights with the best macro F1."""
+        if not self._val:
+            return
+        logits = torch.cat([v[0] for v in self._val])
+        labels = torch.cat([v[1] for v in self._val]).long()
+        corpora = [c for v in self._val for c in v[2]]
+        self._val = []
+        pred = (logits > 0).long()
+        row: dict[str, Any] = {"step": int(self.global_step)}
+        for name in sorted(set(corpora)):
+            idx = torch.tensor([i for i, c in enumerate(corpora) if c == name])
+            row[f"f1_{name}"] = binary_prf(pred[idx], labels[idx])["f1"]
+        row["macro_f1"] = sum(v for k, v in row.items() if k.startswith("f1_")) / max(1, len(set(corpora)))
+        self.log_dict({f"val/{k}": float(v) for k, v in row.items() if k != "step"})
+        if self.trainer is not None and self.trainer.sanity_checking:
+            return
+        self.selection.append(row)
+        if self._best is None or row["macro_f1"] > self._best[0]:
+            self._best = (row["macro_f1"], {k: v.detach().clone() for k, v in self.state_dict().items()})
+
+    def on_train_end(self) -> None:
+        """Restore the selected weights (the best held-out macro F1) before the checkpoint is saved."""
+        if self._best is not None:
+            self.load_state_dict(self._best[1])
+            best = max(self.selection, key=lambda r: r["macro_f1"])
+            for r in self.selection:
+                r["selected"] = r is best
+            self._best = None  # the final checkpoint holds the selected weights once
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["selection"] = copy.deepcopy(self.selection)
+        if self._best is not None:  # a fit in progress (resume checkpoint): the best weights so far travel along
+            checkpoint["selection_best"] = {"macro_f1": self._best[0], "state_dict": self._best[1]}
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self.selection = list(checkpoint.get("selection", []))
+        best = checkpoint.get("selection_best")
+        self._best = None if best is None else (float(best["macro_f1"]), best["state_dict"])
+
+    def configure_optimizers(self) -> Any:
         enc = [p for p in self.encoder.parameters() if p.requires_grad]
         groups = [{"params": self.head.parameters(), "lr": self.hparams.head_lr}]
         if enc:
             groups.append({"params": enc, "lr": self.hparams.lr})
-        return torch.optim.AdamW(groups, weight_decay=self.hparams.weight_decay)
+        opt = torch.optim.AdamW(groups, weight_decay=self.hparams.weight_decay)
+        if self.hparams.max_steps is None:
+            return opt
+        from transformers import get_linear_schedule_with_warmup
+
+        total = int(self.hparams.max_steps)
+        sched = get_linear_schedule_with_warmup(opt, int(self.hparams.warmup * total), total)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
-__all__ = ["CausalPairClassifier"]
+__all__ = ["CausalPairClassifier", "binary_prf", "classifier_compatibility"]

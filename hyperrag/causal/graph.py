@@ -4,15 +4,18 @@ Build (:func:`build_causal_graph`) — steps 1–3 per passage, giving its *reco
 (:mod:`hyperrag.causal.records`), step 4 over all records (:func:`assemble_causal_graph`):
   1. candidate span pairs per sentence (:mod:`hyperrag.causal.candidates`): explicit connectives and causal
      OpenIE relations;
-  2. scoring — with a trained pair classifier (:class:`~hyperrag.causal.classifier.CausalPairClassifier`)
-     each candidate is read in both orders (strong connectives verbatim, weak connectives and OpenIE
-     relations masked as ``[C]``, so those are judged by their content), ``p_fwd = P(cause → effect)`` and
-     ``p_rev``; it is reoriented when ``p_rev > p_fwd`` and accepted when ``max(p_fwd, p_rev) >=
-     accept_threshold``. Without a classifier the rule priors decide (strong connective 1.0, OpenIE causal
-     relation ``openie_prior``, weak connective ``weak_prior``);
-  3. verification — with an LLM, the ``verify_max_pairs`` best accepted pairs go through
-     ``causal_pair_verification``: "none" drops the pair (``llm_drop_rejected``), "b_causes_a" reorients it,
-     and the weight becomes the mean of the score and the LLM's confidence;
+  2. scoring — with the UniCausal-trained pair classifier (:class:`~hyperrag.causal.classifier.CausalPairClassifier`,
+     ``python train.py task=causal_pair data=unicausal``) each candidate is read marked in both orders,
+     ``p_fwd = P(cause → effect)`` and ``p_rev``; it is reoriented when ``p_rev > p_fwd`` and accepted when
+     ``max(p_fwd, p_rev) >= accept_threshold``. Without a classifier the rule priors decide (strong connective
+     1.0, OpenIE causal relation ``openie_prior``, weak connective ``weak_prior``) — the labelled LLM-free
+     fallback, not the paper's extractor;
+  3. verification (Appendix A.2) — with an LLM, every accepted pair (at most ``verify_max_pairs`` when set) goes
+     through ``causal_pair_verification`` with the contextual metadata (``verify_domain``, the dataset, the
+     extracting model): an incorrect pair is dropped (``llm_drop_rejected``), a reversed one reoriented, the
+     weight becomes the mean of the score and the stated confidence (High 1, Medium 2/3, Low 1/3) and the
+     rephrased causal statement is kept with the edge. A failed call leaves the pair unverified and is counted
+     (``llm_failed``);
   4. assembly, deterministic in the corpus order: nodes are the canonical span texts (one node per distinct
      cause/effect, in order of first appearance), embedded with the encoder for semantic lookup; ``alias``
      links join nodes whose embeddings are at least ``alias_threshold`` similar, so that a path can continue
@@ -86,7 +89,8 @@ class CausalGraphSettings:
         alias_threshold: cosine at which two causal nodes get an alias link.
         alias_topk: nearest nodes examined per node for alias links.
         verify: LLM verification of accepted pairs when an LLM is available.
-        verify_max_pairs: verifications per build (an update: per its new pairs).
+        verify_max_pairs: verifications per build at most (an update: per its new pairs); null = every pair.
+        verify_domain: the domain named in the verification prompt's contextual metadata.
         llm_drop_rejected: drop pairs the LLM rejects (else keep them with the classifier's weight).
     """
 
@@ -98,7 +102,8 @@ class CausalGraphSettings:
     alias_threshold: Cosine
     alias_topk: NonNegativeInt
     verify: bool
-    verify_max_pairs: NonNegativeInt
+    verify_max_pairs: NonNegativeInt | None
+    verify_domain: str
     llm_drop_rejected: bool
 
 
@@ -188,7 +193,7 @@ def assemble_causal_graph(
 
     src, dst, weight, passage, info = [], [], [], [], []
     candidates: dict[str, int] = {}
-    llm = {"verified": 0, "dropped": 0, "reoriented": 0}
+    llm = {"verified": 0, "dropped": 0, "reoriented": 0, "failed": 0}
     accepted = 0
     for pos, (p, rec) in enumerate(zip(corpus.passages, records)):
         for k, v in rec.counts.items():
@@ -211,6 +216,7 @@ def assemble_causal_graph(
                     "connective": pair["connective"],
                     "source": pair["source"],
                     "strength": pair["strength"],
+                    "statement": pair.get("statement", ""),
                     **pair["scores"],
                 }
             )
@@ -242,6 +248,7 @@ def assemble_causal_graph(
         "llm_verified": llm["verified"],
         "llm_dropped": llm["dropped"],
         "llm_reoriented": llm["reoriented"],
+        "llm_failed": llm["failed"],
     }
     return graph
 
@@ -254,9 +261,12 @@ def update_causal_graph(
     llm: LanguageModel | None = None,
     openie_triples: Sequence[Sequence[tuple[str, str, str]]] | None = None,
     base: Mapping[str, PassageRecord] | None = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> tuple[CausalGraph, list[PassageRecord]]:
     """The causal graph of ``dataset`` reusing the records in ``base`` (``{fingerprint: record}``) of every
-    unchanged passage; only new and changed passages are extracted, scored and sent to the LLM.
+    unchanged passage; only new and changed passages are extracted, scored and sent to the LLM (with
+    ``metadata`` as the verification prompt's contextual metadata; default: ``verify_domain``, the dataset's name
+    and the extracting model).
 
     Returns:
         ``(graph, records)`` — the records in corpus order (what the causal index stores).
@@ -265,7 +275,10 @@ def update_causal_graph(
     s = settings
     passages = dataset.corpus.passages
     reused, todo = split_reusable(passages, openie_triples, s, base)
-    info = {"candidates": 0, "scored": 0, "llm_asked": 0}
+    if metadata is None:  # the verification prompt's contextual metadata (Appendix A.2)
+        metadata = {"domain": s.verify_domain, "dataset": dataset.name,
+                    "source_model": "UniCausal pair classifier" if classifier is not None else "connective and OpenIE rules"}
+    info = {"candidates": 0, "scored": 0, "llm_asked": 0, "llm_failed": 0}
     computed: list[PassageRecord] = []
     if todo:
         triples = (
@@ -274,7 +287,7 @@ def update_causal_graph(
             else [openie_triples[j] if j < len(openie_triples) else [] for j in todo]
         )
         computed, info = compute_records(
-            [passages[j] for j in todo], triples, s, classifier=classifier, llm=llm
+            [passages[j] for j in todo], triples, s, classifier=classifier, llm=llm, metadata=metadata
         )
     by_pos = dict(reused)
     by_pos.update(zip(todo, computed))
@@ -286,6 +299,7 @@ def update_causal_graph(
             "passages_computed": len(todo),
             "pairs_scored": info["scored"],
             "llm_asked": info["llm_asked"],
+            "llm_failed_this_build": info["llm_failed"],
             "seconds": round(time.perf_counter() - t0, 3),
         }
     )

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from hyperrag.causal.candidates import CandidatePair, extract_candidates
-from hyperrag.causal.labels import llm_verdicts, mark_candidate
+from hyperrag.causal.marking import mark_candidate
 from hyperrag.data.types import Corpus, Passage
 from hyperrag.utils.atomic import atomic_write_jsonl
 from hyperrag.utils.hashing import passage_digest, stable_digest
@@ -44,9 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RECORDS_FILE = "causal_records.jsonl"
-RECORDS_FORMAT = (
-    1  # bump when what a record holds (or how it is computed) changes: old records are not reused
-)
+RECORDS_FORMAT = 2  # bump when what a record holds (or how it is computed) changes: old records are not reused
 Triple = tuple[str, str, str]
 
 
@@ -58,16 +56,18 @@ class PassageRecord:
         id: passage id.
         fingerprint: hash of the passage's content (id, title, text, OpenIE triples when used).
         counts: candidate counts (``sentences``, ``non_causal``, ``adjacent`` and one per strength).
-        llm: ``verified`` / ``dropped`` / ``reoriented`` pairs of this passage.
+        llm: ``verified`` / ``dropped`` / ``reoriented`` / ``failed`` pairs of this passage.
         pairs: accepted pairs in candidate order: ``cause``, ``effect`` (raw texts, oriented), ``sentence``,
-            ``connective``, ``source``, ``strength``, ``weight`` and ``scores`` (``score``, ``reverse``,
-            ``p_fwd``/``p_rev`` or ``rule``, and ``llm`` when verified).
+            ``connective``, ``source``, ``strength``, ``weight``, ``statement`` (the LLM's rephrased causal
+            statement, empty when unverified) and ``scores`` (``score``, ``reverse``, ``p_fwd``/``p_rev`` or
+            ``rule``, and ``llm`` when verified).
     """
 
     id: str
     fingerprint: str
     counts: dict[str, int] = field(default_factory=dict)
-    llm: dict[str, int] = field(default_factory=lambda: {"verified": 0, "dropped": 0, "reoriented": 0})
+    llm: dict[str, int] = field(default_factory=lambda: {"verified": 0, "dropped": 0, "reoriented": 0,
+                                                          "failed": 0})
     pairs: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
@@ -93,19 +93,16 @@ def _triples_of(
 def score_candidates(
     pairs: list[CandidatePair], classifier: Any, settings: CausalGraphSettings, batch_size: int = 64
 ) -> list[dict[str, Any]]:
-    """Per candidate: ``{"score", "reverse", "p_fwd", "p_rev"}`` (classifier) or the rule prior."""
+    """Per candidate: ``{"score", "reverse", "p_fwd", "p_rev"}`` (classifier, reading the pair marked in both orders)
+    or the rule prior."""
     if classifier is None:
         prior = {"strong": 1.0, "openie": settings.openie_prior, "weak": settings.weak_prior}
         return [{"score": prior.get(p.strength, 0.0), "reverse": False, "rule": p.strength} for p in pairs]
     if not pairs:
         return []
-    hparams = getattr(classifier, "hparams", None) or {}
-    trained_masked = float(hparams.get("mask_rate", 0.5)) > 0
     fwd_texts, rev_texts, ok = [], [], []
     for i, p in enumerate(pairs):
-        # strong connectives are shown as they are; weak/OpenIE ones masked: their word decides nothing
-        mask = trained_masked and p.strength != "strong"
-        f, r = mark_candidate(p, mask_connective=mask), mark_candidate(p, reverse=True, mask_connective=mask)
+        f, r = mark_candidate(p), mark_candidate(p, reverse=True)
         if f is not None and r is not None:
             fwd_texts.append(f)
             rev_texts.append(r)
@@ -113,9 +110,23 @@ def score_candidates(
     probs = classifier.predict_proba(fwd_texts + rev_texts, batch_size=batch_size) if ok else torch.empty(0)
     out = [{"score": 0.0, "reverse": False, "p_fwd": None, "p_rev": None} for _ in pairs]
     for j, i in enumerate(ok):
-        pf, pr = float(probs[j]), float(probs[len(ok) + j])
-        out[i] = {"score": max(pf, pr), "reverse": pr > pf, "p_fwd": round(pf, 4), "p_rev": round(pr, 4)}
+        # 4 decimals: a probability then does not depend on which other texts shared its batch (padding changes
+        # the last float bits), so an incremental update scores a pair exactly as a full rebuild does
+        pf, pr = round(float(probs[j]), 4), round(float(probs[len(ok) + j]), 4)
+        out[i] = {"score": max(pf, pr), "reverse": pr > pf, "p_fwd": pf, "p_rev": pr}
     return out
+
+
+def verify_pairs(llm: LanguageModel, pairs: Sequence[CandidatePair], metadata: Mapping[str, str] | None = None
+                 ) -> list[dict[str, Any] | None]:
+    """``causal_pair_verification`` (Appendix A.2) of each pair — its cause and effect, the sentence it comes from
+    and the contextual metadata (``domain``, ``dataset``, ``source_model``); None where the call failed."""
+    if not pairs:
+        return []
+    meta = dict(metadata or {})
+    inputs = [{"cause": p.cause, "effect": p.effect, "context": [p.sentence], **meta} for p in pairs]
+    results = llm.complete_structured_batch("causal_pair_verification", inputs, progress="causal pairs")
+    return [r.value if r.ok else None for r in results]
 
 
 def compute_records(
@@ -124,12 +135,17 @@ def compute_records(
     settings: CausalGraphSettings,
     classifier: Any = None,
     llm: LanguageModel | None = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> tuple[list[PassageRecord], dict[str, int]]:
     """Candidates → scores → LLM verification for ``passages`` (``triples[j]`` belongs to ``passages[j]``).
 
+    Args:
+        metadata: the verification prompt's contextual metadata (``domain``, ``dataset``, ``source_model``).
+
     Returns:
         ``(records, info)``: one record per passage, in order, and ``info`` = ``{"candidates", "scored",
-        "llm_asked"}`` (pairs extracted, pairs scored, pairs sent to the LLM).
+        "llm_asked", "llm_failed"}`` (pairs extracted, pairs scored, pairs sent to the LLM, calls that failed:
+        those pairs stay in the graph unverified, with the classifier's weight).
     """
     s = settings
     passages = list(passages)
@@ -157,22 +173,26 @@ def compute_records(
         if sc["score"] >= s.accept_threshold and sc["score"] > 0:
             cause, effect = (p.effect, p.cause) if sc["reverse"] else (p.cause, p.effect)
             accepted.append((cause, effect, p, dict(sc, weight=sc["score"])))
-    asked = 0
+    asked = failed = 0
     drop: set[int] = set()
     if s.verify and getattr(llm, "available", False) and accepted:
-        # the cap bounds the pairs of this call (the whole corpus, or only the new passages of an update)
-        order = sorted(range(len(accepted)), key=lambda i: -accepted[i][3]["score"])[: s.verify_max_pairs]
-        todo = [accepted[i] for i in order]
+        # every accepted pair (Appendix A.2), best first; verify_max_pairs caps one call (the whole corpus, or
+        # only the new passages of an update). Replies are cached: an interrupted build resumes for free.
+        order = sorted(range(len(accepted)), key=lambda i: -accepted[i][3]["score"])
+        if s.verify_max_pairs is not None:
+            order = order[: s.verify_max_pairs]
         as_pairs = [
             CandidatePair(c, e, p.sentence, p.passage, p.sentence_index, p.connective, p.source, p.strength)
-            for c, e, p, _ in todo
+            for c, e, p, _ in (accepted[i] for i in order)
         ]
         asked = len(as_pairs)
-        for i, verdict in zip(order, llm_verdicts(llm, as_pairs)):
-            if verdict is None:
-                continue
+        for i, verdict in zip(order, verify_pairs(llm, as_pairs, metadata)):
             cause, effect, p, sc = accepted[i]
             counts = records[p.passage].llm
+            if verdict is None:
+                failed += 1
+                counts["failed"] = counts.get("failed", 0) + 1
+                continue
             counts["verified"] += 1
             sc["llm"] = verdict
             if not verdict["causal"]:
@@ -184,6 +204,7 @@ def compute_records(
                 cause, effect = effect, cause
                 counts["reoriented"] += 1
             sc["weight"] = 0.5 * (sc["score"] + verdict["confidence"])
+            sc["statement"] = verdict["statement"]
             accepted[i] = (cause, effect, p, sc)
     for i, (cause, effect, p, sc) in enumerate(accepted):
         if i in drop:
@@ -197,10 +218,12 @@ def compute_records(
                 "source": p.source,
                 "strength": p.strength,
                 "weight": float(sc["weight"]),
-                "scores": {k: v for k, v in sc.items() if k != "weight"},
+                "statement": sc.get("statement") or "",
+                "scores": {k: v for k, v in sc.items() if k not in ("weight", "statement")},
             }
         )
-    return records, {"candidates": len(cands.pairs), "scored": len(cands.pairs), "llm_asked": asked}
+    return records, {"candidates": len(cands.pairs), "scored": len(cands.pairs), "llm_asked": asked,
+                     "llm_failed": failed}
 
 
 def split_reusable(
@@ -260,4 +283,5 @@ __all__ = [
     "save_records",
     "score_candidates",
     "split_reusable",
+    "verify_pairs",
 ]

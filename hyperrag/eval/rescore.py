@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,9 +47,39 @@ def _out_dir(pred: Path, files: list[Path], out: str | None) -> Path:
     return Path(out) / pred.parent.resolve().relative_to(root)
 
 
+CausalReference = Callable[[str, Mapping[str, Any] | None, "Encoder", list[str]],
+                           list[tuple[set[str], set[tuple[str, str]]]]]
+
+
+def causal_reference(cfg: Any, saved: dict[str, Any], run_cfg: Any, rows: list[dict[str, Any]], encoder: Encoder,
+                     reference: CausalReference | None) -> list[tuple[set[str], set[tuple[str, str]]]] | None:
+    """CRC's reference per row: the causal paths from each question over a causal graph — ``cfg.causal_index``, or
+    the CDF-RAG run's own (``causal_index_dir`` in its ``metrics.json``); None when there is none. ``reference``
+    reads the graph and traverses it (``evaluate.py`` passes
+    :func:`hyperrag.causal.reference.causal_reference_from_index`); the traversal settings are the run's (CDF-RAG)
+    or, when None, ``method/cdfrag.yaml``'s."""
+    directory = cfg.get("causal_index") or saved.get("causal_index_dir")
+    if not directory or encoder is None:
+        return None
+    if not (Path(directory) / "causal_graph.json").is_file():
+        from hyperrag.errors import InputError
+
+        raise InputError("not a causal index directory (no causal_graph.json)", path=directory, setting="causal_index")
+    if reference is None:
+        log.warning("no causal reference reader given: CRC is skipped")
+        return None
+    from omegaconf import OmegaConf
+
+    method = _select(run_cfg, "method")
+    node = _select(_select(method, "retriever"), "traversal") if _select(method, "name") == "cdfrag" else None
+    traversal = OmegaConf.to_container(node, resolve=True) if node is not None else None
+    return reference(str(directory), traversal, encoder, [r["question"] for r in rows])
+
+
 def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, datasets: dict[str, Any],
-                  out_dir: Path) -> dict[str, Any]:
-    """Score one predictions file with the suite; write and return its ``evaluation.json`` record."""
+                  out_dir: Path, reference: CausalReference | None = None) -> dict[str, Any]:
+    """Score one predictions file with the suite (``reference``: see :func:`causal_reference`); write and return
+    its ``evaluation.json`` record."""
     from omegaconf import OmegaConf
 
     rows = read_predictions(pred)
@@ -69,16 +100,18 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
         joined = join_gold_fields(rows, read_query_records(queries), GOLD_SENTENCE_FIELDS + CAUSAL_FIELDS)
         if joined:
             log.info("%s: gold sentences / causal pairs joined from %s for %d queries", pred, queries, joined)
+    saved = {}
+    if (pred.parent / "metrics.json").is_file():
+        saved = json.loads((pred.parent / "metrics.json").read_text())
     inputs = EvalInputs(rows=rows, corpus=None if dataset is None else dataset.corpus, llm=llm, encoder=encoder,
                         ks=tuple(cfg.ks or _select(run_cfg, "ks", [2, 5, 10])),
                         context_top_n=int(cfg.context_top_n or _select(run_cfg, "answer_top_n", 0) or 5),
                         lexical_threshold=float(cfg.lexical_threshold),
-                        relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress))
+                        relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress),
+                        hr_delta=float(cfg.get("hr_delta") or 0.0), span_threshold=float(cfg.get("span_threshold", 0.8)),
+                        causal_reference=causal_reference(cfg, saved, run_cfg, rows, encoder, reference))
     metrics = cfg.metrics if isinstance(cfg.metrics, str) else list(cfg.metrics)
     aggregate, per_query, skipped = evaluate_rows(inputs, metrics)
-    saved = {}
-    if (pred.parent / "metrics.json").is_file():
-        saved = json.loads((pred.parent / "metrics.json").read_text())
     record = {"predictions": str(pred), "dataset": saved.get("dataset") or _select(data_cfg, "name"),
               "method": saved.get("method") or _select(_select(run_cfg, "method"), "name"),
               "queries": len(rows), "context_top_n": inputs.context_top_n, "ks": list(inputs.ks),
@@ -92,8 +125,9 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
     return record
 
 
-def evaluate_predictions(cfg: Any) -> list[dict[str, Any]]:
-    """Evaluate every predictions file ``cfg.predictions`` names (file, run dir, glob or list)."""
+def evaluate_predictions(cfg: Any, reference: CausalReference | None = None) -> list[dict[str, Any]]:
+    """Evaluate every predictions file ``cfg.predictions`` names (file, run dir, glob or list); ``reference``
+    reads a causal index for CRC (see :func:`causal_reference`)."""
     from hydra.utils import instantiate
 
     from hyperrag.llm import build_llm
@@ -102,7 +136,8 @@ def evaluate_predictions(cfg: Any) -> list[dict[str, Any]]:
     encoder = instantiate(cfg.embedder, show_progress=False) if cfg.get("embedder") else None
     datasets: dict[str, Any] = {}
     with build_llm(cfg.get("llm")) as llm:
-        return [evaluate_file(f, cfg, llm, encoder, datasets, _out_dir(f, files, cfg.get("out"))) for f in files]
+        return [evaluate_file(f, cfg, llm, encoder, datasets, _out_dir(f, files, cfg.get("out")), reference)
+                for f in files]
 
 
 def print_evaluation_table(records: list[dict[str, Any]]) -> None:

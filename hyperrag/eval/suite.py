@@ -14,8 +14,18 @@ name                     reports (percent, mean over the queries it applies to) 
 ``accuracy``             ``accuracy`` — the answer names the correct option                  answers, options
 ``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
 ``answer_relevancy_emb`` cosine(question, answer) with the embedder                          answers
-``groundedness``         LLM claim support; also ``hallucination_rate``                      answers, LLM
-``groundedness_lexical`` content-word support; also ``hallucination_rate_lexical``           answers
+``groundedness``         LLM claim support; also ``hallucination_rate``: share of responses   answers, LLM
+                         the LLM verifier flags (unsupported share of claims > ``hr_delta``)
+``groundedness_lexical`` content-word support; also ``hallucination_rate_lexical`` (share    answers
+                         of responses flagged by the lexical verifier)
+``groundedness_span``    CDF-RAG §4.2: answer sentences traced by span alignment to one      answers, corpus
+                         retrieved passage or causal triple (share ≥ ``span_threshold``)
+``context_relevance``    CDF-RAG §3.3: mean SBERT cosine, question vs retrieved items         encoder, corpus
+                         (top passages + retrieved causal triples)
+``crc``                  CDF-RAG CRC: share of retrieved items on a causal path aligned with  causal graph
+                         the question (the causal graph's paths from the question)
+``ccd``                  CDF-RAG CCD: mean hops of the retrieved causal paths (in hops)       causal paths
+``srs``                  CDF-RAG SRS: cosine of the original and the refined queries          refinements
 ``causal_coverage``      gold causal pairs with both ends in the context                     causal_pairs
 =======================  =================================================================  ==================
 
@@ -33,8 +43,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hyperrag.eval.causal import (
+    causal_chain_depth,
+    causal_retrieval_coverage,
+    pair_text,
+    retrieved_pairs,
+    span_groundedness,
+)
 from hyperrag.eval.context import causal_coverage, context_recall, lexical_claim_recall, llm_claim_recall
-from hyperrag.eval.groundedness import hallucination_rate, lexical_groundedness, llm_groundedness
+from hyperrag.eval.groundedness import lexical_groundedness, llm_groundedness
 from hyperrag.eval.judge import llm_judge_accuracy
 from hyperrag.eval.qa import answer_in_response, exact_match, option_correct, response_correct, token_f1
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
@@ -64,6 +81,9 @@ class EvalInputs:
     lexical_threshold: float = 0.8
     relevancy_questions: int = 3
     progress: bool = False
+    hr_delta: float = 0.0         # a response is flagged as hallucinated when its unsupported share exceeds this
+    span_threshold: float = 0.8   # span alignment at which an answer sentence counts as traced (groundedness_span)
+    causal_reference: list[tuple[set[str], set[tuple[str, str]]]] | None = None  # per row, for CRC
     _texts: dict[str, str] = field(default_factory=dict, repr=False)
 
     def context_ids(self, row: dict[str, Any]) -> list[str]:
@@ -200,22 +220,77 @@ def m_answer_relevancy_emb(e: EvalInputs) -> Result:
     return {"answer_relevancy_emb": _mean(res)}, [{"answer_relevancy_emb": s} for s in res]
 
 
+def _flagged(scores: Sequence[float | None], delta: float) -> list[float | None]:
+    """Per judged response: 1 when flagged as hallucinated (unsupported share ``1 − score`` above ``delta``)."""
+    return [None if s is None else float(1.0 - s > delta) for s in scores]
+
+
 def m_groundedness(e: EvalInputs) -> Result:
     res = llm_groundedness(e.llm, _answers(e), [e.context_pairs(r) for r in e.rows],
                            [r["question"] for r in e.rows], progress=e.progress)
     scores = [None if x is None else x["score"] for x in res]
-    per = [{"groundedness": s, "claims": None if x is None else x["claims"]} for s, x in zip(scores, res)]
-    rate = hallucination_rate(scores)
-    return {"groundedness": _mean(scores), "hallucination_rate": None if rate is None else 100.0 * rate}, per
+    flags = _flagged(scores, e.hr_delta)
+    per = [{"groundedness": s, "hallucinated": f, "claims": None if x is None else x["claims"]}
+           for s, f, x in zip(scores, flags, res)]
+    return {"groundedness": _mean(scores), "hallucination_rate": _mean(flags)}, per
 
 
 def m_groundedness_lexical(e: EvalInputs) -> Result:
     scores = [None if is_abstention(a) else lexical_groundedness(a, e.context_text(r) or "", e.lexical_threshold)
               for r, a in zip(e.rows, _answers(e))]
-    rate = hallucination_rate(scores)
-    return ({"groundedness_lexical": _mean(scores),
-             "hallucination_rate_lexical": None if rate is None else 100.0 * rate},
-            [{"groundedness_lexical": s} for s in scores])
+    flags = _flagged(scores, e.hr_delta)
+    return ({"groundedness_lexical": _mean(scores), "hallucination_rate_lexical": _mean(flags)},
+            [{"groundedness_lexical": s, "hallucinated_lexical": f} for s, f in zip(scores, flags)])
+
+
+def _evidence(e: EvalInputs, r: dict[str, Any]) -> list[str]:
+    """The retrieved items of a row: its top passages' texts and the causal triples its method retrieved."""
+    return [t for _, t in e.context_pairs(r)] + [pair_text(p) for p in retrieved_pairs(r)]
+
+
+def m_groundedness_span(e: EvalInputs) -> Result:
+    scores = [None if is_abstention(a) else span_groundedness(str(a), _evidence(e, r), e.span_threshold)
+              for r, a in zip(e.rows, _answers(e))]
+    return {"groundedness_span": _mean(scores)}, [{"groundedness_span": s} for s in scores]
+
+
+def m_context_relevance(e: EvalInputs) -> Result:
+    assert e.encoder is not None
+    items = [_evidence(e, r) for r in e.rows]
+    flat = [t for its in items for t in its]
+    q_emb = e.encoder.encode([r["question"] for r in e.rows], desc="questions").float().cpu()
+    i_emb = e.encoder.encode(flat, desc="retrieved items").float().cpu() if flat else None
+    per, start = [], 0
+    for b, its in enumerate(items):
+        if not its or i_emb is None:
+            per.append({"context_relevance": None})
+            continue
+        per.append({"context_relevance": float((i_emb[start:start + len(its)] @ q_emb[b]).mean())})
+        start += len(its)
+    return {"context_relevance": _mean([p["context_relevance"] for p in per])}, per
+
+
+def m_crc(e: EvalInputs) -> Result:
+    assert e.causal_reference is not None
+    per = [{"crc": causal_retrieval_coverage(e.context_ids(r), retrieved_pairs(r), ref[0], ref[1])}
+           for r, ref in zip(e.rows, e.causal_reference)]
+    return {"crc": _mean([p["crc"] for p in per])}, per
+
+
+def _details(r: dict[str, Any]) -> dict[str, Any]:
+    return r["details"] if isinstance(r.get("details"), dict) else {}
+
+
+def m_ccd(e: EvalInputs) -> Result:
+    """Mean hops of a query's retrieved causal paths, averaged over the queries with paths (hops, not percent)."""
+    per = [{"ccd": causal_chain_depth(list(_details(r).get("causal_path_depths") or []))} for r in e.rows]
+    vals = [p["ccd"] for p in per if p["ccd"] is not None]
+    return {"ccd": sum(vals) / len(vals) if vals else None}, per
+
+
+def m_srs(e: EvalInputs) -> Result:
+    per = [{"srs": _details(r).get("refinement_similarity")} for r in e.rows]
+    return {"srs": _mean([p["srs"] for p in per])}, per
 
 
 def m_causal_coverage(e: EvalInputs) -> Result:
@@ -245,6 +320,11 @@ METRICS: dict[str, Metric] = {
     "answer_relevancy_emb": Metric(m_answer_relevancy_emb, frozenset({"answers", "encoder"})),
     "groundedness": Metric(m_groundedness, frozenset({"answers", "llm", "corpus"})),
     "groundedness_lexical": Metric(m_groundedness_lexical, frozenset({"answers", "corpus"})),
+    "groundedness_span": Metric(m_groundedness_span, frozenset({"answers", "corpus"})),
+    "context_relevance": Metric(m_context_relevance, frozenset({"encoder", "corpus"})),
+    "crc": Metric(m_crc, frozenset({"causal_graph"})),
+    "ccd": Metric(m_ccd, frozenset({"causal_paths"})),
+    "srs": Metric(m_srs, frozenset({"refinements"})),
     "causal_coverage": Metric(m_causal_coverage, frozenset({"causal"})),
 }
 
@@ -252,7 +332,9 @@ METRICS: dict[str, Metric] = {
 def missing_needs(name: str, e: EvalInputs) -> list[str]:
     have = {"answers": e.has_answers, "llm": e.llm_available, "encoder": e.encoder is not None,
             "corpus": e.corpus is not None, "causal": any(_field(r, CAUSAL_FIELDS) for r in e.rows),
-            "options": any(r.get("options") for r in e.rows)}
+            "options": any(r.get("options") for r in e.rows), "causal_graph": e.causal_reference is not None,
+            "causal_paths": any("causal_path_depths" in _details(r) for r in e.rows),
+            "refinements": any(_details(r).get("refinement_similarity") is not None for r in e.rows)}
     return [n for n in sorted(METRICS[name].needs) if not have[n]]
 
 

@@ -27,7 +27,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -80,18 +80,49 @@ def salient_keywords(text: str, exclude: str = "", k: int = 6) -> list[str]:
 
 @dataclass
 class Refinement:
+    """A question's refinement so far (a chain of actions, :meth:`QueryRefiner.step`).
+
+    Attributes:
+        action: the last action applied (``none`` before any).
+        queries: the query set retrieval uses (max fusion over it).
+        rewrites: every rewrite made so far (semantic refinement is measured on them).
+        source: how the last action was carried out: ``llm`` | ``heuristic`` (stand-in, also an LLM call that
+            failed) | ``none``.
+        actions: the actions applied, in order.
+        frontier: the queries the next action refines (the last action's rewrites; the question at first).
+        question: the original question.
+        llm_failed: LLM calls of this chain that failed (their stand-in ran instead).
+    """
+
     action: str
-    queries: list[str]  # the query set used for retrieval
-    rewrites: list[str]  # the new queries only (what semantic similarity is measured on)
-    source: str  # llm | heuristic | none
+    queries: list[str]
+    rewrites: list[str]
+    source: str
+    actions: list[str] = field(default_factory=list)
+    frontier: list[str] = field(default_factory=list)
+    question: str = ""
+    llm_failed: int = 0
+
+    @classmethod
+    def start(cls, question: str) -> Refinement:
+        return cls("none", [question], [], "none", [], [question], question)
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
 class QueryRefiner:
-    """Carries out an action on a batch of questions.
+    """Carries out actions on batches of questions, one step at a time.
+
+    A step applies one action to every query of a refinement's frontier (the question at first, then the previous
+    step's rewrites), so actions chain: ``decompose`` then ``expand`` expands each sub-question. Query-set
+    semantics per action: ``simplify`` *replaces* what it simplified; ``expand`` and ``decompose`` *add* their
+    rewrites (the LLM-free expand replaces: its expanded query contains the original one).
 
     Args:
         llm: an LLM for the ``query_refinement`` task; ``None``/unavailable → the stand-ins.
-        use_llm: set False to force the stand-ins even with an LLM (e.g. cheap PPO training).
+        use_llm: set False to force the stand-ins even with an LLM.
         expand_keywords: words added by the expand stand-in.
         top_passage: callable ``questions -> list[str]`` giving each question's best dense passage text (the
             expand stand-in's feedback document); the CDF-RAG retriever binds its dense index here.
@@ -104,74 +135,84 @@ class QueryRefiner:
         self.expand_keywords = expand_keywords
         self.top_passage = top_passage
         self.llm_calls = 0
+        self.llm_failed = 0
 
     @property
     def llm_on(self) -> bool:
         return self.use_llm and bool(getattr(self.llm, "available", False))
 
-    # ---- stand-ins -----------------------------------------------------------------------------------
-    def heuristic(self, questions: Sequence[str], action: str) -> list[Refinement]:
-        if action == "none":
-            return [Refinement("none", [q], [], "none") for q in questions]
+    # ---- one query, one action -----------------------------------------------------------------------
+    def heuristic(self, queries: Sequence[str], action: str) -> list[tuple[list[str], bool]]:
+        """The stand-in's rewrites of each query and whether they replace it."""
         if action == "simplify":
-            return [Refinement(action, [s], [s], "heuristic") for s in map(simplify_query, questions)]
+            return [([s], True) for s in map(simplify_query, queries)]
         if action == "decompose":
-            out = []
-            for q in questions:
-                parts = [p for p in decompose_query(q) if p.casefold() != q.strip(" ?").casefold()]
-                out.append(Refinement(action, parts + [q], parts, "heuristic"))
-            return out
+            return [([p for p in decompose_query(q) if p.casefold() != q.strip(" ?").casefold()], False)
+                    for q in queries]
         if action == "expand":
             if self.top_passage is None:
                 raise ValueError("the expand stand-in needs top_passage (a dense index) bound to the refiner")
-            docs = self.top_passage(list(questions))
-            out = []
-            for q, doc in zip(questions, docs):
-                kw = salient_keywords(doc, exclude=q, k=self.expand_keywords)
-                expanded = f"{q} {' '.join(kw)}".strip()
-                out.append(Refinement(action, [expanded], [expanded], "heuristic"))
-            return out
+            docs = self.top_passage(list(queries))
+            return [([f"{q} {' '.join(salient_keywords(d, exclude=q, k=self.expand_keywords))}".strip()], True)
+                    for q, d in zip(queries, docs)]
         raise ValueError(f"unknown refinement action {action!r}; expected one of {ACTIONS + ('none',)}")
 
-    # ---- LLM -----------------------------------------------------------------------------------------
-    def with_llm(self, questions: Sequence[str], action: str) -> list[Refinement | None]:
+    def with_llm(self, queries: Sequence[str], action: str) -> list[tuple[list[str], bool] | None]:
+        """The LLM's rewrites of each query (None where the call failed or rewrote nothing)."""
         from hyperrag.llm.tasks import get_task
 
         task = get_task("query_refinement", mode=action)
-        results = self.llm.complete_structured_batch(task, [{"query": q} for q in questions])
-        self.llm_calls += len(questions)
-        out: list[Refinement | None] = []
-        for q, res in zip(questions, results):
-            if not res.ok or not res.value:
-                out.append(None)
-                continue
-            rewrites = [" ".join(_PLACEHOLDER.sub("", r).split()) for r in res.value]
+        results = self.llm.complete_structured_batch(task, [{"query": q} for q in queries])
+        self.llm_calls += len(queries)
+        out: list[tuple[list[str], bool] | None] = []
+        for q, res in zip(queries, results):
+            rewrites = [" ".join(_PLACEHOLDER.sub("", r).split()) for r in (res.value or [])] if res.ok else []
             rewrites = [r for r in rewrites if r and r.casefold() != q.casefold()]
-            if not rewrites:
-                out.append(None)
-                continue
-            queries = rewrites if action == "simplify" else [q, *rewrites]
-            out.append(Refinement(action, queries, rewrites, "llm"))
+            out.append((rewrites, action == "simplify") if rewrites else None)
+        return out
+
+    # ---- chains --------------------------------------------------------------------------------------
+    def step(self, refinements: Sequence[Refinement], actions: Sequence[str]) -> list[Refinement]:
+        """Apply ``actions[i]`` to ``refinements[i]``'s frontier (``none`` leaves it as it is); LLM calls are
+        batched over every frontier query of the batch that takes the same action."""
+        if len(refinements) != len(actions):
+            raise ValueError("one action per refinement")
+        out = list(refinements)
+        for action in dict.fromkeys(a for a in actions if a != "none"):
+            owners = [i for i, a in enumerate(actions) if a == action]
+            flat = [(i, q) for i in owners for q in refinements[i].frontier]
+            queries = [q for _, q in flat]
+            done: list[tuple[list[str], bool] | None] = [None] * len(flat)
+            llm = self.llm_on
+            if llm:
+                done = self.with_llm(queries, action)
+            missing = [j for j, r in enumerate(done) if r is None]
+            failed = {j for j in missing} if llm else set()
+            self.llm_failed += len(failed)
+            if missing:
+                for j, res in zip(missing, self.heuristic([queries[j] for j in missing], action)):
+                    done[j] = res
+            for i in owners:
+                r = refinements[i]
+                js = [j for j, (o, _) in enumerate(flat) if o == i]
+                new, queries_i = [], list(r.queries)
+                for j in js:
+                    rewrites, replaces = done[j]  # type: ignore[misc]
+                    if replaces and rewrites:
+                        queries_i = [q for q in queries_i if q != flat[j][1]]
+                    new += rewrites
+                queries_i = _unique(queries_i + new) or [r.question]
+                source = "llm" if llm and not any(j in failed for j in js) else "heuristic"
+                out[i] = Refinement(action, queries_i, _unique(r.rewrites + new), source, [*r.actions, action],
+                                    _unique(new) or r.frontier, r.question,
+                                    r.llm_failed + sum(j in failed for j in js))
         return out
 
     def refine(self, questions: Sequence[str], actions: Sequence[str]) -> list[Refinement]:
-        """One :class:`Refinement` per question (``actions[i]`` for ``questions[i]``)."""
+        """One step from the questions (``actions[i]`` for ``questions[i]``)."""
         if len(questions) != len(actions):
             raise ValueError("one action per question")
-        out: list[Refinement | None] = [None] * len(questions)
-        for action in dict.fromkeys(actions):
-            idx = [i for i, a in enumerate(actions) if a == action]
-            qs = [questions[i] for i in idx]
-            done: list[Refinement | None] = [None] * len(qs)
-            if self.llm_on and action != "none":
-                done = self.with_llm(qs, action)
-            missing = [j for j, r in enumerate(done) if r is None]
-            if missing:
-                for j, r in zip(missing, self.heuristic([qs[j] for j in missing], action)):
-                    done[j] = r
-            for i, r in zip(idx, done):
-                out[i] = r
-        return [r for r in out if r is not None]
+        return self.step([Refinement.start(q) for q in questions], actions)
 
 
 __all__ = ["ACTIONS", "QueryRefiner", "Refinement", "decompose_query", "salient_keywords",

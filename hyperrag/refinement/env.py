@@ -1,21 +1,25 @@
-"""The refinement environment: one question, one action, the real CDF-RAG retrieval, one reward.
+"""The refinement environment: a question, a chain of at most T actions, the real CDF-RAG retrieval, a reward.
 
-``reward = λ1·coverage + λ2·causal_depth + λ3·similarity + λ4·(1 − hallucination)`` where, for the question
-refined by the action and retrieved by the dual-path pipeline (:class:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever`
-with the refinement fixed to that action):
+``R = λ1·coverage + λ2·causal_depth + λ3·similarity + λ4·(1 − hallucination)`` (CDF-RAG Appendix A.3) where, for the
+question refined by an action sequence and retrieved by the dual-path pipeline
+(:meth:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever.evaluate_refinements`, the retriever's own refiner — with its
+LLM when one is configured):
 
 * ``coverage`` — share of the question's gold passages in the top ``k`` (training questions have gold);
 * ``causal_depth`` — edges of the longest causal path found, divided by the traversal's ``max_depth`` (0–1);
-* ``similarity`` — mean cosine between the original question and the rewrites (semantic drift penalty);
-* ``hallucination`` — ``1 − supported/total`` over the claims of the answer generated from the retrieved
-  context (claim extraction + claim support), only when ``hallucination=true`` and an LLM is available; else 0.
+* ``similarity`` — mean cosine between the original question and the rewrites (1 without rewrites);
+* ``hallucination`` — S_hallucination of the answer generated from the retrieved knowledge (claim extraction +
+  claim support, after the method's corrections), when ``hallucination=true`` and an LLM is available; else 0
+  (``hallucination_term`` says which).
 
-Outcomes are memoised per (question, action): actions are deterministic (LLM calls run at temperature 0 and
-are cached), so a PPO rollout re-visiting a pair costs nothing.
+The empty sequence is the unrefined question. States are the retriever's (the embedding of the current frontier).
+Refinements, states and outcomes are memoised per (question, sequence): actions are deterministic (LLM calls run
+at temperature 0 and are cached), so a PPO rollout re-visiting a sequence costs nothing.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import statistics
 from collections.abc import Sequence
@@ -25,10 +29,12 @@ from typing import Any
 import torch
 
 from hyperrag.data.types import Query
-from hyperrag.eval.retrieval import recall_at_k
-from hyperrag.refinement.actions import ACTIONS
+from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
+from hyperrag.refinement.actions import ACTIONS, Refinement
 
 log = logging.getLogger(__name__)
+
+Seq = tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -45,45 +51,91 @@ class RefinementEnv:
         queries: the questions (with gold passage ids) the environment serves, by position.
         k: retrieval depth for coverage.
         weights: the λs.
-        hallucination: measure hallucination with the LLM (answer + claim check per outcome).
-        actions: the action set.
+        hallucination: the λ4 term from generated answers (needs an LLM; without one the term is constant).
+        max_steps: T, actions per episode at most.
+        actions: the refinement actions (``stop`` is the policy's, not an action here).
     """
 
     def __init__(self, retriever: Any, queries: Sequence[Query], k: int = 5,
                  weights: RewardWeights | dict[str, float] | None = None, hallucination: bool = False,
-                 actions: Sequence[str] = ACTIONS) -> None:
+                 max_steps: int = 1, actions: Sequence[str] = ACTIONS) -> None:
         self.retriever = retriever
         self.queries = list(queries)
         self.k = k
         self.weights = weights if isinstance(weights, RewardWeights) else RewardWeights(**(weights or {}))
         self.hallucination = hallucination
+        self.max_steps = max_steps
         self.actions = list(actions)
-        self.states = retriever.encoder.encode([q.question for q in self.queries], desc="states").float()
-        self._memo: dict[tuple[int, str], dict[str, Any]] = {}
+        self._refinements: dict[tuple[int, Seq], Refinement] = {}
+        self._states: dict[tuple[int, Seq], torch.Tensor] = {}
+        self._memo: dict[tuple[int, Seq], dict[str, Any]] = {}
         self.env_calls = 0
 
     @property
     def llm_hallucination(self) -> bool:
         return self.hallucination and bool(getattr(self.retriever, "llm_available", False))
 
-    def outcomes(self, ids: Sequence[int], actions: Sequence[str]) -> list[dict[str, Any]]:
-        """Reward and its components for each (question id, action); memoised."""
-        todo = [(i, a) for i, a in dict.fromkeys(zip(ids, actions)) if (i, a) not in self._memo]
-        if todo:
-            questions = [self.queries[i].question for i, _ in todo]
-            out = self.retriever.retrieve_with_actions(questions, [a for _, a in todo], max(self.k, 10),
-                                                       generate=self.llm_hallucination)
-            self.env_calls += len(todo)
-            for b, (i, a) in enumerate(todo):
-                self._memo[(i, a)] = self._score(i, a, out.indices[b].tolist(), out.details[b])
-        return [self._memo[(i, a)] for i, a in zip(ids, actions)]
+    @property
+    def hallucination_term(self) -> str:
+        """``answers`` (λ4 from generated answers), ``off (no LLM)`` or ``off``."""
+        if self.llm_hallucination:
+            return "answers"
+        return "off (no LLM)" if self.hallucination else "off"
 
-    def _score(self, i: int, action: str, ranked: list[int], details: dict[str, Any]) -> dict[str, Any]:
+    # ---- sequences -----------------------------------------------------------------------------------
+    def sequences(self) -> list[Seq]:
+        """Every action sequence of length 1..T."""
+        return [seq for n in range(1, self.max_steps + 1) for seq in itertools.product(self.actions, repeat=n)]
+
+    def refinements(self, ids: Sequence[int], seqs: Sequence[Seq]) -> list[Refinement]:
+        """The refinement of each (question, sequence), built step by step from memoised prefixes."""
+        for depth in range(max((len(s) for s in seqs), default=0) + 1):
+            todo = list(dict.fromkeys((i, tuple(s[:depth])) for i, s in zip(ids, seqs) if len(s) >= depth))
+            todo = [key for key in todo if key not in self._refinements]
+            if not todo:
+                continue
+            if depth == 0:
+                for i, s in todo:
+                    self._refinements[(i, s)] = Refinement.start(self.queries[i].question)
+                continue
+            prev = [self._refinements[(i, s[:-1])] for i, s in todo]
+            stepped = self.retriever._step(prev, list(enumerate(s[-1] for _, s in todo)))
+            for key, r in zip(todo, stepped):
+                self._refinements[key] = r
+        return [self._refinements[(i, tuple(s))] for i, s in zip(ids, seqs)]
+
+    def states(self, ids: Sequence[int], seqs: Sequence[Seq]) -> torch.Tensor:
+        """[B, D]: the policy state of each (question, sequence)."""
+        keys = [(i, tuple(s)) for i, s in zip(ids, seqs)]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._states))
+        if todo:
+            refs = self.refinements([i for i, _ in todo], [s for _, s in todo])
+            for key, st in zip(todo, self.retriever.states(refs)):
+                self._states[key] = st
+        return torch.stack([self._states[k] for k in keys]) if keys else torch.empty(0)
+
+    # ---- outcomes ------------------------------------------------------------------------------------
+    def outcomes(self, ids: Sequence[int], seqs: Sequence[Seq | str]) -> list[dict[str, Any]]:
+        """Reward and its components for each (question id, action sequence); a plain action name is a sequence of
+        one. Memoised."""
+        keys = [(i, (s,) if isinstance(s, str) else tuple(s)) for i, s in zip(ids, seqs)]
+        todo = [k for k in dict.fromkeys(keys) if k not in self._memo]
+        if todo:
+            refs = self.refinements([i for i, _ in todo], [s for _, s in todo])
+            out, _ = self.retriever.evaluate_refinements(refs, max(self.k, 10), generate=self.llm_hallucination)
+            self.env_calls += len(todo)
+            for b, (i, s) in enumerate(todo):
+                self._memo[(i, s)] = self._score(i, s, out.indices[b].tolist(), out.details[b])
+        return [self._memo[k] for k in keys]
+
+    def _score(self, i: int, seq: Seq, ranked: list[int], details: dict[str, Any]) -> dict[str, Any]:
         q = self.queries[i]
         ids = [self.retriever.passage_ids[j] for j in ranked]
         coverage = recall_at_k(ids, q.gold_ids, self.k) if q.gold_ids else 0.0
+        full_chain = full_chain_at_k(ids, q.gold_ids, self.k) if q.gold_ids else 0.0
         depth = min(1.0, details.get("causal_depth", 0) / max(1, self.retriever.settings.traversal.max_depth))
-        similarity = float(details.get("refinement_similarity", 1.0))
+        sim = details.get("refinement_similarity")
+        similarity = 1.0 if sim is None else float(sim)
         hallucination = 0.0
         gen = details.get("generation")
         if gen and gen.get("hallucination") is not None:
@@ -91,35 +143,81 @@ class RefinementEnv:
         w = self.weights
         reward = (w.coverage * coverage + w.causal_depth * depth + w.similarity * similarity
                   + w.hallucination * (1.0 - hallucination))
-        return {"reward": reward, "coverage": coverage, "causal_depth": depth, "similarity": similarity,
-                "hallucination": hallucination, "action": action, "queries": details.get("queries", [])}
+        return {"reward": reward, "coverage": coverage, "full_chain": full_chain, "causal_depth": depth,
+                "similarity": similarity,
+                "hallucination": hallucination, "actions": list(seq), "queries": details.get("queries", [])}
 
-    def rewards(self, ids: Sequence[int], actions: Sequence[str]) -> list[float]:
-        return [o["reward"] for o in self.outcomes(ids, actions)]
+    def rewards(self, ids: Sequence[int], seqs: Sequence[Seq | str]) -> list[float]:
+        return [o["reward"] for o in self.outcomes(ids, seqs)]
 
     def reward_table(self, ids: Sequence[int]) -> torch.Tensor:
-        """[len(ids), A]: the reward of every action for every question."""
-        flat = [(i, a) for i in ids for a in self.actions]
-        r = self.rewards([i for i, _ in flat], [a for _, a in flat])
-        return torch.tensor(r, dtype=torch.float32).reshape(len(ids), len(self.actions))
+        """[len(ids), S]: the reward of every action sequence (:meth:`sequences`) for every question (and, memoised
+        alongside, the unrefined question's)."""
+        seqs = self.sequences()
+        flat = [(i, s) for i in ids for s in [(), *seqs]]
+        r = self.rewards([i for i, _ in flat], [s for _, s in flat])
+        table = torch.tensor(r, dtype=torch.float32).reshape(len(ids), len(seqs) + 1)
+        return table[:, 1:]
 
-    def evaluate_policy(self, policy: Any, ids: Sequence[int]) -> dict[str, Any]:
-        """Greedy policy vs uniform-random (exact expectation over actions) on ``ids``."""
+    # ---- policies ------------------------------------------------------------------------------------
+    def greedy_sequences(self, policy: Any, ids: Sequence[int]) -> list[Seq]:
+        """The policy's greedy episode for each question."""
+        seqs: list[Seq] = [() for _ in ids]
+        active = list(range(len(ids)))
+        for t in range(self.max_steps):
+            if not active:
+                break
+            chosen = policy.act(self.states([ids[j] for j in active], [seqs[j] for j in active]), greedy=True,
+                                allow_stop=t > 0)
+            nxt = []
+            for j, a in zip(active, chosen):
+                if a in self.actions:
+                    seqs[j] = seqs[j] + (a,)
+                    nxt.append(j)
+            active = nxt
+        return seqs
+
+    def random_value(self, i: int, key: str = "reward") -> float:
+        """The exact expectation of ``key`` at the end of a uniformly random episode (first step: one of the
+        actions; later steps: an action or stop, uniformly)."""
+        def value(seq: Seq) -> float:
+            if len(seq) == self.max_steps:
+                return float(self.outcomes([i], [seq])[0][key])
+            choices = [value(seq + (a,)) for a in self.actions]
+            if seq:  # stop allowed after the first step
+                choices.append(float(self.outcomes([i], [seq])[0][key]))
+            return statistics.fmean(choices)
+
+        return value(())
+
+    def evaluate_policy(self, policy: Any, ids: Sequence[int], select_ids: Sequence[int] | None = None
+                        ) -> dict[str, Any]:
+        """Greedy policy vs uniform-random (exact expectation) vs the best fixed single action (chosen on
+        ``select_ids``, e.g. the training questions; default ``ids``) vs the per-question best sequence, on ``ids``:
+        final reward and coverage (recall@k) of each."""
         ids = list(ids)
+        self.reward_table(ids + list(select_ids or []))
+        seqs = self.greedy_sequences(policy, ids)
+        pol = self.outcomes(ids, seqs)
+        pol_r = torch.tensor([o["reward"] for o in pol])
+        rnd_r = torch.tensor([self.random_value(i) for i in ids])
+        per_action = {a: torch.tensor(self.rewards(ids, [(a,)] * len(ids))) for a in self.actions}
+        chooser = list(select_ids) if select_ids else ids
+        on_select = {a: statistics.fmean(self.rewards(chooser, [(a,)] * len(chooser))) for a in self.actions}
+        best = max(self.actions, key=lambda a: on_select[a])
         table = self.reward_table(ids)
-        chosen = policy.act(self.states[ids], greedy=True)
-        col = torch.tensor([self.actions.index(a) for a in chosen])
-        pol = table[torch.arange(len(ids)), col]
-        rnd = table.mean(dim=1)
-        per_action = table.mean(dim=0)
-        return {"policy_reward": float(pol.mean()), "policy_reward_sd": float(pol.std()) if len(ids) > 1 else 0.0,
-                "random_reward": float(rnd.mean()), "random_reward_sd": float(rnd.std()) if len(ids) > 1 else 0.0,
+        n = len(ids)
+        return {"policy_reward": float(pol_r.mean()), "policy_reward_sd": float(pol_r.std()) if n > 1 else 0.0,
+                "random_reward": float(rnd_r.mean()), "random_reward_sd": float(rnd_r.std()) if n > 1 else 0.0,
                 "oracle_reward": float(table.max(dim=1).values.mean()),
-                "best_fixed_action": self.actions[int(per_action.argmax())],
-                "best_fixed_reward": float(per_action.max()),
-                "per_action_reward": {a: float(v) for a, v in zip(self.actions, per_action)},
-                "policy_actions": {a: chosen.count(a) for a in self.actions},
-                "policy_rewards": pol.tolist(), "random_rewards": rnd.tolist(), "questions": len(ids)}
+                "best_fixed_action": best, "best_fixed_reward": float(per_action[best].mean()),
+                "per_action_reward": {a: float(v.mean()) for a, v in per_action.items()},
+                "policy_coverage": statistics.fmean(o["coverage"] for o in pol),
+                "random_coverage": statistics.fmean(self.random_value(i, "coverage") for i in ids),
+                "best_fixed_coverage": statistics.fmean(o["coverage"] for o in self.outcomes(ids, [(best,)] * n)),
+                "policy_sequences": {"+".join(s) or "none": sum(x == s for x in seqs) for s in dict.fromkeys(seqs)},
+                "policy_episode_length": statistics.fmean(len(s) for s in seqs),
+                "policy_rewards": pol_r.tolist(), "random_rewards": rnd_r.tolist(), "questions": n}
 
 
 def split_queries(queries: Sequence[Query], train: float, heldout: float | None = None,

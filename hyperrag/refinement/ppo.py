@@ -1,18 +1,23 @@
-"""PPO for the query-refinement policy, as a LightningModule with manual optimisation.
+"""PPO for the query-refinement policy (CDF-RAG §2.2, Appendix A.3), as a LightningModule with manual optimisation.
 
-The problem is a contextual bandit: state ``s`` = the question's sentence embedding, action ``a`` ∈
-{expand, simplify, decompose}, one step per episode, reward ``r`` from :class:`~hyperrag.refinement.env.RefinementEnv`.
-With one-step episodes the return is ``r`` and the advantage is ``A = r − V(s)`` (GAE with λ = 1 collapses to
-this), normalised over the rollout.
+The MDP: the state ``s_t`` is the sentence embedding of the current query (the question, then the last action's
+rewrites: :meth:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever.states`), an action is expand / simplify / decompose,
+or — from the second step on — ``stop``; an episode takes at most ``T`` actions (the retriever's
+``max_refine_steps``), so actions combine (decompose, then expand each sub-question). The reward of a step is the
+change of the paper's reward ``R = λ1·coverage + λ2·causal depth + λ3·similarity + λ4·(1 − hallucination)`` that the
+action brings (:class:`~hyperrag.refinement.env.RefinementEnv`), so an episode's return is ``R(final) − R(question)``;
+``stop`` earns 0 and ends it. Returns are undiscounted, advantages ``A_t = G_t − V(s_t)``, normalised over the
+rollout.
 
 One training step = one PPO iteration:
-  1. rollout — sample ``a ~ π_old(·|s)`` for every question of the batch (``rollouts_per_state`` times),
-     record ``log π_old(a|s)``, ``V_old(s)`` and query the environment for ``r``;
-  2. ``ppo_epochs`` passes over shuffled minibatches minimising
-     ``−min(ρA, clip(ρ, 1−ε, 1+ε)A) + c_v (V(s) − r)² − c_e H(π(·|s))`` with ``ρ = π(a|s) / π_old(a|s)``.
-Logged: mean reward, policy/value loss, entropy, approximate KL, clip fraction, action shares; at each epoch end
-the greedy policy's and the uniform-random policy's mean reward on the held-out questions. The history is
-kept in the checkpoint (``history``) for the training-curve plot.
+  1. rollout — run an episode per question of the batch (``rollouts_per_state`` times), sampling
+     ``a ~ π_old(·|s)`` (``stop`` masked at the first step), recording ``log π_old(a|s)``, ``V_old(s)`` and the
+     step rewards from the environment;
+  2. ``ppo_epochs`` passes over shuffled minibatches of the steps minimising
+     ``−min(ρA, clip(ρ, 1−ε, 1+ε)A) + c_v (V(s) − G)² − c_e H(π(·|s))`` with ``ρ = π(a|s) / π_old(a|s)``.
+Logged: mean return, policy/value loss, entropy, approximate KL, clip fraction, action shares; at each epoch end
+the greedy policy's and the uniform-random policy's final reward on the held-out questions. The history is kept
+in the checkpoint (``history``) for the training-curve plot.
 """
 
 from __future__ import annotations
@@ -29,8 +34,11 @@ from hyperrag.refinement.actions import ACTIONS
 from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
-    from hyperrag.protocols import Encoder
+    from hyperrag.protocols import Encoder, LanguageModel
     from hyperrag.retrievers.settings import CDFRAGSettings
+
+STOP = "stop"
+POLICY_ACTIONS: tuple[str, ...] = (*ACTIONS, STOP)
 
 
 class ActorCritic(nn.Module):
@@ -53,12 +61,14 @@ class PPOPolicy(L.LightningModule):
     """Args:
         state_dim: width of the state (the sentence-embedding dimension).
         hidden: trunk width.
-        actions: action names (index order of the logits).
+        actions: action names (index order of the logits); the last one, ``stop``, is only allowed after the first
+            step.
         lr: Adam learning rate; ``weight_decay`` its L2 penalty.
         clip: PPO's ε.
         value_coef / entropy_coef: c_v and c_e.
         ppo_epochs: optimisation passes per rollout; ``minibatch_size`` samples per update.
-        rollouts_per_state: actions sampled per question per iteration.
+        rollouts_per_state: episodes per question per iteration.
+        max_steps: T, actions per episode at most (the retriever's ``max_refine_steps``).
         normalize_advantage: standardise advantages over the rollout.
         seed: sampling of rollout actions.
         max_iterations: stop after this many PPO iterations (``trainer.should_stop``) whatever
@@ -67,15 +77,17 @@ class PPOPolicy(L.LightningModule):
     """
 
     def __init__(self, state_dim: PositiveInt = 384, hidden: PositiveInt = 64,
-                 actions: tuple[str, ...] | list[str] = ACTIONS, lr: PositiveFloat = 3e-3,
+                 actions: tuple[str, ...] | list[str] = POLICY_ACTIONS, lr: PositiveFloat = 3e-3,
                  weight_decay: NonNegativeFloat = 1e-4, clip: PositiveFloat = 0.2,
                  value_coef: NonNegativeFloat = 0.5, entropy_coef: NonNegativeFloat = 0.01,
                  ppo_epochs: PositiveInt = 4, minibatch_size: PositiveInt = 32,
                  rollouts_per_state: PositiveInt = 2, normalize_advantage: bool = True, dropout: Probability = 0.0, seed: int = 0,
-                 max_iterations: PositiveInt | None = None) -> None:
+                 max_iterations: PositiveInt | None = None, max_steps: PositiveInt = 1) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.actions = list(actions)
+        if self.actions[-1] != STOP:
+            raise ValueError(f"the last action must be {STOP!r}, got {self.actions}")
         self.net = ActorCritic(state_dim, hidden, len(self.actions), dropout)
         self.automatic_optimization = False
         self.env: Any = None
@@ -100,29 +112,36 @@ class PPOPolicy(L.LightningModule):
     def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.net(states.to(self.device).float())
 
+    def masked(self, logits: torch.Tensor, allow_stop: torch.Tensor | bool) -> torch.Tensor:
+        """Logits [B, A] with ``stop`` impossible where it is not allowed (``allow_stop``: bool or BoolTensor [B])."""
+        allow = torch.as_tensor(allow_stop, device=logits.device).expand(logits.shape[0])
+        out = logits.clone()
+        out[:, -1] = torch.where(allow, logits[:, -1], torch.full_like(logits[:, -1], float("-inf")))
+        return out
+
     @torch.no_grad()
-    def probabilities(self, states: torch.Tensor) -> torch.Tensor:
+    def probabilities(self, states: torch.Tensor, allow_stop: torch.Tensor | bool = False) -> torch.Tensor:
         """π(·|s) [B, A] (dropout off: acting is deterministic given the state)."""
         was_training = self.net.training
         self.net.eval()
         logits, _ = self(states)
         self.net.train(was_training)
-        return torch.softmax(logits, dim=-1).cpu()
+        return torch.softmax(self.masked(logits, allow_stop), dim=-1).cpu()
 
     @torch.no_grad()
-    def act(self, states: torch.Tensor, greedy: bool = True) -> list[str]:
+    def act(self, states: torch.Tensor, greedy: bool = True, allow_stop: torch.Tensor | bool = False) -> list[str]:
         """Action names for states [B, D]: argmax (``greedy``) or sampled."""
-        probs = self.probabilities(states)
+        probs = self.probabilities(states, allow_stop)
         idx = probs.argmax(-1) if greedy else torch.multinomial(probs, 1, generator=self._gen).squeeze(-1)
         return [self.actions[i] for i in idx.tolist()]
 
     # ---- PPO -----------------------------------------------------------------------------------------
     def ppo_loss(self, states: torch.Tensor, actions: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
-                 returns: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+                 returns: torch.Tensor, allow_stop: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Clipped surrogate + value loss − entropy bonus, and diagnostics."""
         h = self.hparams
         logits, values = self(states)
-        dist = Categorical(logits=logits)
+        dist = Categorical(logits=self.masked(logits, allow_stop))
         logp = dist.log_prob(actions)
         ratio = torch.exp(logp - old_logp)
         surr = torch.minimum(ratio * advantages, ratio.clamp(1 - h.clip, 1 + h.clip) * advantages)
@@ -137,45 +156,75 @@ class PPOPolicy(L.LightningModule):
         return loss, stats
 
     def rollout(self, ids: list[int]) -> dict[str, torch.Tensor]:
-        """Sample actions for ``ids`` (each ``rollouts_per_state`` times) and collect rewards."""
+        """An episode of at most ``max_steps`` actions for each of ``ids`` (each ``rollouts_per_state`` times):
+        the visited states, actions, ``log π_old``, returns-to-go and advantages, one row per step taken."""
         reps = int(self.hparams.rollouts_per_state)
-        ids_rep = [i for i in ids for _ in range(reps)]
-        states = self.env.states[ids_rep]
-        with torch.no_grad():
-            was_training = self.net.training
-            self.net.eval()  # π_old without dropout; dropout only regularises the updates
-            logits, values = self(states)
-            self.net.train(was_training)
-            probs = torch.softmax(logits, -1).cpu()
-            actions = torch.multinomial(probs, 1, generator=self._gen).squeeze(-1).to(self.device)
-            old_logp = Categorical(logits=logits).log_prob(actions)
-        rewards = torch.tensor(self.env.rewards(ids_rep, [self.actions[a] for a in actions.tolist()]),
-                               dtype=torch.float32, device=self.device)
-        adv = rewards - values
+        episodes = [i for i in ids for _ in range(reps)]
+        seqs: list[tuple[str, ...]] = [() for _ in episodes]
+        active = list(range(len(episodes)))
+        rows: list[dict[str, Any]] = []  # per step: episode, state, action, logp, value, allow_stop, reward
+        for t in range(int(self.hparams.max_steps)):
+            if not active:
+                break
+            states = self.env.states([episodes[e] for e in active], [seqs[e] for e in active])
+            with torch.no_grad():
+                was_training = self.net.training
+                self.net.eval()  # π_old without dropout; dropout only regularises the updates
+                logits, values = self(states)
+                self.net.train(was_training)
+                dist = Categorical(logits=self.masked(logits, t > 0))
+                actions = torch.multinomial(dist.probs.cpu(), 1, generator=self._gen).squeeze(-1).to(self.device)
+                old_logp = dist.log_prob(actions)
+            names = [self.actions[a] for a in actions.tolist()]
+            go = [(e, n) for e, n in zip(active, names) if n != STOP]
+            before = self.env.rewards([episodes[e] for e, _ in go], [seqs[e] for e, _ in go])
+            after = self.env.rewards([episodes[e] for e, _ in go], [seqs[e] + (n,) for e, n in go])
+            gain = {e: a - b for (e, _), a, b in zip(go, after, before)}
+            for j, (e, n) in enumerate(zip(active, names)):
+                rows.append({"episode": e, "t": t, "state": states[j], "action": actions[j], "logp": old_logp[j],
+                             "value": values[j], "allow_stop": t > 0, "reward": gain.get(e, 0.0)})
+            for e, n in go:
+                seqs[e] = seqs[e] + (n,)
+            active = [e for e, _ in go]
+        # undiscounted returns-to-go per episode
+        ret = [0.0] * len(rows)
+        tail: dict[int, float] = {}
+        for k in range(len(rows) - 1, -1, -1):
+            e = rows[k]["episode"]
+            tail[e] = tail.get(e, 0.0) + rows[k]["reward"]
+            ret[k] = tail[e]
+        returns = torch.tensor(ret, dtype=torch.float32, device=self.device)
+        values = torch.stack([r["value"] for r in rows])
+        adv = returns - values
         if self.hparams.normalize_advantage and adv.numel() > 1:
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        return {"states": states.to(self.device).float(), "actions": actions, "old_logp": old_logp,
-                "advantages": adv, "returns": rewards}
+        final = self.env.rewards([episodes[e] for e in range(len(episodes))], seqs)
+        return {"states": torch.stack([r["state"] for r in rows]).to(self.device).float(),
+                "actions": torch.stack([r["action"] for r in rows]), "old_logp": torch.stack([r["logp"] for r in rows]),
+                "advantages": adv, "returns": returns,
+                "allow_stop": torch.tensor([r["allow_stop"] for r in rows], device=self.device),
+                "final_reward": torch.tensor(final, dtype=torch.float32),
+                "episode_length": torch.tensor([len(s) for s in seqs], dtype=torch.float32)}
 
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> None:
         opt = self.optimizers()
         buf = self.rollout([int(i) for i in batch.tolist()])
         n = buf["actions"].numel()
         mb = max(1, min(int(self.hparams.minibatch_size), n))
+        keys = ("states", "actions", "old_logp", "advantages", "returns", "allow_stop")
         agg: dict[str, list[float]] = {}
         for _ in range(int(self.hparams.ppo_epochs)):
             perm = torch.randperm(n, generator=self._gen).to(self.device)
             for start in range(0, n, mb):
                 idx = perm[start : start + mb]
-                loss, stats = self.ppo_loss(*(buf[k][idx] for k in ("states", "actions", "old_logp", "advantages",
-                                                                     "returns")))
+                loss, stats = self.ppo_loss(*(buf[k][idx] for k in keys))
                 opt.zero_grad()
                 self.manual_backward(loss)
                 opt.step()
                 for k, v in stats.items():
                     agg.setdefault(k, []).append(float(v))
         row = {"step": float(self.global_step), "epoch": float(self.current_epoch),
-               "reward": float(buf["returns"].mean())}
+               "reward": float(buf["final_reward"].mean()), "episode_length": float(buf["episode_length"].mean())}
         row.update({k: sum(v) / len(v) for k, v in agg.items()})
         counts = torch.bincount(buf["actions"].cpu(), minlength=len(self.actions)).float() / n
         row.update({f"share_{a}": float(c) for a, c in zip(self.actions, counts)})
@@ -207,12 +256,23 @@ class PPOPolicy(L.LightningModule):
 
 
 
-def policy_compatibility(settings: CDFRAGSettings, encoder: Encoder) -> str:
-    """A refinement policy fits a CDF-RAG retriever whose state encoder and rewarded retrieval (causal graph,
-    traversal, path weight, the actions' execution) are the ones it was trained against."""
+def llm_identity(llm: LanguageModel | None) -> str:
+    """Which LLM carried out the actions and judged hallucination: its label (the model, or ``upper bound
+    (oracle)``; ``LLM-free`` without one)."""
+    from hyperrag.llm import llm_label
+
+    return llm_label(llm)
+
+
+def policy_compatibility(settings: CDFRAGSettings, encoder: Encoder, llm: LanguageModel | None = None) -> str:
+    """A refinement policy fits a CDF-RAG retriever whose state encoder, rewarded retrieval (causal graph,
+    traversal, knowledge set), episode length and action execution (the stand-ins, or which LLM) are the ones it
+    was trained against."""
     s = settings
-    return stable_digest(getattr(encoder, "model_key", ""), as_dict(s.causal), as_dict(s.traversal), s.path_weight,
-                         s.expand_keywords, s.refine_with_llm, length=16)
+    return stable_digest(getattr(encoder, "model_key", ""), as_dict(s.causal), as_dict(s.traversal),
+                         s.causal_retrieval, s.semantic_k, s.knowledge_k, s.max_refine_steps, s.expand_keywords,
+                         s.refine_with_llm, llm_identity(llm) if s.refine_with_llm else "stand-ins",
+                         length=16)
 
 
-__all__ = ["ActorCritic", "PPOPolicy", "policy_compatibility"]
+__all__ = ["POLICY_ACTIONS", "STOP", "ActorCritic", "PPOPolicy", "llm_identity", "policy_compatibility"]

@@ -20,7 +20,8 @@ from hyperrag.reporting.tables import comparison_table, present_metrics, runs_ta
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10", "context_recall", "em", "f1",
                    "jsr", "answer_relevancy", "answer_relevancy_emb", "groundedness", "groundedness_lexical",
-                   "hallucination_rate", "hallucination_rate_lexical", "causal_coverage")
+                   "hallucination_rate", "hallucination_rate_lexical", "causal_coverage", "accuracy",
+                   "context_relevance", "crc", "groundedness_span", "ccd", "srs")
 EFFICIENCY = ("index_seconds", "retrieve_seconds", "queries_per_second", "llm_calls_per_query", "answer_seconds")
 
 

@@ -447,14 +447,21 @@ class CDFRAGSettings:
     """``method/cdfrag.yaml``.
 
     Attributes:
-        classifier: pair-classifier checkpoint: ``auto`` (newest under ``models_dir/causal_pair``), a path, or
-            null (rule priors).
-        policy: refinement-policy checkpoint: ``auto`` (newest under ``models_dir/ppo``), a path, or null.
-        fixed_action: the action when there is no policy.
+        classifier: pair-classifier checkpoint: ``auto`` (the newest UniCausal-trained one whose marked-text format
+            and encoder match, under ``models_dir/causal_pair``), a path, or null (rule priors).
+        classifier_encoder: the encoder an ``auto`` classifier must have.
+        policy: refinement-policy checkpoint: ``auto`` (the newest compatible one trained on none of the scored
+            questions, under ``models_dir/ppo``), a path, or null.
+        fixed_action: the action when there is no policy (``none``: no refinement — Table 3's baseline).
+        max_refine_steps: T, refinement actions per question at most (the policy may stop earlier).
         refine_with_llm: carry actions out with the LLM when one is available (else the stand-ins).
         expand_keywords: words the expand stand-in adds.
-        path_weight: weight of the causal path score added to the dense cosine.
-        causal, traversal, generation: the causal graph, its traversal and the generation loop.
+        causal_retrieval: the causal graph half of dual-path retrieval (Table 3's "Causal Graph"); off: no causal
+            graph, no causal paths, no causal pairs for generation, no causal check.
+        semantic_k: k of the semantic top-k T_sem in the knowledge set.
+        knowledge_k: size of the knowledge set K = T_sem ∪ (passages of the causal paths C_graph): the causal
+            passages fill the places after T_sem (best path first), then more semantic ones.
+        causal, traversal, generation: the causal graph, its traversal and generation with its checks.
         details_paths: causal paths written per query in the prediction details.
         models_dir: where ``auto`` looks for checkpoints.
         index_root: where causal indexes are cached (``null``: ``$HYPERRAG_CACHE/index``).
@@ -462,11 +469,15 @@ class CDFRAGSettings:
 
     retriever: ClassVar[str] = "hyperrag.retrievers.cdfrag.CDFRAGRetriever"
     classifier: str | None
+    classifier_encoder: str
     policy: str | None
     fixed_action: Literal["expand", "simplify", "decompose", "none"]
+    max_refine_steps: PositiveInt
     refine_with_llm: bool
     expand_keywords: NonNegativeInt
-    path_weight: NonNegativeFloat
+    causal_retrieval: bool
+    semantic_k: PositiveInt
+    knowledge_k: PositiveInt
     causal: CausalGraphSettings
     traversal: TraversalSettings
     generation: GenerationSettings

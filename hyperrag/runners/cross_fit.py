@@ -36,13 +36,16 @@ def folds(queries: list[Query], k: int, seed: int) -> list[list[Query]]:
     return [[q for pos, q in enumerate(queries) if fold_of[pos] == f] for f in range(k)]
 
 
-def train_artifact(cfg: DictConfig, task: str, train_ids: list[str], out: Path) -> Path:
+def train_artifact(cfg: DictConfig, task: str, train_ids: list[str], out: Path,
+                   overrides: list[str] | tuple[str, ...] = ()) -> Path:
     """Train ``task`` (``hydra_configs/task/<task>.yaml``) on exactly ``train_ids`` with the run's data, embedder,
-    method settings, seed and folders; returns the checkpoint (reused when one with the same key exists)."""
+    method settings, seed, folders and — for a task that takes one (``task.llm``) — LLM, plus the spec's own
+    ``overrides`` of the training config (e.g. an experiment's optimiser settings); returns the checkpoint (reused
+    when one with the same key exists)."""
     from hyperrag.config import compose_config
     from hyperrag.training.fit import fit_task
 
-    train_cfg = compose_config("train", [f"task={task}", "logger=none"])
+    train_cfg = compose_config("train", [f"task={task}", "logger=none", *overrides])
     OmegaConf.set_struct(train_cfg, False)
     for key in ("data", "embedder", "hardware", "method", "seed", "cache_dir"):
         if key in cfg:
@@ -50,6 +53,9 @@ def train_artifact(cfg: DictConfig, task: str, train_ids: list[str], out: Path) 
     # the artifact goes where the method looks for its trained parts
     train_cfg.models_dir = str(cfg.method.retriever.get("models_dir") or train_cfg.models_dir)
     train_cfg.task.split.train_ids = list(train_ids)
+    if "llm" in train_cfg.task and cfg.get("llm") is not None:
+        # trained with the run's LLM: the artifact's actions are the ones the retriever deploys
+        train_cfg.task.llm = cfg.llm
     train_cfg.out = str(out)
     return fit_task(train_cfg).checkpoint
 
@@ -83,7 +89,8 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
         held = {q.id for q in fold_queries}
         train_ids = [q.id for q in dataset.queries if q.id not in held]
         fold_out = out / f"fold-{f}"
-        overrides = {str(s.setting): str(train_artifact(cfg, str(s.task), train_ids, fold_out / "train"))
+        overrides = {str(s.setting): str(train_artifact(cfg, str(s.task), train_ids, fold_out / "train",
+                                                        [str(o) for o in s.get("overrides") or ()]))
                      for s in specs}
         log.info("fold %d/%d: %d queries scored, artifacts trained on the other %d: %s", f + 1, k, len(held),
                  len(train_ids), overrides)

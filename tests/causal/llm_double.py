@@ -32,8 +32,10 @@ def task_of(body: dict) -> str:
     spec, system = schema_text(body), system_text(body)
     if "causal_links" in spec:
         return "causal_context_rewrite"
-    if '"relation"' in spec:
+    if '"correct"' in spec and '"refined"' in spec:
         return "causal_pair_verification"
+    if '"judgements"' in spec:
+        return "causal_entailment"
     if '"claims"' in spec:
         return "claim_extraction"
     if '"verdict"' in spec:

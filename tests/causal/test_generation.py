@@ -1,12 +1,15 @@
-"""The CDF-RAG feedback loop against the scripted fake server (a test double): the strict-regeneration
-fallback (low causal consistency) and the hallucination rewrite are provably taken — or not — by the script."""
+"""CDF-RAG's generation and checks against the scripted fake server (a test double): the causal graph check reads
+the *answer* (S_causal per retrieved pair), fallback generation fires below τ, the hallucination rewrite above δ,
+and every branch is taken — or not — exactly as the script says."""
 
 import json
 import re
 from collections import Counter
 from dataclasses import replace
 
-from hyperrag.causal.generation import CausalGenerator
+import pytest
+
+from hyperrag.causal.generation import CausalGenerator, lexical_entailment
 from hyperrag.config import method_settings
 from tests.causal.llm_double import fake_llm, task_of, user_text
 from tests.llm.fake_server import FakeOpenAIServer
@@ -16,8 +19,10 @@ GENERATION = method_settings("cdfrag").generation
 QUESTION = "Why did the town of Varden lose its drinking water supply?"
 PASSAGES = [("c01", "Severe soil erosion caused the silting of the Varden reservoir."),
             ("c00", "Heavy logging in the Varden valley led to severe soil erosion.")]
-PAIRS = [("heavy logging in the Varden valley", "severe soil erosion", "c00"),
-         ("severe soil erosion", "the silting of the Varden reservoir", "c01")]
+PAIRS = [("heavy logging in the Varden valley", "severe soil erosion", "c00", ""),
+         ("severe soil erosion", "the silting of the Varden reservoir", "c01",
+          "Severe soil erosion silted up the Varden reservoir.")]
+GOOD = "Logging in the Varden valley caused severe soil erosion, which silted the Varden reservoir."
 
 
 def item_id(prompt: str, needle: str) -> str:
@@ -28,95 +33,159 @@ def item_id(prompt: str, needle: str) -> str:
     raise AssertionError(f"{needle!r} not shown")
 
 
-class Script:
-    """Replies per task; ``reverse_links``: the rewrite states every pair backwards; ``refute_first``: claims of
-    the first answer are refuted, the rewritten answer's supported; ``always_refute``: nothing is supported."""
+def answer_in(prompt: str) -> str:
+    return re.search(r"Answer:\n<data>\n(.*?)\n</data>", prompt, re.DOTALL).group(1)
 
-    def __init__(self, reverse_links: bool, refute_first: bool, always_refute: bool = False) -> None:
-        self.reverse_links, self.refute_first, self.always_refute = reverse_links, refute_first, always_refute
+
+class Script:
+    """Replies per task. ``first``: the first answer; ``fallback``: what strict regeneration answers;
+    ``refute``: claims of answers containing it are refuted; ``entailment``: ``llm`` judges by the answer text
+    (an answer mentioning logging and silting maintains every pair), ``broken`` replies garbage."""
+
+    def __init__(self, first: str = GOOD, fallback: str = GOOD, refute: str = "\0", entailment: str = "llm",
+                 rewrite_links_equal_pairs: bool = True) -> None:
+        self.first, self.fallback, self.refute, self.entailment = first, fallback, refute, entailment
+        self.rewrite_links_equal_pairs = rewrite_links_equal_pairs
         self.calls: Counter = Counter()
+        self.prompts: dict[str, list[str]] = {}
 
     def __call__(self, body: dict) -> str:
         task, prompt = task_of(body), user_text(body)
         self.calls[task] += 1
+        self.prompts.setdefault(task, []).append(prompt)
         if task == "causal_context_rewrite":
-            links = [{"cause": e, "effect": c} if self.reverse_links else {"cause": c, "effect": e}
-                     for c, e, _ in PAIRS]
+            links = [{"cause": c, "effect": e} for c, e, _, _ in PAIRS] if self.rewrite_links_equal_pairs else []
             return json.dumps({"summary": "Logging eroded the soil, which silted the reservoir.", "causal_links": links})
         if task == "grounded_answer":
-            return json.dumps({"answer": "draft: the reservoir silted", "supporting_ids": ["P1"]})
+            return json.dumps({"answer": self.first, "supporting_ids": ["P1"]})
+        if task == "causal_entailment":
+            if self.entailment == "broken":
+                return "not json"
+            ans = answer_in(prompt).lower()
+            verdict = "maintained" if "logging" in ans and "silt" in ans else "not_addressed"
+            ids = re.findall(r'<fact id="(C\d+)">', prompt)
+            return json.dumps({"judgements": [{"id": i, "verdict": verdict} for i in ids], "reason": ""})
         if task == "strict_rewrite":
-            if "Unsupported claims" in prompt and "causes" in prompt.split("Unsupported claims")[1]:
-                # causal fallback: answer from the verbatim pairs, citing both
-                ids = [item_id(prompt, "severe soil erosion causes the silting"),
-                       item_id(prompt, "heavy logging in the Varden valley causes")]
-                return json.dumps({"answer": "strict: the reservoir silted", "supporting_ids": ids})
-            return json.dumps({"answer": "final: the reservoir silted after logging", "supporting_ids": ["P1"]})
+            if "Severe soil erosion silted up the Varden reservoir." in prompt.split("Unsupported claims")[-1]:
+                ids = [item_id(prompt, "Severe soil erosion silted up"), item_id(prompt, "heavy logging in")]
+                return json.dumps({"answer": self.fallback, "supporting_ids": ids})
+            return json.dumps({"answer": "rewritten: " + GOOD, "supporting_ids": ["P1"]})
         if task == "claim_extraction":
             text = re.search(r"Text:\n<data>\n(.*?)\n</data>", prompt, re.DOTALL).group(1)
             return json.dumps({"claims": [f"claim A of {text}", f"claim B of {text}"]})
         if task == "claim_support":
-            refute = self.always_refute or (self.refute_first and "final:" not in prompt)
+            refute = self.refute in prompt.split("Claim:")[-1]
             return json.dumps({"verdict": "refuted" if refute else "supported", "evidence_ids": ["P1"], "reason": ""})
         raise AssertionError(f"unexpected request {task}")
 
 
-def run(tmp_path, script: Script, **kw) -> dict:
-    with FakeOpenAIServer(responder=script) as server, fake_llm(server, tmp_path) as llm:
-        rec = CausalGenerator(llm, replace(GENERATION, **kw)).run(QUESTION, PASSAGES, PAIRS)
+def run(tmp_path, script: Script, options=(), **kw) -> dict:
+    with FakeOpenAIServer(responder=script) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
+        rec = CausalGenerator(llm, replace(GENERATION, **kw)).run(QUESTION, PASSAGES, PAIRS, options)
         assert server.stats["requests"] == sum(script.calls.values())
     return rec
 
 
-def test_low_consistency_falls_back_and_high_hallucination_rewrites(tmp_path):
-    script = Script(reverse_links=True, refute_first=True)
-    rec = run(tmp_path, script, tau=0.5, delta=0.3, max_rounds=2)
+def test_an_absurd_answer_fails_the_causal_check_even_when_the_rewrite_restates_the_pairs(tmp_path):
+    """The check reads ŷ: links equal to the pairs no longer make an absurd answer consistent; below τ the
+    fallback regenerates under strict grounding, which S_causal then accepts."""
+    script = Script(first="bananas", fallback=GOOD)
+    rec = run(tmp_path, script, tau=0.5)
     steps = [s["step"] for s in rec["steps"]]
-    assert steps == ["rewrite_context", "answer", "causal_consistency", "strict_regeneration", "claim_check",
-                     "rewrite", "claim_check"]
-    consistency = rec["steps"][2]
-    assert consistency["score"] == 0.0 and len(consistency["contradicted"]) == 2  # stated backwards
-    assert rec["fallback_taken"] and rec["consistency_initial"] == 0.0
-    strict = rec["steps"][3]
-    assert strict["reason"] == "causal consistency below tau" and strict["answer"] == "strict: the reservoir silted"
-    assert sorted(strict["supporting"]) == ["pair:0", "pair:1"]
-    assert rec["consistency_final"] == 1.0  # the regenerated answer rests on the verbatim pairs
-    first_check, rewrite, second_check = rec["steps"][4:]
-    assert first_check["hallucination"] == 1.0 and all(c["verdict"] == "refuted" for c in first_check["claims"])
-    assert rewrite["reason"] == "hallucination above delta" and len(rewrite["unsupported_claims"]) == 2
-    assert second_check["hallucination"] == 0.0
-    assert rec["answer"] == "final: the reservoir silted after logging" and rec["rewrites"] == 1
-    assert rec["hallucination_initial"] == 1.0 and rec["hallucination"] == 0.0
-    assert script.calls == {"causal_context_rewrite": 1, "grounded_answer": 1, "strict_rewrite": 2,
-                            "claim_extraction": 2, "claim_support": 4}
+    assert steps == ["rewrite_context", "answer", "causal_check", "fallback_generation", "causal_check",
+                     "claim_check"]
+    first = rec["steps"][2]
+    assert first["source"] == "llm" and first["score"] == 0.0
+    assert [v["verdict"] for v in first["verdicts"]] == ["not_addressed", "not_addressed"]
+    fallback = rec["steps"][3]
+    assert fallback["reason"] == "S_causal below tau" and fallback["answer"] == GOOD
+    # the pairs the answer did not keep are what strict grounding must fix, stated as the verifier rephrased them
+    assert "Severe soil erosion silted up the Varden reservoir." in fallback["claims_to_fix"]
+    assert sorted(fallback["supporting"]) == ["pair:0", "pair:1"]
+    assert rec["fallback_taken"] and rec["s_causal_initial"] == 0.0 and rec["s_causal"] == 1.0
+    assert rec["answer"] == GOOD and rec["checks_passed"] and rec["skipped"] == {}
+    assert script.calls == {"causal_context_rewrite": 1, "grounded_answer": 1, "causal_entailment": 2,
+                            "strict_rewrite": 1, "claim_extraction": 1, "claim_support": 2}
+    # the entailment prompt shows the answer and every retrieved pair
+    assert "bananas" in script.prompts["causal_entailment"][0]
+    assert "heavy logging in the Varden valley causes severe soil erosion." in script.prompts["causal_entailment"][0]
+
+
+def test_without_the_rewrite_the_check_still_reads_the_answer(tmp_path):
+    """Knowledge rewriting off (Table 3's stage before the Rewriter): S_causal is not 1 by construction."""
+    script = Script(first="bananas", fallback="still bananas")
+    rec = run(tmp_path, script, rewrite_context=False)
+    assert "causal_context_rewrite" not in script.calls
+    assert rec["s_causal_initial"] == 0.0 and rec["s_causal"] == 0.0 and rec["fallback_taken"]
+    assert not rec["checks_passed"]  # what makes the retriever's feedback loop re-query
 
 
 def test_consistent_and_supported_answer_takes_no_branch(tmp_path):
-    script = Script(reverse_links=False, refute_first=False)
+    script = Script()
     rec = run(tmp_path, script)
-    assert [s["step"] for s in rec["steps"]] == ["rewrite_context", "answer", "causal_consistency", "claim_check"]
-    assert rec["consistency_initial"] == rec["consistency_final"] == 1.0 and not rec["fallback_taken"]
-    assert rec["hallucination"] == 0.0 and rec["rewrites"] == 0
-    assert rec["answer"] == "draft: the reservoir silted" and "strict_rewrite" not in script.calls
+    assert [s["step"] for s in rec["steps"]] == ["rewrite_context", "answer", "causal_check", "claim_check"]
+    assert rec["s_causal_initial"] == rec["s_causal"] == 1.0 and not rec["fallback_taken"]
+    assert rec["hallucination"] == 0.0 and rec["rewrites"] == 0 and rec["checks_passed"]
+    assert rec["answer"] == GOOD and "strict_rewrite" not in script.calls
 
 
-def test_rewrites_are_bounded(tmp_path):
-    script = Script(reverse_links=False, refute_first=False, always_refute=True)
-    rec = run(tmp_path, script, max_rounds=2)
-    checks = [s for s in rec["steps"] if s["step"] == "claim_check"]
-    assert len(checks) == 3 and rec["rewrites"] == 2 and rec["hallucination"] == 1.0
+def test_high_hallucination_rewrites_and_rewrites_are_bounded(tmp_path):
+    once = run(tmp_path / "a", Script(refute="claim A of Logging"), delta=0.3, max_rounds=2)
+    checks = [s for s in once["steps"] if s["step"] == "claim_check"]
+    assert [c["hallucination"] for c in checks] == [0.5, 0.0] and once["rewrites"] == 1
+    assert once["hallucination_initial"] == 0.5 and once["hallucination"] == 0.0
+    assert once["answer"] == "rewritten: " + GOOD
+    script = Script(refute="claim")
+    always = run(tmp_path / "b", script, max_rounds=2)
+    assert len([s for s in always["steps"] if s["step"] == "claim_check"]) == 3
+    assert always["rewrites"] == 2 and always["hallucination"] == 1.0 and not always["checks_passed"]
     assert script.calls["strict_rewrite"] == 2
+
+
+def test_failed_entailment_call_falls_back_to_the_lexical_check_and_is_counted(tmp_path):
+    rec = run(tmp_path, Script(first="Severe soil erosion led to the silting of the Varden reservoir.", entailment="broken"))
+    check = next(s for s in rec["steps"] if s["step"] == "causal_check")
+    assert check["source"] == "lexical"
+    # lexical form: the second pair's ends are both in the answer, the first pair's cause is not
+    assert [v["verdict"] for v in check["verdicts"]] == ["not_addressed", "maintained"]
+    assert rec["s_causal_initial"] == 0.5 and not rec["fallback_taken"]
+    assert rec["skipped"]["causal_entailment"] == 1
 
 
 def test_failed_rewrite_falls_back_to_verbatim_pairs(tmp_path):
     def broken_rewrite(body: dict) -> str:
         if task_of(body) == "causal_context_rewrite":
             return "not json at all"
-        return Script(reverse_links=False, refute_first=False)(body)
+        return Script()(body)
 
     with FakeOpenAIServer(responder=broken_rewrite) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
         rec = CausalGenerator(llm, GENERATION).run(QUESTION, PASSAGES, PAIRS)
     first = rec["steps"][0]
     assert first["step"] == "rewrite_context" and first["ok"] is False and first["fallback"] == "verbatim pairs"
-    assert rec["context"]["links"] == [list(p[:2]) for p in PAIRS]
-    assert rec["consistency_initial"] == 1.0 and not rec["fallback_taken"]
+    assert rec["context"]["links"] == [list(p[:2]) for p in PAIRS] and rec["skipped"] == {"causal_context_rewrite": 1}
+
+
+def test_multiple_choice_options_reach_the_answer_and_the_fallback(tmp_path):
+    options = ["Logging upstream", "A drought"]
+    script = Script(first="A", fallback="A")
+    rec = run(tmp_path, script, options=options)
+    assert "A. Logging upstream" in script.prompts["grounded_answer"][0]
+    assert "A. Logging upstream" in script.prompts["strict_rewrite"][0]
+    assert rec["answer"] == "Logging upstream"
+
+
+def test_without_an_llm_every_configured_step_is_counted():
+    from hyperrag.llm.base import NoLLM
+
+    rec = CausalGenerator(NoLLM(), GENERATION).run(QUESTION, PASSAGES, PAIRS)
+    assert rec["answer"] == "" and not rec["checks_passed"]
+    assert rec["skipped"] == {"causal_context_rewrite": 1, "grounded_answer": 1, "causal_entailment": 1,
+                              "claim_extraction": 1}
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("Heavy logging in the valley brought severe soil erosion.", ["maintained", "not_addressed"]),
+    ("Warsaw", ["not_addressed", "not_addressed"]),
+])
+def test_lexical_entailment(answer, expected):
+    assert lexical_entailment(PAIRS, answer, 0.5) == expected

@@ -71,12 +71,14 @@ def test_classifier_scores_and_reorients(tmp_path, encoder):
 
 def verifier(body: dict) -> str:
     prompt = user_text(body)
-    a = re.search(r'<node id="A">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
+    a = re.search(r'<node id="C">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
     if a.startswith("Torrential rain"):
-        return json.dumps({"relation": "b_causes_a", "confidence": 6, "reason": "r"})
+        return json.dumps({"correct": True, "direction": "reversed", "refined": "A flood brought torrential rain.",
+                           "justification": "j", "confidence": "Low"})
     if "famine" in a:
-        return json.dumps({"relation": "none", "confidence": 9, "reason": "r"})
-    return json.dumps({"relation": "a_causes_b", "confidence": 8, "reason": "r"})
+        return json.dumps({"correct": False, "refined": "", "justification": "j", "confidence": "High"})
+    return json.dumps({"correct": True, "direction": "as_given", "refined": f"Statement about {a}.",
+                       "justification": "j", "confidence": "Medium"})
 
 
 def test_llm_verification_drops_and_reorients(tmp_path, encoder):
@@ -90,10 +92,31 @@ def test_llm_verification_drops_and_reorients(tmp_path, encoder):
     assert not any("famine" in c.lower() for c, _ in e)  # "none" -> dropped
     assert g.stats["llm_verified"] == 10 and g.stats["llm_dropped"] == 1 and g.stats["llm_reoriented"] == 1
     w = {k: round(float(g.edge_weight[i]), 3) for k, i in e.items()}
-    assert w[("a flood in the lower valley", "Torrential rain in the spring of 2004")] == 0.8  # (1 + 0.6) / 2
-    assert w[("The collapse", "the closure of the coastal road")] == 0.9  # (1 + 0.8) / 2
+    assert w[("a flood in the lower valley", "Torrential rain in the spring of 2004")] == 0.667  # (1 + 1/3) / 2
+    assert w[("The collapse", "the closure of the coastal road")] == 0.833  # (1 + 2/3) / 2
     rain = e[("a flood in the lower valley", "Torrential rain in the spring of 2004")]
     assert g.edge_info[rain]["llm"]["direction"] == "b->a"
+    # the rephrased causal statement stays with the edge (what the generator reads)
+    assert g.edge_info[rain]["statement"] == "A flood brought torrential rain."
+    collapse = e[("The collapse", "the closure of the coastal road")]
+    assert g.edge_info[collapse]["statement"] == "Statement about The collapse."
+    # the prompt carries the contextual metadata (Appendix A.2)
+    assert "Dataset: causal_toy" in user_text(server.requests[0]) and "Extracted by: connective and OpenIE rules" \
+        in user_text(server.requests[0])
+
+
+def test_every_pair_is_verified_and_failures_are_counted(tmp_path, encoder):
+    """verify_max_pairs: null verifies every accepted pair; a failed call leaves the pair unverified, counted."""
+    ds = causal_dataset(tmp_path)
+
+    def flaky(body: dict) -> str:
+        return "garbage" if "famine" in user_text(body) else verifier(body)
+
+    with FakeOpenAIServer(responder=flaky) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
+        g = build_causal_graph(ds, encoder, replace(CAUSAL, use_openie=False, verify_max_pairs=None), llm=llm)
+    assert g.stats["llm_asked"] == 10 and g.stats["llm_verified"] == 9 and g.stats["llm_failed"] == 1
+    famine = [i for i, info in enumerate(g.edge_info) if "famine" in info["sentence"].lower()]
+    assert famine and all("llm" not in g.edge_info[i] for i in famine)
 
 
 def test_index_is_cached_and_keyed(tmp_path, encoder):

@@ -152,7 +152,6 @@ class CountingClassifier:
     """TEST DOUBLE for the pair classifier: content-based probabilities, every text it was asked about recorded."""
 
     def __init__(self):
-        self.hparams = {"mask_rate": 0.5}
         self.texts: list[str] = []
 
     def predict_proba(self, texts, batch_size=64):
@@ -212,8 +211,9 @@ def test_llm_is_asked_only_about_new_pairs(tmp_path, encoder):
 
     def verifier(body: dict) -> str:
         assert task_of(body) == "causal_pair_verification"
-        asked.append(re.search(r'<node id="A">\n(.*?)\n</node>', user_text(body), re.DOTALL).group(1))
-        return json.dumps({"relation": "a_causes_b", "confidence": 8, "reason": "r"})
+        asked.append(re.search(r'<node id="C">\n(.*?)\n</node>', user_text(body), re.DOTALL).group(1))
+        return json.dumps({"correct": True, "direction": "as_given", "refined": "r", "justification": "j",
+                           "confidence": "Medium"})
 
     settings = replace(CAUSAL, use_openie=False, verify_max_pairs=3)
     (tmp_path / "a").mkdir()
@@ -242,7 +242,7 @@ def test_llm_is_asked_only_about_new_pairs(tmp_path, encoder):
         for e in range(grown.graph.num_edges)
         if "llm" in grown.graph.edge_info[e]
     }
-    assert w["c12"] == pytest.approx(0.9)  # (1 + 0.8) / 2
+    assert w["c12"] == pytest.approx(5 / 6)  # (1 + 2/3) / 2 (Medium)
 
 
 def test_random_pair_classifier_insert_delete_equals_full(tmp_path, encoder, monkeypatch):

@@ -115,7 +115,7 @@ def test_retrieve_config_check_names_the_setting(overrides, line):
     (["task=poincare_tree", "task.depth=-1"], "task.depth: must be >= 1, got -1"),
     (["task=poincare_openie", "task.model.lr=0"], "task.model.lr: must be > 0.0, got 0"),
     (["task=poincare_openie", "task.graph.max_neighbors=0"], "task.graph.max_neighbors: must be >= 1, got 0"),
-    (["task=causal_pair", "task.labels.negative_ratio=-1"], "task.labels.negative_ratio: must be >= 0.0, got -1"),
+    (["task=causal_pair", "task.model.max_steps=0"], "task.model.max_steps: must be >= 1, got 0"),
     (["task=causal_pair", "task.datamodule.val_fraction=1.5"],
      "task.datamodule.val_fraction: must be <= 1.0, got 1.5"),
     (["task=ppo", "task.env.k=0"], "task.env.k: must be >= 1, got 0"),
@@ -213,3 +213,21 @@ def test_entry_points_stop_with_one_line_and_exit_2(tmp_path, script, overrides,
     proc = run_entry(script, tmp_path, *overrides)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [line]  # one line, no traceback
+
+
+@pytest.mark.parametrize("stage", ["baseline", "rl_refinement", "causal_graph", "rewriter", "full"])
+def test_cdfrag_ablation_stages_add_one_module_each_and_off_is_off(stage):
+    """Table 3's stages: each adds one module to the previous; what a stage has not added is switched off."""
+    order = ["baseline", "rl_refinement", "causal_graph", "rewriter", "full"]
+    cfg = compose_config("retrieve", "experiment=cdfrag_ablation", f"cdfrag_stage={stage}")
+    check_retrieve_config(cfg)
+    s = instantiate(cfg.method.retriever)
+    on = {"refinement": s.policy == "auto" and bool(cfg.method.cross_fit) and cfg.cv_folds == 5,
+          "causal_graph": s.causal_retrieval and s.generation.causal_check == "llm",
+          "rewriter": s.generation.rewrite_context,
+          "hallucination_correction": s.generation.hallucination_check and s.generation.max_requery > 0}
+    expected = dict(zip(["refinement", "causal_graph", "rewriter", "hallucination_correction"],
+                        [order.index(stage) >= i for i in range(1, 5)]))
+    assert on == expected
+    if stage == "baseline":  # no refinement at all: no policy and no fixed action, nothing cross-fitted
+        assert s.policy is None and s.fixed_action == "none" and cfg.cv_folds is None

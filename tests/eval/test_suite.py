@@ -21,7 +21,7 @@ ROWS = [
      "gold_ids": ["p3", "p4"], "answers": ["Le Havre"], "answer": "Rouen"},
 ]
 ENC = TableEncoder({ROWS[0]["question"]: [1, 0, 0], "Baltic Sea": [1, 0, 0], ROWS[1]["question"]: [0, 1, 0],
-                    "Rouen": [1, 0, 0]})
+                    "Rouen": [1, 0, 0], CORPUS[0].content: [1, 0, 0]})
 
 
 def test_auto_suite_known_values():
@@ -41,10 +41,15 @@ def test_auto_suite_known_values():
     # q1 pairs: (p1, p2) misses p2; ("Marie Curie", "Paris") both in p1's text → 1/2; q2 has no pairs
     assert agg["causal_coverage"] == pytest.approx(50.0)
     assert per[0]["id"] == "q1" and per[0]["context_recall"] == 0.5 and per[1]["causal_coverage"] is None
+    # context relevance: q1's items p1 (cosine 1), p3 (0) → 0.5; q2's p3, p4 → 0
+    assert agg["context_relevance"] == pytest.approx(25.0)
+    # span groundedness: neither answer aligns with a span of its top-2 passages
+    assert agg["groundedness_span"] == 0.0
     # a wider context grounds q1's answer
     agg3, _, _ = evaluate_rows(EvalInputs(rows=[dict(r) for r in ROWS], corpus=CORPUS, ks=(3,), context_top_n=3),
-                               ["groundedness_lexical", "context_recall"])
+                               ["groundedness_lexical", "context_recall", "groundedness_span"])
     assert agg3["groundedness_lexical"] == 50.0 and agg3["hallucination_rate_lexical"] == 50.0
+    assert agg3["groundedness_span"] == 50.0  # "Baltic Sea" is a span of p2
     assert agg3["context_recall"] == 100.0
 
 
@@ -58,3 +63,41 @@ def test_needs_decide_auto_and_explicit_requests_are_skipped_with_a_reason():
     with pytest.raises(ValueError, match="unknown metric"):
         select_metrics(["recall"], e)
     assert set(METRICS) >= {"answer_relevancy", "groundedness", "causal_coverage"}
+
+
+CDF_ROWS = [
+    {"id": "c1", "question": "q", "ranked_ids": ["p1", "p2", "p3"], "gold_ids": ["p1"], "answers": ["a"],
+     "answer": "The Vistula flows into the Baltic Sea. It is blue.",
+     "details": {"refinement_similarity": 0.8, "causal_path_depths": [1, 2, 3],
+                 "causal_pairs": [["logging", "erosion", "p2", ""], ["rain", "floods", "p3", "Rain brings floods."]]}},
+    {"id": "c2", "question": "r", "ranked_ids": ["p4", "p3"], "gold_ids": ["p4"], "answers": ["b"], "answer": "unknown",
+     "details": {"refinement_similarity": None, "causal_path_depths": [], "causal_pairs": []}},
+]
+
+
+def test_cdfrag_metrics_from_details_and_reference_paths():
+    """CRC against reference causal paths, CCD as mean hops, SRS only where a refinement happened, span
+    groundedness over passages and retrieved triples, abstentions not judged."""
+    reference = [({"p2"}, {("logging", "erosion")}), ({"p9"}, set())]
+    e = EvalInputs(rows=[dict(r) for r in CDF_ROWS], corpus=CORPUS, context_top_n=2, causal_reference=reference)
+    assert {"crc", "ccd", "srs", "groundedness_span"} <= set(select_metrics("auto", e))
+    agg, per, _ = evaluate_rows(e, ["crc", "ccd", "srs", "groundedness_span"])
+    # c1: items p1, p2 + 2 triples; on a reference path: p2 and (logging, erosion) → 2/4; c2: p4, p3 → 0/2
+    assert per[0]["crc"] == 0.5 and per[1]["crc"] == 0.0 and agg["crc"] == pytest.approx(25.0)
+    assert agg["ccd"] == pytest.approx(2.0) and per[1]["ccd"] is None  # hops, not percent
+    assert agg["srs"] == pytest.approx(80.0) and per[1]["srs"] is None
+    # c1's first sentence is a span of p2 (top 2), "It is blue." aligns nowhere → 0.5; c2 abstains
+    assert per[0]["groundedness_span"] == 0.5 and per[1]["groundedness_span"] is None
+
+
+def test_hallucination_rate_is_the_share_of_flagged_responses():
+    """HR counts responses flagged by the verifier, not the mean unsupported share: one answer half
+    supported and one fully supported give HR 50 (not 25); with hr_delta = 0.5 the first is no longer flagged."""
+    rows = [{"id": "h1", "question": "q", "ranked_ids": ["p2"], "answers": ["x"],
+             "answer": "The Vistula flows into the Baltic Sea. Paris lies on the Rhine."},
+            {"id": "h2", "question": "q", "ranked_ids": ["p3"], "answers": ["x"], "answer": "Paris lies on the Seine."}]
+    strict, _, _ = evaluate_rows(EvalInputs(rows=rows, corpus=CORPUS, context_top_n=1), ["groundedness_lexical"])
+    assert strict["groundedness_lexical"] == 75.0 and strict["hallucination_rate_lexical"] == 50.0
+    loose, _, _ = evaluate_rows(EvalInputs(rows=rows, corpus=CORPUS, context_top_n=1, hr_delta=0.5),
+                                ["groundedness_lexical"])
+    assert loose["hallucination_rate_lexical"] == 0.0

@@ -155,7 +155,9 @@ def test_subgraph_answer_needs_the_gold_passages_text(oracle):
     ("causal_gate", {"a_text": "x", "b_text": "y"}),
     ("entity_summary", {"entity": "x", "facts": [["x", "is", "y"]]}),
     ("module_summary", {"entities": ["x"]}),
-    ("causal_pair_verification", {"a": "x", "b": "y"}),
+    ("causal_pair_verification", {"cause": "x", "effect": "y"}),
+    # whether an answer keeps a causal relation is a property of the answer, not of the query's gold
+    ("causal_entailment", {"question": QUESTION, "answer": "Dodge County", "pairs": [("rain", "floods")]}),
     ("openie_hipporag_ner", {"passage": "x"}),
     (("openie_hipporag_ner", {"source": "query"}), {"query": QUESTION}),
     ("lightrag_keywords", {"question": QUESTION}),  # keywords, map points, reduced answers and cluster summaries

@@ -32,7 +32,7 @@ def test_heuristic_actions_build_query_sets():
     assert expand.queries == [f"{Q} Doe Jane Sunrise John directed husband"]  # "Doe" twice
     assert expand.source == "heuristic"
     assert simplify.queries == simplify.rewrites == ["spouse director film won award"]
-    assert decompose.queries[-1] == Q and decompose.rewrites == decompose.queries[:-1] and len(decompose.rewrites) == 2
+    assert decompose.queries[0] == Q and decompose.rewrites == decompose.queries[1:] and len(decompose.rewrites) == 2
     assert decompose.rewrites == ["Who is the spouse of the director of the film", "won the award"]
     assert none.queries == [Q] and none.rewrites == [] and none.source == "none"
     with pytest.raises(ValueError):
@@ -59,4 +59,17 @@ def test_llm_actions_and_fallback(tmp_path):
     assert dec.source == "llm" and dec.queries == [Q, "Which film won the award?", "Who directed ?", "Who is 's spouse?"]
     assert simp.queries == simp.rewrites == ["spouse of the award-winning film's director"]
     assert failed.source == "heuristic" and failed.queries[0].startswith("FAIL who?")
-    assert off.source == "heuristic" and r.llm_calls == 3
+    assert off.source == "heuristic" and r.llm_calls == 3 and r.llm_failed == 1 and failed.llm_failed == 1
+
+
+def test_actions_chain_over_the_frontier():
+    """A second step refines the first step's rewrites: decompose, then simplify each sub-question (simplify
+    replaces what it simplified, decompose keeps the question)."""
+    r = QueryRefiner(top_passage=lambda qs: ["Jane Doe directed Sunrise."] * len(qs))
+    first = r.refine([Q], ["decompose"])[0]
+    second = r.step([first], ["simplify"])[0]
+    assert second.actions == ["decompose", "simplify"] and second.action == "simplify"
+    assert second.frontier == ["spouse director film", "won award"]
+    assert second.queries == [Q, "spouse director film", "won award"]
+    assert set(first.rewrites) < set(second.rewrites)
+    assert r.step([second], ["none"])[0] is second

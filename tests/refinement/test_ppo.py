@@ -1,4 +1,3 @@
-from typing import ClassVar
 
 import lightning as L
 import pytest
@@ -9,60 +8,83 @@ from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
 
 
-class BanditEnv:
-    """A contextual bandit with the environment's interface: the best action depends on the state's first
-    coordinate (expand when > 0, decompose otherwise); simplify is always mediocre."""
-
-    actions: ClassVar[list[str]] = ["expand", "simplify", "decompose"]
-    evaluate_policy = RefinementEnv.evaluate_policy
-    reward_table = RefinementEnv.reward_table
+class ChainEnv(RefinementEnv):
+    """A toy MDP with the environment's interface (episodes of up to two actions): the best first action depends on
+    the state's first coordinate (expand when > 0, decompose otherwise), and a following ``simplify`` adds 0.3 to
+    the right first action while any other second action costs 0.1; simplify first is always mediocre."""
 
     def __init__(self, n: int = 60, dim: int = 8, seed: int = 0) -> None:
         g = torch.Generator().manual_seed(seed)
-        self.states = torch.nn.functional.normalize(torch.randn(n, dim, generator=g), dim=1)
-        self.calls = 0
+        self.base = torch.nn.functional.normalize(torch.randn(n, dim, generator=g), dim=1)
+        self.base[:, 4:] = 0.0
+        self.actions, self.max_steps, self.calls = ["expand", "simplify", "decompose"], 2, 0
 
-    def rewards(self, ids, actions):
-        self.calls += len(ids)
+    def states(self, ids, seqs):
         out = []
-        for i, a in zip(ids, actions):
-            pos = bool(self.states[i, 0] > 0)
-            out.append({"expand": 1.0 if pos else 0.0, "simplify": 0.4, "decompose": 0.0 if pos else 1.0}[a])
-        return out
+        for i, seq in zip(ids, seqs):
+            s = self.base[i].clone()
+            if seq:
+                s[4 + self.actions.index(seq[-1])] = 2.0
+            out.append(torch.nn.functional.normalize(s, dim=0))
+        return torch.stack(out)
+
+    def reward(self, i: int, seq: tuple) -> float:
+        if not seq:
+            return 0.2
+        pos = bool(self.base[i, 0] > 0)
+        first = {"expand": 1.0 if pos else 0.0, "simplify": 0.4, "decompose": 0.0 if pos else 1.0}[seq[0]]
+        if len(seq) == 1:
+            return first
+        return first + (0.3 if seq[1] == "simplify" and first == 1.0 else -0.1)
+
+    def outcomes(self, ids, seqs):
+        self.calls += len(ids)
+        seqs = [(s,) if isinstance(s, str) else tuple(s) for s in seqs]
+        return [{"reward": self.reward(i, s), "coverage": float(self.reward(i, s) >= 1.0)} for i, s in zip(ids, seqs)]
 
 
 def test_ppo_loss_clips_the_ratio():
     policy = PPOPolicy(state_dim=4, hidden=8, clip=0.2, value_coef=0.0, entropy_coef=0.0)
     states = torch.randn(5, 4)
     actions = torch.zeros(5, dtype=torch.long)
+    no_stop = torch.zeros(5, dtype=torch.bool)
     with torch.no_grad():
         logits, _ = policy(states)
-        logp = torch.log_softmax(logits, -1)[:, 0]
+        logp = torch.log_softmax(policy.masked(logits, no_stop), -1)[:, 0]
     adv = torch.ones(5)
     # old policy much less likely (ratio e^1 > 1 + clip): positive advantage is clipped at 1 + clip
-    loss, stats = policy.ppo_loss(states, actions, logp - 1.0, adv, torch.zeros(5))
+    loss, stats = policy.ppo_loss(states, actions, logp - 1.0, adv, torch.zeros(5), no_stop)
     assert loss.item() == pytest.approx(-1.2, abs=1e-5) and stats["clip_frac"].item() == 1.0
-    loss, stats = policy.ppo_loss(states, actions, logp, adv, torch.zeros(5))  # ratio 1: unclipped
+    loss, stats = policy.ppo_loss(states, actions, logp, adv, torch.zeros(5), no_stop)  # ratio 1: unclipped
     assert loss.item() == pytest.approx(-1.0, abs=1e-5) and stats["clip_frac"].item() == 0.0
-    assert stats["entropy"].item() == pytest.approx(torch.log(torch.tensor(3.0)).item(), abs=1e-5)  # uniform start
+    # uniform start over the three refinement actions: stop is masked at the first step
+    assert stats["entropy"].item() == pytest.approx(torch.log(torch.tensor(3.0)).item(), abs=1e-5)
+    assert policy.probabilities(states, allow_stop=False)[:, -1].max() == 0.0
+    assert policy.probabilities(states, allow_stop=True)[0].tolist() == pytest.approx([0.25] * 4)
 
 
 @pytest.mark.slow
-def test_ppo_learns_a_contextual_bandit_and_beats_random():
+def test_ppo_learns_to_chain_actions_and_beats_random():
     L.seed_everything(0, verbose=False)
-    env = BanditEnv()
+    env = ChainEnv()
     train, held = list(range(40)), list(range(40, 60))
-    policy = PPOPolicy(state_dim=8, hidden=16, lr=0.02, rollouts_per_state=2, seed=0).attach(env, train, held)
-    before = env.evaluate_policy(policy, held)
-    trainer = L.Trainer(max_epochs=40, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+    policy = PPOPolicy(state_dim=8, hidden=16, lr=0.02, rollouts_per_state=2, seed=0, max_steps=2).attach(
+        env, train, held)
+    before = env.evaluate_policy(policy, held, select_ids=train)
+    trainer = L.Trainer(max_epochs=60, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, accelerator="cpu")
     trainer.fit(policy, datamodule=RolloutDataModule(train, seed=0))
-    after = env.evaluate_policy(policy, held)
+    after = env.evaluate_policy(policy, held, select_ids=train)
     assert after["random_reward"] == pytest.approx(before["random_reward"])
-    assert after["policy_reward"] > 0.9 > after["random_reward"] + 0.3
-    assert len(policy.history) == 40 and policy.history[-1]["entropy"] < policy.history[0]["entropy"]
+    # the best two-step episodes (1.3) beat the best single fixed action and the random policy by far
+    assert after["policy_reward"] > 1.2 > after["best_fixed_reward"] and after["random_reward"] < 0.8
+    assert after["policy_episode_length"] > 1.8
+    best = sum(n for seq, n in after["policy_sequences"].items() if seq in ("expand+simplify", "decompose+simplify"))
+    assert best >= 0.8 * len(held)
+    assert len(policy.history) == 60 and policy.history[-1]["entropy"] < policy.history[0]["entropy"]
     assert policy.history[-1]["val_reward"] == pytest.approx(after["policy_reward"])
-    assert {"reward", "policy_loss", "value_loss", "approx_kl", "clip_frac", "share_expand"} <= set(policy.history[0])
+    assert {"reward", "policy_loss", "value_loss", "approx_kl", "clip_frac", "share_stop",
+            "episode_length"} <= set(policy.history[0])
 
 
 def test_split_queries():

@@ -34,9 +34,36 @@ def test_ppo_task_trains_logs_plots_and_reuses(tmp_path, monkeypatch):
     saved = json.loads((run / "metrics.json").read_text())
     assert saved["checkpoint"] == str(ckpt) and saved["task"] == "ppo"
     assert metrics["train_queries"] == 4 and metrics["heldout_queries"] == 2
-    assert metrics["env_calls"] == 6 * 3  # every (question, action) once, then memoised
+    # every (question, action sequence of length <= T = 2) once, plus the unrefined question, then memoised
+    assert metrics["env_calls"] == 6 * (1 + 3 + 9) and metrics["max_steps"] == 2
+    assert metrics["hallucination_term"] == "off (no LLM)"
+    assert 1.0 <= metrics["heldout_episode_length"] <= 2.0
     for a in ("expand", "simplify", "decompose"):
         assert 0.0 <= metrics[f"heldout_reward_{a}"] <= 1.5
     assert metrics["heldout_oracle_reward"] >= max(metrics["heldout_ppo_reward"], metrics["heldout_random_reward"])
+    for arm in ("ppo", "random", "best_fixed"):
+        assert 0.0 <= metrics[f"heldout_{arm}_coverage"] <= 1.0
     again = train.run(compose_train(tmp_path, "logger=none"))
     assert again["fit_seconds"] == 0.0 and again["heldout_ppo_reward"] == pytest.approx(metrics["heldout_ppo_reward"])
+
+
+def test_ppo_with_an_llm_trains_on_the_deployed_actions_with_the_hallucination_term(tmp_path):
+    """task.llm (what cross-fitting passes): the environment's retriever carries the actions out with that LLM
+    (the oracle here) and generates and checks answers, so λ4 is on; the policy's compatibility key names the LLM,
+    so an LLM-free retriever never picks it."""
+    from hydra.utils import instantiate
+
+    from hyperrag.config import method_settings
+    from hyperrag.refinement.ppo import policy_compatibility
+
+    cfg = compose_train(tmp_path, "logger=none", "+llm@task.llm=oracle", "trainer.max_epochs=2")
+    metrics = train.run(cfg)
+    encoder = instantiate(cfg.embedder)
+    assert metrics["hallucination_term"] == "answers"
+    record = json.loads(next((tmp_path / "models" / "ppo").glob("sample-*/artifact.json")).read_text())
+    settings = method_settings("cdfrag")
+    assert record["compatibility"] != policy_compatibility(settings, encoder) and len(record["query_ids"]) == 4
+    from hyperrag.llm.oracle import OracleLLM
+
+    oracle = OracleLLM(cache_path=str(tmp_path / "oracle.sqlite"), show_usage=False)  # any oracle: its label
+    assert record["compatibility"] == policy_compatibility(settings, encoder, oracle)

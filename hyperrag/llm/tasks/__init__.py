@@ -29,6 +29,7 @@ REGISTRY: dict[str, str] = {
     "missing_concepts": "missing_concepts:MissingConcepts",
     "query_refinement": "query_refinement:QueryRefinement",
     "causal_pair_verification": "causal_pair_verification:CausalPairVerification",
+    "causal_entailment": "causal_entailment:CausalEntailment",
     "claim_extraction": "claim_extraction:ClaimExtraction",
     "claim_support": "claim_support:ClaimSupport",
     "strict_rewrite": "strict_rewrite:StrictRewrite",

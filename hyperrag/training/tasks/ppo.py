@@ -1,15 +1,17 @@
-"""``python train.py task=ppo``: train the query-refinement policy with PPO against the real CDF-RAG retrieval.
+"""``python train.py task=ppo``: train the query-refinement policy with PPO against the real CDF-RAG pipeline.
 
 The environment (:class:`~hyperrag.refinement.env.RefinementEnv`) wraps an indexed
-:class:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever` (dense + causal graph of ``data``, the pair classifier when
-``models/causal_pair`` holds one) whose refinement is set per question by the action under evaluation. The
-questions with gold passages are split into ``split.train`` training and ``split.heldout`` held-out questions;
-one Lightning epoch is one PPO iteration over the training questions.
+:class:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever` (dual-path retrieval over the causal graph of ``data``, the
+UniCausal pair classifier when ``models/causal_pair`` holds one) built from the method's settings and the task's
+LLM (``task.llm``; ``retrieve.py cv_folds=K`` passes the run's): the actions are carried out by the *same* refiner
+the retriever deploys — the LLM when one is configured — and, with an LLM, the answer is generated and checked so
+the reward's hallucination term (λ4) is on. Episodes take up to the method's ``max_refine_steps`` actions. The
+questions with gold passages are split into ``split.train`` training and ``split.heldout`` held-out questions (or,
+cross-fitting, exactly ``split.train_ids``); one Lightning epoch is one PPO iteration over the training questions.
 
-``evaluate`` compares, on the held-out questions, the greedy policy's mean reward with the uniform-random
-policy's (the exact expectation over actions), the best single fixed action and the per-question oracle.
-``plot`` draws the training curve (train rollout reward, greedy train/held-out reward, random baseline, entropy)
-next to ``ppo_history.csv``.
+``evaluate`` compares, on the held-out questions, the greedy policy's final reward (and coverage) with the
+uniform-random policy's (exact expectation), the best fixed single action (chosen on the training questions) and
+the per-question best sequence. ``plot`` draws the training curve next to ``ppo_history.csv``.
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ class SplitSettings(TypedDict):
 
 
 class EnvSettings(TypedDict):
-    """``task.env``: :class:`RefinementEnv`'s ``k`` (coverage = recall@k), ``hallucination`` (the λ4 term,
-    needs ``task.llm``) and reward ``weights`` (λ1–λ4)."""
+    """``task.env``: :class:`RefinementEnv`'s ``k`` (coverage = recall@k), ``hallucination`` (the λ4 term from
+    generated answers, whenever ``task.llm`` is an available LLM) and reward ``weights`` (λ1–λ4)."""
 
     k: PositiveInt
     hallucination: bool
@@ -67,14 +69,15 @@ class PPOTask:
         encoder: the sentence embedder (states, retrieval).
         model: partial of :class:`PPOPolicy` (all but ``state_dim``).
         retriever: the CDF-RAG settings of the environment's retriever (``method.retriever``, composed from
-            ``method/cdfrag.yaml``); its policy and generation are switched off, its ``models_dir`` (where the
-            pair classifier is looked for) is ``models_dir``.
+            ``method/cdfrag.yaml``); its policy and feedback loop are switched off (an episode is the action
+            sequence under evaluation), its ``models_dir`` (where the pair classifier is looked for) is
+            ``models_dir``.
         models_dir: the run's ``models_dir``.
         device: where the retriever's tensors live.
         env: ``k``, ``weights`` (λs) and ``hallucination`` of :class:`RefinementEnv`.
         split: ``train`` / ``heldout`` question counts (or shares) and ``seed``.
         rollout_batch: training questions per PPO iteration (null = all).
-        llm: optional LLM config node (LLM-carried actions, hallucination reward); null = LLM-free.
+        llm: the LLM config node (LLM-carried actions, hallucination reward); null = LLM-free (stand-ins, λ4 off).
         name: ``models/<name>/...``.
     """
 
@@ -86,7 +89,7 @@ class PPOTask:
         self.encoder = encoder
         self.model_factory = model
         self.retriever_settings = replace(retriever, policy=None, models_dir=str(models_dir),
-                                          generation=replace(retriever.generation, enabled=False))
+                                          generation=replace(retriever.generation, max_requery=0))
         self.device = device
         self.env_settings = dict(plain(env))
         self.split_settings = dict(plain(split))
@@ -114,8 +117,9 @@ class PPOTask:
         """What the policy trained on: the training questions (held-out ones are only evaluated, never used to
         choose anything) and the retrieval settings its rewards came from (:func:`policy_compatibility`)."""
         train, _ = self.split
+        llm = self.env.retriever.llm
         return ArtifactRecord(self.name, self.dataset.name, tuple(self.dataset.queries[i].id for i in train),
-                              policy_compatibility(self.retriever_settings, self.encoder))
+                              policy_compatibility(self.retriever_settings, self.encoder, llm))
 
     @cached_property
     def env(self) -> RefinementEnv:
@@ -127,13 +131,16 @@ class PPOTask:
         if not train:
             raise InputError(f"dataset {self.dataset.name!r} has no question with gold passages to train on",
                              field="data")
-        self._llm = build_llm(self.llm_config).start()
+        self._llm = build_llm(self.llm_config, dataset=self.dataset).start()
         atexit.register(self._llm.stop)  # train.py has no teardown hook; a managed server must not outlive us
         retriever = CDFRAGRetriever(self.retriever_settings, encoder=self.encoder, llm=self._llm,
                                     device=self.device)
         retriever.index(self.dataset)
-        env = RefinementEnv(retriever, self.dataset.queries, **self.env_settings)
-        env.reward_table(train + held)  # every (question, action) outcome once, up front
+        env = RefinementEnv(retriever, self.dataset.queries, max_steps=self.retriever_settings.max_refine_steps,
+                            **self.env_settings)
+        env.reward_table(train + held)  # every (question, action sequence) outcome once, up front
+        log.info("PPO environment: %d questions x %d sequences, hallucination term %s", len(train + held),
+                 len(env.sequences()), env.hallucination_term)
         return env
 
     def key(self, **extra: Any) -> str:
@@ -147,7 +154,9 @@ class PPOTask:
 
     def build_model(self) -> PPOPolicy:
         train, held = self.split
-        return self.model_factory(state_dim=int(self.env.states.shape[1])).attach(self.env, train, held)
+        state_dim = int(self.env.states(train[:1], [()]).shape[1])
+        return self.model_factory(state_dim=state_dim, max_steps=self.retriever_settings.max_refine_steps).attach(
+            self.env, train, held)
 
     def build_datamodule(self) -> RolloutDataModule:
         return RolloutDataModule(self.split[0], self.rollout_batch, seed=int(self.split_settings["seed"]))
@@ -159,23 +168,23 @@ class PPOTask:
     def evaluate(self, model: PPOPolicy) -> dict[str, Any]:
         train, held = self.split
         tr = self.env.evaluate_policy(model, train)
+        common = {"train_ppo_reward": tr["policy_reward"], "train_random_reward": tr["random_reward"],
+                  "train_queries": len(train), "heldout_queries": len(held), "env_calls": self.env.env_calls,
+                  "max_steps": self.env.max_steps, "hallucination_term": self.env.hallucination_term}
         if not held:  # cross-fitting (split.train_ids): the held-out fold is scored by retrieval, not here
             self._last_eval = {"train": tr}
-            return {"train_ppo_reward": tr["policy_reward"], "train_random_reward": tr["random_reward"],
-                    "heldout_queries": 0, "train_queries": len(train), "env_calls": self.env.env_calls}
-        ev = self.env.evaluate_policy(model, held)
+            return common
+        ev = self.env.evaluate_policy(model, held, select_ids=train)
         out: dict[str, Any] = {
             "heldout_ppo_reward": ev["policy_reward"], "heldout_ppo_reward_sd": ev["policy_reward_sd"],
             "heldout_random_reward": ev["random_reward"], "heldout_random_reward_sd": ev["random_reward_sd"],
             "heldout_best_fixed_reward": ev["best_fixed_reward"], "heldout_best_fixed_action": ev["best_fixed_action"],
-            "heldout_oracle_reward": ev["oracle_reward"],
-            "train_ppo_reward": tr["policy_reward"], "train_random_reward": tr["random_reward"],
-            "heldout_queries": len(held), "train_queries": len(train), "env_calls": self.env.env_calls,
+            "heldout_oracle_reward": ev["oracle_reward"], "heldout_ppo_coverage": ev["policy_coverage"],
+            "heldout_random_coverage": ev["random_coverage"], "heldout_best_fixed_coverage": ev["best_fixed_coverage"],
+            "heldout_episode_length": ev["policy_episode_length"], **common,
         }
         out.update({f"heldout_reward_{a}": v for a, v in ev["per_action_reward"].items()})
-        out.update({f"heldout_policy_{a}": v for a, v in ev["policy_actions"].items()})
-        coverage = self.env.outcomes(held, model.act(self.env.states[held], greedy=True))
-        out["heldout_ppo_coverage"] = sum(o["coverage"] for o in coverage) / max(1, len(coverage))
+        out.update({f"heldout_policy_{k}": v for k, v in ev["policy_sequences"].items()})
         self._last_eval = {"heldout": ev, "train": tr}
         return out
 
