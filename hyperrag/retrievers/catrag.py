@@ -180,6 +180,9 @@ class CatRAGRetriever(HippoRAG2Retriever):
         rows = super().details(seeds)
         names = self.graph.entity_names
         sources = getattr(seeds, "anchor_source", [None] * len(rows))
+        for row, filtered in zip(rows, seeds.filtered.tolist()):
+            # the boost's key facts: T_seed when the filter ruled on this query, else its unfiltered top-k
+            row["key_facts"] = "verified" if filtered else "unfiltered top-k (no filter verdict)"
         for row, ents, source in zip(rows, getattr(seeds, "anchors", [[]] * len(rows)), sources):
             row["anchors"] = [names[e] for e in ents]
             if source:
@@ -196,7 +199,8 @@ class CatRAGRetriever(HippoRAG2Retriever):
         return {**super().describe(), "anchoring": s.anchoring and ("llm_ner" if llm else "lexical"),
                 "anchor_epsilon": s.anchor_epsilon, "anchor_link_threshold": s.anchor_link_threshold,
                 "passage_boost": s.passage_boost, "boost_beta": s.boost_beta,
-                "key_facts": "verified (recognition memory)" if llm and s.fact_filter else "top-k facts, unfiltered",
+                "key_facts": "verified (recognition memory; per query in details)" if llm and s.fact_filter
+                else "top-k facts, unfiltered",
                 "edge_weighting": s.edge_weighting and llm, "edge_scoring": dataclasses.asdict(s.edge_scoring),
                 "edge_scoring_llm_calls": getattr(self.edge_scorer, "calls", 0)}
 

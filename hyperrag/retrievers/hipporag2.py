@@ -34,6 +34,8 @@ class SeedBatch:
         fact_ids / fact_scores / keep: [B, k] top facts, their min-max normalised scores, filter verdicts.
         entity_weight: [B, E] entity reset weights.
         dense: [B, P] query–passage cosines.
+        filtered: [B] bool, the LLM fact filter gave this query a verdict (False: LLM-free, or its call failed
+            and the query kept every top fact).
     """
 
     questions: list[str]
@@ -43,6 +45,7 @@ class SeedBatch:
     keep: torch.Tensor
     entity_weight: torch.Tensor
     dense: torch.Tensor
+    filtered: torch.Tensor
 
 
 def min_max(x: torch.Tensor) -> torch.Tensor:
@@ -98,19 +101,23 @@ class HippoRAG2Retriever(Retriever):
         return self.kg.graph
 
     # ---- seeding -----------------------------------------------------------------------------------------
-    def seed_facts(self, questions: list[str], q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Top facts per query. Returns (fact ids [B, k], normalised scores [B, k], kept mask [B, k])."""
+    def seed_facts(self, questions: list[str], q: torch.Tensor
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Top facts per query. Returns (fact ids [B, k], normalised scores [B, k], kept mask [B, k],
+        filtered [B]: whether the LLM filter gave the query a verdict)."""
         fact_scores = min_max(q @ self.fact_emb.T)
         ids, scores = topk_rows(fact_scores, self.settings.fact_top_k)
         keep = torch.ones_like(scores, dtype=torch.bool)
+        filtered = torch.zeros(len(questions), dtype=torch.bool)
         if self.settings.fact_filter and self.llm_available:
-            keep = self.recognition_memory(questions, ids)
+            keep, filtered = self.recognition_memory(questions, ids)
         elif self.settings.fact_filter:
             self.skip("fact_filter", len(questions))
-        return ids, scores, keep
+        return ids, scores, keep, filtered
 
-    def recognition_memory(self, questions: list[str], fact_ids: torch.Tensor) -> torch.Tensor:
-        """LLM fact filter: kept mask [B, k]; a query without a verdict (failed call) keeps all its facts."""
+    def recognition_memory(self, questions: list[str], fact_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """LLM fact filter: kept mask [B, k] and filtered [B]; a query without a verdict (failed call) keeps all
+        its facts."""
         from hyperrag.llm.recognition import filter_facts
 
         candidates = [[(f, self.graph.facts[f]) for f in row] for row in fact_ids.tolist()]
@@ -120,7 +127,7 @@ class HippoRAG2Retriever(Retriever):
             if kept is not None:
                 keep[b] = torch.tensor([f in kept for f in row], dtype=torch.bool)
         self.skip("fact_filter", sum(v is None for v in verdicts))
-        return keep
+        return keep, torch.tensor([v is not None for v in verdicts], dtype=torch.bool)
 
     def entity_reset(self, fact_ids: torch.Tensor, fact_scores: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         """Entity seed weights [B, E] from seed facts (HippoRAG 2's phrase weights)."""
@@ -149,10 +156,10 @@ class HippoRAG2Retriever(Retriever):
     def seed(self, questions: list[str]) -> SeedBatch:
         """Query embeddings, seed facts, entity and passage reset weights for a batch."""
         q = self.encoder.encode(questions, desc="queries").to(self.device)
-        fact_ids, fact_scores, keep = self.seed_facts(questions, q)
+        fact_ids, fact_scores, keep, filtered = self.seed_facts(questions, q)
         dense = q @ self.passage_emb.T
         return SeedBatch(questions, q, fact_ids, fact_scores, keep, self.entity_reset(fact_ids, fact_scores, keep),
-                         dense)
+                         dense, filtered)
 
     def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
         """Reset [B, N]: entity seeds, then ``passage_node_weight ×`` normalised dense passage scores."""

@@ -257,3 +257,22 @@ def test_without_llm_every_planned_seed_is_counted_as_skipped(tmp_path, encoder)
     plans = r.edge_scorer.plan(seeds, r.fact_emb)
     assert r.edge_delta(seeds) is None
     assert plans and r.skipped["edge_scoring"] == len(plans)
+
+
+def test_key_facts_are_labelled_verified_only_where_the_filter_ruled(tmp_path, encoder):
+    """A query whose fact-filter call failed keeps its unfiltered top facts, and its details say so."""
+
+    class FailingFilter(ScriptedCatRAG):
+        def __call__(self, body):
+            if '"relevant_ids"' in json.dumps(body.get("response_format", {})):
+                return Reply(status=500, body="scripted failure")
+            return super().__call__(body)
+
+    for model, label in ((ScriptedCatRAG(keep_facts_with=KEEP), "verified"),
+                         (FailingFilter(), "unfiltered top-k (no filter verdict)")):
+        with FakeOpenAIServer(responder=model) as server, fake_llm(server, tmp_path / label[:4], retries=0) as llm:
+            r = catrag(tmp_path / label[:4], encoder, llm, passage_boost=True)
+            r.index(contradiction_dataset(tmp_path))
+            seeds = r.seed(["Where was Marie Curie born?"])
+            assert r.details(seeds)[0]["key_facts"] == label
+        assert r.skipped.get("fact_filter", 0) == (label != "verified")
