@@ -45,12 +45,11 @@ def assert_one_line(proc: subprocess.CompletedProcess, *expected: str) -> str:
 
 def test_retrieve_with_an_unreachable_endpoint_stops_before_any_work(tmp_path):
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    proc, seconds = run_entry(tmp_path, str(REPO_ROOT / "retrieve.py"), "llm=openai_compatible",
+    proc, _ = run_entry(tmp_path, str(REPO_ROOT / "retrieve.py"), "llm=openai_compatible",
                               f"llm.base_url={url}", "method=hipporag2", f"out={tmp_path / 'run'}",
                               f"cache_dir={tmp_path / 'cache'}", "hardware=cpu", "tracking=none")
-    line = assert_one_line(proc, f"{url}/models", "llm.base_url", "Connection refused")
-    assert seconds < 60, (seconds, line)  # no retries with backoff, no OpenIE attempted
-    assert not (tmp_path / "cache" / "openie").exists()
+    assert_one_line(proc, f"{url}/models", "llm.base_url", "Connection refused")
+    assert not (tmp_path / "cache" / "openie").exists()  # stopped before the first OpenIE call
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
 
 

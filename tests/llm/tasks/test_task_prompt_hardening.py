@@ -20,7 +20,7 @@ def test_every_task_system_prompt_has_the_data_rule():
               "entities": [EVIL], "source": EVIL, "target": EVIL, "a_text": EVIL, "b_text": EVIL, "question": EVIL,
               "a": EVIL, "b": EVIL, "text": EVIL, "claim": EVIL, "answer": EVIL, "references": [EVIL],
               "response": EVIL, "context": [EVIL], "statements": [EVIL], "evidence": [EVIL], "reports": [EVIL], "points": [EVIL], "texts": [EVIL],
-              "response_type": "a short answer"}
+              "pairs": [(EVIL, EVIL)], "cause": EVIL, "effect": EVIL, "response_type": "a short answer"}
     for name in task_names():
         system, user = get_task(name).messages(inputs)
         assert DATA_RULE in system["content"], name
