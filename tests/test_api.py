@@ -62,6 +62,7 @@ def test_readme_quick_start_runs_llm_free(tmp_path, monkeypatch):
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_readme_quick_start_with_the_embedded_llm(tmp_path, monkeypatch):
     """The snippet verbatim with SmolLM2 (llama.cpp): the inserted raw text is extracted by it, questions answered."""
     scope, printed = run_snippet(readme_snippet(), tmp_path, monkeypatch)

@@ -164,6 +164,7 @@ def test_real_llama_cpp_server_embeddings(llama_embedding_server, tmp_path):
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_retrieve_with_the_real_embedding_server(llama_embedding_server, tmp_path):
     """The main job over the sample with dense retrieval on the endpoint's embeddings (no LLM)."""
     import retrieve

@@ -60,6 +60,7 @@ def test_bad_records_stop_with_one_line(built, tmp_path, capsys):
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_insert_without_openie_extracts_with_the_embedded_llm(built, tmp_path):
     out = cli_main(["insert", "--index", str(built), "--corpus", write_jsonl(tmp_path / "new.jsonl", NEW),
                     "llm=local"])

@@ -70,6 +70,7 @@ def _main_job(tmp_path, *overrides: str) -> tuple[str, dict]:
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_the_main_job_prints_no_per_request_lines(tmp_path):
     """``python retrieve.py`` (SmolLM2 by default) with a fresh response cache, so requests really go out."""
     output, record = _main_job(tmp_path / "quiet")
