@@ -121,6 +121,9 @@ def find_runs(specs: str | list[str] | tuple[str, ...]) -> list[RunRecord]:
                 found.add(p)
             elif p.is_dir():
                 found.update(m for m in p.rglob("metrics.json") if "wandb" not in m.parts)
+    # a run's own sub-runs (a cross-fitted run's fold-K/ directories) are parts of it, not runs of their own
+    run_dirs = {m.parent for m in found}
+    found = {m for m in found if not any(parent in run_dirs for parent in m.parent.parents)}
     runs = [r for r in (load_run(p) for p in sorted(found)) if r is not None]
     return label_runs(runs)
 

@@ -1,0 +1,23 @@
+"""Which metrics.json files a report counts as runs."""
+
+from __future__ import annotations
+
+import json
+
+from hyperrag.reporting.collect import find_runs
+
+
+def _run(path, recall):
+    path.mkdir(parents=True)
+    method = path.name.split("=")[-1] if "=" in path.name else "cdfrag"
+    (path / "metrics.json").write_text(json.dumps({"dataset": "musique", "method": method,
+                                                   "metrics": {"recall@5": recall}}))
+
+
+def test_a_cross_fitted_runs_folds_are_parts_of_it_not_runs(tmp_path):
+    _run(tmp_path / "sweep" / "method=cdfrag", 55.7)
+    for k in range(3):
+        _run(tmp_path / "sweep" / "method=cdfrag" / f"fold-{k}", 60.0 + k)
+    _run(tmp_path / "sweep" / "method=dense", 58.7)
+    runs = find_runs(str(tmp_path / "sweep"))
+    assert sorted((r.method, r.metrics["recall@5"]) for r in runs) == [("cdfrag", 55.7), ("dense", 58.7)]
