@@ -15,7 +15,7 @@ Heavy packages (httpx, tenacity, json-repair, llama_cpp, vllm) are imported only
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.llm.errors import (
     LLMError,
@@ -26,6 +26,9 @@ from hyperrag.llm.errors import (
 )
 from hyperrag.llm.types import ChatRequest, ChatResult, ErrorKind, TaskResult
 from hyperrag.utils.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 _LAZY = {
     "LLM": "hyperrag.llm.base",
@@ -82,7 +85,7 @@ def build_llm(cfg: Any = None, dataset: Any = None) -> Any:
     return llm
 
 
-def llm_label(llm: Any) -> str:
+def llm_label(llm: LanguageModel | None) -> str:
     """How figures made with ``llm`` are labelled: ``LLM-free``, ``upper bound (oracle)`` or the model."""
     if llm is None or not getattr(llm, "available", False):
         return "LLM-free"

@@ -9,9 +9,12 @@ failed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hyperrag.errors import InputError
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 
 class LLMError(RuntimeError):
@@ -44,7 +47,7 @@ class StageFailedError(InputError):
 
 
 def stop_if_nothing_succeeded(stage: str, *, failed: int, succeeded: int, first_error: str | None,
-                              llm: Any, unit: str = "items") -> None:
+                              llm: LanguageModel | None, unit: str = "items") -> None:
     """Raise :class:`StageFailedError` when ``stage`` asked the LLM for ``failed`` > 0 items and has nothing
     usable.
 
