@@ -338,8 +338,11 @@ class PoincareModelSettings:
         curvature: c of the ball.
         loss: ``nickel_kiela`` or ``edge_distance``.
         anchor_weight / query_anchor_weight: weight of the semantic anchor term for passages / query nodes.
-        lr, lr_schedule: Riemannian Adam's rate and its decay (``constant`` | ``linear`` | ``cosine``).
+        lr, betas, lr_schedule: Riemannian Adam's rate, betas and decay (``constant`` | ``linear`` | ``cosine``).
+        burn_in_epochs, burn_in_lr_factor: epochs at ``lr · burn_in_lr_factor`` first (0: no burn-in).
         init_radius: mean hyperbolic radius of the projected embeddings; ``center``: centre them first.
+        init_scale: half-width of a random start (unused: HyperRAG's ball starts from the embeddings).
+        stabilize: geoopt's ``stabilize`` (project back every that many steps; ``null``: never).
         negative_gradients: the Nickel & Kiela negatives move too; ``false``: they are fixed reference points, so
             passages outside the graph keep their semantic positions exactly.
     """
@@ -350,9 +353,14 @@ class PoincareModelSettings:
     anchor_weight: NonNegativeFloat
     query_anchor_weight: NonNegativeFloat | None
     lr: PositiveFloat
+    betas: tuple[Probability, Probability]
+    burn_in_epochs: NonNegativeInt
+    burn_in_lr_factor: PositiveFloat
     lr_schedule: Literal["constant", "linear", "cosine"]
     init_radius: PositiveFloat
     center: bool
+    init_scale: PositiveFloat
+    stabilize: PositiveInt | None
     negative_gradients: bool
 
 
