@@ -85,8 +85,8 @@ class PPOTask:
 
     def __init__(self, dataset: Dataset, encoder: Encoder, model: Callable[..., PPOPolicy],
                  retriever: CDFRAGSettings, models_dir: str, device: str, env: EnvSettings,
-                 split: SplitSettings, rollout_batch: PositiveInt | None, llm: LanguageModel | None = None,
-                 name: str = "ppo") -> None:
+                 split: SplitSettings, rollout_batch: PositiveInt | None, llm: LanguageModel | None,
+                 name: str) -> None:
         self.dataset = dataset
         self.encoder = encoder
         self.model_factory = model
