@@ -39,6 +39,7 @@ _LAZY = {
     "OracleLLM": "hyperrag.llm.oracle",
     "ChatClient": "hyperrag.llm.client",
     "ClientConfig": "hyperrag.llm.client",
+    "client_settings": "hyperrag.llm.client",
     "run_batch": "hyperrag.llm.client",
     "run_sync": "hyperrag.llm.client",
     "ResponseCache": "hyperrag.llm.cache",

@@ -62,7 +62,9 @@ class LLM:
         api_key: bearer token, if the endpoint needs one.
         structured_output: the server's constrained-decoding capability (see
             :mod:`hyperrag.llm.structured`); chosen by config, never inferred from the model name.
-        client: :class:`ClientConfig` fields (concurrency, timeouts, retries, backoff).
+        client: :class:`ClientConfig` fields (concurrency, timeouts, retries, backoff): the ``client`` node of the
+            backend's YAML, or :func:`~hyperrag.llm.client.client_settings` by hand; ``None`` only for a backend
+            that sends no request (``none``, the oracle).
         sampling: :class:`Sampling` fields (temperature, top_p, max_tokens, seed).
         cache_path: sqlite response cache; ``None`` disables caching.
         max_invalid_retries: extra rounds after a reply that fails parsing/validation.
@@ -93,7 +95,7 @@ class LLM:
         self.base_url = base_url
         self.api_key = api_key
         self.structured_output = structured_output
-        self.client_config = ClientConfig.from_any(_plain(client))
+        self.client_config: ClientConfig | None = None if client is None else ClientConfig.from_any(_plain(client))
         self.sampling = Sampling.from_any(_plain(sampling))
         self.cache_path = str(cache_path) if cache_path else None
         self.max_invalid_retries = int(max_invalid_retries)
@@ -161,7 +163,7 @@ class LLM:
         import httpx
 
         url = f"{(self.base_url or '').rstrip('/')}/models"
-        cfg = self.client_config
+        cfg = self.transport()
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
             tls = _shared_tls_context() if url.startswith("https") else False
@@ -188,7 +190,7 @@ class LLM:
     async def session(self):  # type: ignore[no-untyped-def]
         """Async context: a :class:`Session` bound to the running event loop."""
         self.start()
-        client = ChatClient(self.base_url or "", self.model or "", api_key=self.api_key, config=self.client_config)
+        client = ChatClient(self.base_url or "", self.model or "", api_key=self.api_key, config=self.transport())
         async with Session(client, mode=self.structured_output, sampling=self.sampling, cache=self.cache,
                            accounting=self.accounting, max_invalid_retries=self.max_invalid_retries) as s:
             yield s
@@ -247,10 +249,17 @@ class LLM:
         todo = len(inputs_list) - cached
         return Estimate(t.label, len(inputs_list), cached, todo, prompt, todo * (self.sampling.max_tokens or t.max_tokens))
 
+    def transport(self) -> ClientConfig:
+        """The client settings requests are sent with."""
+        if self.client_config is None:
+            raise LLMUnavailableError(f"{type(self).__name__} has no client settings (llm.client) to send requests "
+                                      "with; give the backend's client node (hyperrag.llm.client_settings)")
+        return self.client_config
+
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url,
                 "structured_output": self.structured_output, "cache_path": self.cache_path,
-                "concurrency": self.client_config.concurrency}
+                "concurrency": self.client_config.concurrency if self.client_config is not None else None}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"

@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 
 from hyperrag.llm import build_llm
 from hyperrag.llm.backends import LocalLlamaCppServer, NoLLM, OpenAICompatible, VLLMServer, find_smollm2_gguf
+from hyperrag.llm.client import client_settings
 from hyperrag.llm.errors import LLMUnavailableError, ServerStartError
 from hyperrag.llm.server import ManagedServer, free_port
 from hyperrag.utils.availability import package_available
@@ -65,7 +66,8 @@ def test_vllm_command_parallelism_and_memory():
 
 
 def test_vllm_attaches_to_a_running_server(fake_server, tmp_path):
-    llm = VLLMServer(model="fake-model", base_url=fake_server.base_url, cache_path=None, show_usage=False)
+    llm = VLLMServer(model="fake-model", base_url=fake_server.base_url, cache_path=None, show_usage=False,
+                     client=client_settings("vllm"))
     with llm:
         assert llm.server is None  # attached, nothing launched
         res = llm.complete_structured("causal_gate", {"a_text": "rain", "b_text": "wet streets"})
@@ -80,7 +82,8 @@ def test_vllm_launch_without_vllm_is_a_clear_error():
 
 def test_openai_compatible_reads_key_from_env(fake_server, monkeypatch):
     monkeypatch.setenv("MY_TEST_KEY", "sk-test")
-    llm = OpenAICompatible(base_url=fake_server.base_url, api_key_env="MY_TEST_KEY", cache_path=None)
+    llm = OpenAICompatible(base_url=fake_server.base_url, api_key_env="MY_TEST_KEY", cache_path=None,
+                           client=client_settings())
     llm.start()
     assert llm.api_key == "sk-test" and llm.model == "fake-model"  # model discovered via /v1/models
     llm.stop()
