@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
+from typing_extensions import TypedDict
 
 from hyperrag.causal.generation import GenerationSettings
 from hyperrag.causal.graph import CausalGraphSettings
@@ -215,6 +216,14 @@ class RaptorSettings:
     index_root: str | None
 
 
+class KGEdgeWeights(TypedDict):
+    """Multipliers of the knowledge graph's stored edge weights, one per edge type (all three given)."""
+
+    relation: NonNegativeFloat
+    synonym: NonNegativeFloat
+    context: NonNegativeFloat
+
+
 # ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------
 @settings
 class HippoRAG2Settings:
@@ -240,7 +249,7 @@ class HippoRAG2Settings:
     passage_node_weight: NonNegativeFloat
     fact_filter: bool
     fact_filter_max: PositiveInt
-    edge_weights: dict[Literal["relation", "synonym", "context"], NonNegativeFloat]
+    edge_weights: KGEdgeWeights
     graph: GraphSettings
     tol: PositiveFloat
     max_iter: PositiveInt
@@ -496,5 +505,5 @@ class CDFRAGSettings:
 
 __all__ = ["BM25Settings", "BallUpdateSettings", "CDFRAGSettings", "CatRAGSettings", "DenseSettings",
            "GraphRAGGlobalSettings", "GraphRAGLocalSettings", "HippoRAG2Settings", "HugRAGSettings",
-           "HyperRAGSettings", "LightRAGSettings", "NaiveSettings", "NoRetrievalSettings", "PoincareModelSettings",
-           "PoincareTrainSettings", "RaptorSettings", "StreamingSettings"]
+           "HyperRAGSettings", "KGEdgeWeights", "LightRAGSettings", "NaiveSettings", "NoRetrievalSettings",
+           "PoincareModelSettings", "PoincareTrainSettings", "RaptorSettings", "StreamingSettings"]
