@@ -42,8 +42,9 @@ class EndpointUnreachableError(InputError):
 
 
 class StageFailedError(InputError):
-    """Every LLM call of an offline stage (OpenIE, module summaries, causal gates) failed: nothing to build
-    on."""
+    """Every LLM call of an offline stage (OpenIE, module summaries — GraphRAG's community reports among them —,
+    causal gates, RAPTOR cluster summaries, HyperRAG's query graphs, CDF-RAG's causal pair verification)
+    failed: nothing to build on."""
 
 
 def stop_if_nothing_succeeded(stage: str, *, failed: int, succeeded: int, first_error: str | None,
