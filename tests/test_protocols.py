@@ -12,7 +12,11 @@ def test_encoders_satisfy_the_encoder_protocol(encoder):
 
 
 def test_llm_backends_satisfy_the_language_model_protocol():
-    none, remote = NoLLM(), OpenAICompatible(base_url="http://127.0.0.1:9/v1", api_key_env=None, show_usage=False)
+    from hyperrag.llm.client import client_settings
+
+    none = NoLLM()
+    remote = OpenAICompatible(base_url="http://127.0.0.1:9/v1", api_key_env=None, show_usage=False,
+                              client=client_settings())
     assert isinstance(none, LanguageModel) and isinstance(remote, LanguageModel)
     assert (none.available, none.kind) == (False, "none") and remote.available
 

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from typing_extensions import Self
 
+from hyperrag.errors import InputError
 from hyperrag.llm.accounting import Accounting, Estimate, approx_tokens
 from hyperrag.llm.cache import ResponseCache
 from hyperrag.llm.client import ChatClient, ClientConfig, _shared_tls_context, run_sync
@@ -75,6 +76,8 @@ class LLM:
     kind = "openai_compatible"
     #: what the backend does in a run (``llm``: the method's decisions; ``reader``: the QA reader)
     role = "llm"
+    #: talks HTTP to an endpoint, so it needs its ``client`` settings (``none`` and the oracle send nothing)
+    sends_requests = True
 
     def __init__(
         self,
@@ -95,6 +98,9 @@ class LLM:
         self.base_url = base_url
         self.api_key = api_key
         self.structured_output = structured_output
+        if client is None and self.sends_requests:  # at construction: one line before any work, exit 2
+            raise InputError("missing: an HTTP backend needs its client settings (the backend YAML's client node; "
+                             "by hand hyperrag.llm.client_settings())", setting="llm.client")
         self.client_config: ClientConfig | None = None if client is None else ClientConfig.from_any(_plain(client))
         self.sampling = Sampling.from_any(_plain(sampling))
         self.cache_path = str(cache_path) if cache_path else None
@@ -252,8 +258,7 @@ class LLM:
     def transport(self) -> ClientConfig:
         """The client settings requests are sent with."""
         if self.client_config is None:
-            raise LLMUnavailableError(f"{type(self).__name__} has no client settings (llm.client) to send requests "
-                                      "with; give the backend's client node (hyperrag.llm.client_settings)")
+            raise InputError(f"{type(self).__name__} sends no requests: it has no client settings", setting="llm.client")
         return self.client_config
 
     def describe(self) -> dict[str, Any]:
@@ -271,6 +276,7 @@ class NoLLM(LLM):
 
     available = False
     kind = "none"
+    sends_requests = False
 
     def __init__(self, **_: Any) -> None:
         super().__init__(cache_path=None, show_usage=False)

@@ -81,3 +81,13 @@ def test_holisqa_builder_settings_come_from_holisqa_yaml():
     s = holisqa_settings(max_slices=3)
     assert isinstance(s, HolisQASettings) and s.max_slices == 3 and s.answer_sentences == (2, 4)
     assert not [f for f in dataclasses.fields(HolisQASettings) if f.default is not dataclasses.MISSING]
+
+
+def test_an_http_backend_without_client_settings_stops_at_construction():
+    from hyperrag.errors import InputError
+    from hyperrag.llm.backends import NoLLM, OpenAICompatible
+    from hyperrag.llm.oracle import OracleLLM
+
+    with pytest.raises(InputError, match=r"llm\.client: missing"):
+        OpenAICompatible(base_url="http://127.0.0.1:9/v1", api_key_env=None)
+    assert NoLLM().client_config is None and OracleLLM(cache_path=None).client_config is None  # they send nothing
