@@ -13,7 +13,8 @@ import dataclasses
 import logging
 import os
 import time
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -22,6 +23,10 @@ import hydra
 from omegaconf import DictConfig
 
 from hyperrag.errors import exit_on_input_error
+
+if TYPE_CHECKING:
+    from hyperrag.data.types import Dataset
+    from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger("retrieve")
 
@@ -101,8 +106,9 @@ def check_llm_required(cfg: DictConfig) -> None:
                          field="llm")
 
 
-def reader_for(cfg: DictConfig, llm: Any, dataset: Any) -> Any:
-    """The QA reader: the retrieval LLM itself (``reader_llm=same``) or its own backend."""
+def reader_for(cfg: DictConfig, llm: LanguageModel, dataset: Dataset) -> AbstractContextManager[LanguageModel]:
+    """The QA reader, to enter as a context manager: the retrieval LLM itself (``reader_llm=same``; entered
+    already) or its own backend."""
     from contextlib import nullcontext
 
     from hyperrag.llm import build_llm

@@ -50,9 +50,10 @@ def random_classifier(path: Path) -> Path:
     import lightning as L
 
     from hyperrag.causal.classifier import CausalPairClassifier
+    from hyperrag.config import task_arguments
 
     torch.manual_seed(0)
-    model = CausalPairClassifier()
+    model = CausalPairClassifier(**task_arguments("causal_pair"))
     ckpt = {
         "state_dict": model.state_dict(),
         "hyper_parameters": dict(model.hparams),

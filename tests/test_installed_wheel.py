@@ -1,9 +1,12 @@
 """The command-line entries inside the package run from a wheel installed in a fresh venv.
 
-The wheel is built from a copy of the sources (the checkout stays clean) and installed into a venv that sees
-the system's packages (torch & co. are not reinstalled) but not the source tree: the commands run from an
-empty folder without ``PYTHONPATH``, and the test checks that ``hyperrag`` is imported from the venv. Configs
-(``hydra_configs``, packaged as ``hyperrag/conf``) and the sample data (``hyperrag/sample_data``) come from the installed package.
+The wheel is built from the checkout as git sees it — every tracked or unignored file, uncommitted changes
+included, symlinks kept as symlinks (``hyperrag/conf`` → ``../hydra_configs``), copied to a temporary folder so
+the build's ``build/`` and ``*.egg-info`` never land in the checkout — and installed into a venv that sees the
+system's packages (torch & co. are not reinstalled) but not the source tree: the commands run from an empty
+folder without ``PYTHONPATH``, and the test checks that ``hyperrag`` is imported from the venv. Configs
+(``hydra_configs``, packaged through the ``hyperrag/conf`` link) and the sample data (``hyperrag/sample_data``)
+come from the installed package; the wheel holds every config file of the checkout.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,15 +33,31 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: int = 300) -> 
     return proc
 
 
+def checkout_copy(dest: Path) -> Path:
+    """The files git sees in the checkout (tracked, or new and not ignored; as they are on disk) copied to
+    ``dest`` with symlinks kept — what ``git clone`` of the working tree would hold."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO_ROOT,
+                            capture_output=True, check=False)
+    if listed.returncode != 0:
+        pytest.skip(f"not a git checkout: {listed.stderr.decode().strip()[:200]}")
+    for rel in filter(None, listed.stdout.decode().split("\0")):
+        path, target = REPO_ROOT / rel, dest / rel
+        if not path.is_symlink() and not path.exists():  # deleted in the working tree, not yet committed
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():
+            target.symlink_to(os.readlink(path))
+        else:
+            shutil.copy2(path, target)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     """(venv python, an empty working folder, the environment to run it in)."""
     tmp = tmp_path_factory.mktemp("wheel")
-    src = tmp / "src"
-    shutil.copytree(REPO_ROOT / "hyperrag", src / "hyperrag",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO_ROOT / name, src / name)
+    src = checkout_copy(tmp / "src")
+    assert (src / "hyperrag" / "conf").is_symlink()  # the checkout's link, not a copy of its files
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline",
                HYPERRAG_CACHE=str(tmp / "cache"))
@@ -47,6 +67,11 @@ def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     if offline.returncode != 0:  # no usable setuptools here: let pip fetch the build backend
         _run(build, tmp, env)
     wheel = next((tmp / "dist").glob("hyperrag-*.whl"))
+    with zipfile.ZipFile(wheel) as packed:
+        configs = {n.removeprefix("hyperrag/conf/") for n in packed.namelist() if n.startswith("hyperrag/conf/")}
+    expected = {p.relative_to(src / "hydra_configs").as_posix() for p in (src / "hydra_configs").rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+    assert configs == expected, sorted(configs ^ expected)
     _run([sys.executable, "-m", "venv", "--system-site-packages", str(tmp / "venv")], tmp, env)
     python = tmp / "venv" / "bin" / "python"
     _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp, env)

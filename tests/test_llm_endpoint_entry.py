@@ -56,9 +56,10 @@ def test_retrieve_with_an_unreachable_endpoint_stops_before_any_work(tmp_path):
 @pytest.mark.slow
 def test_train_with_an_unreachable_task_llm_is_one_line(tmp_path):
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    llm = f"{{_target_:hyperrag.llm.backends.OpenAICompatible,base_url:'{url}',model:m,api_key_env:null}}"
-    proc, _ = run_entry(tmp_path, str(REPO_ROOT / "train.py"), "task=causal_pair", "data=sample",
-                        f"task.llm={llm}", "logger=none", f"out={tmp_path / 'out'}",
+    # task=ppo takes a task LLM (task.llm: its actions and the hallucination reward)
+    proc, _ = run_entry(tmp_path, str(REPO_ROOT / "train.py"), "task=ppo", "data=sample",
+                        "+llm@task.llm=openai_compatible", f"task.llm.base_url={url}", "task.llm.model=m",
+                        "task.llm.api_key_env=null", "logger=none", f"out={tmp_path / 'out'}",
                         f"models_dir={tmp_path / 'models'}", "hardware=cpu")
     assert_one_line(proc, f"{url}/models", "Connection refused")
     assert not (tmp_path / "models").exists()

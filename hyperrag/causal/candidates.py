@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from hyperrag.data.types import Corpus
 from hyperrag.utils.sentences import sentence_spans
-from hyperrag.utils.stopwords import is_stopword
+from hyperrag.utils.stopwords import LEADING_DETERMINERS, is_stopword
 
 # (regex, orientation, strength). Longer phrases first so "as a result of" wins over "as a result".
 CONNECTIVES: tuple[tuple[str, str, str], ...] = (
@@ -116,7 +116,7 @@ class CandidatePair:
 def normalize_span(text: str) -> str:
     """Canonical node name: lower case, words only, leading articles dropped."""
     words = [w.lower() for w in _WORD.findall(text)]
-    while words and words[0] in ("the", "a", "an", "its", "their", "his", "her"):
+    while words and words[0] in LEADING_DETERMINERS:
         words = words[1:]
     return " ".join(words)
 

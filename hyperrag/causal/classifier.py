@@ -56,7 +56,10 @@ def binary_prf(pred: torch.Tensor, gold: torch.Tensor) -> dict[str, float]:
 
 
 class CausalPairClassifier(L.LightningModule):
-    """Args:
+    """Every argument is a setting of ``hydra_configs/task/causal_pair.yaml`` (``task.model``), its only source: build
+    one by hand with ``CausalPairClassifier(**task_arguments("causal_pair", ...))`` (:mod:`hyperrag.config`).
+
+    Args:
         encoder: a MiniLM-style encoder: name (``all-MiniLM-L6-v2`` is packaged offline) or local folder.
         lr: encoder learning rate (AdamW); ``head_lr`` for the MLP head.
         weight_decay: AdamW weight decay.
@@ -70,11 +73,9 @@ class CausalPairClassifier(L.LightningModule):
         pos_weight: weight of positive examples in the loss (``None`` = 1).
     """
 
-    def __init__(self, encoder: str = "all-MiniLM-L6-v2", lr: PositiveFloat = 5e-5,
-                 head_lr: PositiveFloat = 1e-3, weight_decay: NonNegativeFloat = 0.01,
-                 dropout: Probability = 0.1, max_length: PositiveInt = 128,
-                 max_steps: PositiveInt | None = None, warmup: Probability = 0.06,
-                 freeze_layers: NonNegativeInt = 0, pos_weight: PositiveFloat | None = None) -> None:
+    def __init__(self, *, encoder: str, lr: PositiveFloat, head_lr: PositiveFloat, weight_decay: NonNegativeFloat,
+                 dropout: Probability, max_length: PositiveInt, max_steps: PositiveInt | None, warmup: Probability,
+                 freeze_layers: NonNegativeInt, pos_weight: PositiveFloat | None) -> None:
         super().__init__()
         self.save_hyperparameters()
         from transformers import AutoModel, AutoTokenizer

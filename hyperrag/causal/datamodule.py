@@ -102,7 +102,9 @@ def bucketed_order(lengths: Sequence[int], batch_size: int, seed: int, bucket_ba
 
 
 class PairDataModule(L.LightningDataModule):
-    """Args:
+    """The settings are ``task.datamodule`` of ``hydra_configs/task/causal_pair.yaml``, their only source.
+
+    Args:
         examples: UniCausal's training examples (:attr:`~hyperrag.data.unicausal.UniCausalPairs.train`).
         val_fraction: share of each corpus's sentences held out for model selection.
         val_max_per_corpus: at most this many held-out examples per corpus (``None``: no cap) — the held-out
@@ -112,9 +114,9 @@ class PairDataModule(L.LightningDataModule):
         seed: held-out draw and batch order.
     """
 
-    def __init__(self, examples: Sequence[PairExample], val_fraction: Probability = 0.1,
-                 val_max_per_corpus: PositiveInt | None = 250, batch_size: PositiveInt = 32,
-                 positive_balance: Literal["none", "sqrt", "full"] = "none", seed: int = 0) -> None:
+    def __init__(self, examples: Sequence[PairExample], *, val_fraction: Probability,
+                 val_max_per_corpus: PositiveInt | None, batch_size: PositiveInt,
+                 positive_balance: Literal["none", "sqrt", "full"], seed: int) -> None:
         super().__init__()
         self.examples = list(examples)
         self.batch_size = batch_size

@@ -34,6 +34,7 @@ import torch
 from hyperrag.causal.candidates import CandidatePair, extract_candidates
 from hyperrag.causal.marking import mark_candidate
 from hyperrag.data.types import Corpus, Passage
+from hyperrag.llm.errors import stop_if_nothing_succeeded
 from hyperrag.utils.atomic import atomic_write_jsonl
 from hyperrag.utils.hashing import passage_digest, stable_digest
 
@@ -120,12 +121,24 @@ def score_candidates(
 def verify_pairs(llm: LanguageModel, pairs: Sequence[CandidatePair], metadata: Mapping[str, str] | None = None
                  ) -> list[dict[str, Any] | None]:
     """``causal_pair_verification`` (Appendix A.2) of each pair — its cause and effect, the sentence it comes from
-    and the contextual metadata (``domain``, ``dataset``, ``source_model``); None where the call failed."""
+    and the contextual metadata (``domain``, ``dataset``, ``source_model``); None where the call failed.
+
+    Raises:
+        StageFailedError: every call failed (a dead endpoint, a model that cannot do the task): one line,
+            instead of a causal index of unverified pairs labelled as verified by that LLM (the replies that
+            worked are in the LLM response cache). The oracle's ``no_gold`` failures leave the pairs
+            unverified, as designed.
+    """
     if not pairs:
         return []
     meta = dict(metadata or {})
     inputs = [{"cause": p.cause, "effect": p.effect, "context": [p.sentence], **meta} for p in pairs]
     results = llm.complete_structured_batch("causal_pair_verification", inputs, progress="causal pairs")
+    failed = [r for r in results if not r.ok]
+    stop_if_nothing_succeeded("CDF-RAG causal pair verification", failed=len(failed),
+                              succeeded=len(results) - len(failed),
+                              first_error=f"{failed[0].error_kind}: {failed[0].error}" if failed else None,
+                              llm=llm, unit="pairs")
     return [r.value if r.ok else None for r in results]
 
 

@@ -1,6 +1,13 @@
 """Typed, validated settings whose values live in ``hydra_configs/`` only (see :mod:`.validation`)."""
 
-from hyperrag.config.compose import compose_config, config_dir, configured, method_settings
+from hyperrag.config.compose import (
+    compose_config,
+    config_arguments,
+    config_dir,
+    configured,
+    method_settings,
+    task_arguments,
+)
 from hyperrag.config.validation import (
     Cosine,
     NonNegativeFloat,
@@ -16,5 +23,5 @@ from hyperrag.config.validation import (
 )
 
 __all__ = ["Cosine", "NonNegativeFloat", "NonNegativeInt", "PositiveFloat", "PositiveInt", "Probability",
-           "as_dict", "check_config", "check_keys", "compose_config", "config_dir", "configured",
-           "method_settings", "settings", "validate"]
+           "as_dict", "check_config", "check_keys", "compose_config", "config_arguments", "config_dir", "configured",
+           "method_settings", "settings", "task_arguments", "validate"]

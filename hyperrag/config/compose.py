@@ -7,6 +7,11 @@ does and change what they need::
     retriever = HugRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
 
 Nested dicts merge key by key; settings objects and dataclasses are accepted as overrides too.
+
+Components that are not settings classes (a Lightning module a training task builds, the LLM client) are built
+from the arguments their YAML node gives, with :func:`config_arguments` / :func:`task_arguments`::
+
+    model = CausalPairClassifier(**task_arguments("causal_pair", max_length=64))
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from typing import Any
 from hyperrag.config.validation import validate
 
 METHOD_KEY = "method.retriever"
+#: config groups a composition outside a run sets to their quiet choice (no LLM server, no tracking, no logger)
+_QUIET = {"retrieve": ("llm=none", "tracking=none"), "train": ("logger=none",), "holisqa": ("llm=none",)}
+_HYDRA_KEYS = ("_target_", "_partial_", "_convert_", "_recursive_", "_args_")
 
 
 def config_dir() -> Path:
@@ -42,11 +50,16 @@ def compose_config(config_name: str, overrides: list[str]) -> Any:
 
 
 @functools.cache
-def _node(config_overrides: tuple[str, ...], key: str) -> Any:
+def _node(config_name: str, config_overrides: tuple[str, ...], key: str) -> Any:
     from omegaconf import OmegaConf
 
-    cfg = compose_config("retrieve", ["llm=none", "tracking=none", *config_overrides])
-    return OmegaConf.to_container(OmegaConf.select(cfg, key), resolve=True)
+    chosen = {o.split("=", 1)[0].lstrip("+~") for o in config_overrides}
+    quiet = [q for q in _QUIET.get(config_name, ()) if q.split("=", 1)[0] not in chosen]
+    cfg = compose_config(config_name, [*quiet, *config_overrides])
+    node = OmegaConf.select(cfg, key)
+    if node is None:
+        raise KeyError(f"{config_name}.yaml composed with {list(config_overrides)} has no {key!r}")
+    return OmegaConf.to_container(node, resolve=True)
 
 
 def _plain(value: Any) -> Any:
@@ -57,15 +70,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def configured(key: str, kind: type | None = None, *, config_overrides: Sequence[str] = (),
+def configured(key: str, kind: type | None = None, *, config: str = "retrieve", config_overrides: Sequence[str] = (),
                **overrides: Any) -> Any:
-    """The settings object at ``key`` of ``retrieve.yaml`` composed with ``config_overrides`` (Hydra override
-    strings such as ``method=hugrag``), with ``overrides`` merged in and the result validated. ``kind``: the
-    settings class (default: the node's ``_target_``)."""
+    """The settings object at ``key`` of ``<config>.yaml`` (default ``retrieve.yaml``) composed with
+    ``config_overrides`` (Hydra override strings such as ``method=hugrag``), with ``overrides`` merged in and the
+    result validated. ``kind``: the settings class (default: the node's ``_target_``)."""
     from hydra.utils import get_object
     from omegaconf import OmegaConf
 
-    node = copy.deepcopy(_node(tuple(config_overrides), key))
+    node = copy.deepcopy(_node(config, tuple(config_overrides), key))
     target = node.pop("_target_", None)
     kind = kind or get_object(target)
     merged = OmegaConf.merge(node, {k: _plain(v) for k, v in overrides.items()})
@@ -78,4 +91,21 @@ def method_settings(name: str, **overrides: Any) -> Any:
     return configured(METHOD_KEY, config_overrides=(f"method={name}",), **overrides)
 
 
-__all__ = ["compose_config", "config_dir", "configured", "method_settings"]
+def config_arguments(config: str, key: str, *, config_overrides: Sequence[str] = (),
+                     **overrides: Any) -> dict[str, Any]:
+    """The keyword arguments the node at ``key`` of ``<config>.yaml`` (composed with ``config_overrides``) gives its
+    ``_target_``, Hydra's own keys left out, with ``overrides`` replacing or adding arguments (any value: a
+    tensor, a model). For building by hand what a run instantiates from that node, without a second copy of
+    its values."""
+    node = copy.deepcopy(_node(config, tuple(config_overrides), key))
+    return {**{k: v for k, v in node.items() if k not in _HYDRA_KEYS}, **overrides}
+
+
+def task_arguments(task: str, key: str = "model", **overrides: Any) -> dict[str, Any]:
+    """:func:`config_arguments` of ``task.<key>`` of ``train.yaml task=<task>`` (``hydra_configs/task/<task>.yaml``;
+    ``key``: ``model`` or ``datamodule``): the arguments ``python train.py task=<task>`` builds it with, apart
+    from those the task adds itself (sizes, data) and ``overrides``."""
+    return config_arguments("train", f"task.{key}", config_overrides=(f"task={task}",), **overrides)
+
+
+__all__ = ["compose_config", "config_arguments", "config_dir", "configured", "method_settings", "task_arguments"]

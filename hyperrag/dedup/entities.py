@@ -12,8 +12,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
 from hyperrag.graph.canonical import canonical_name
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
+from hyperrag.graph.utils import undirected_edges
 
 
 @dataclass
@@ -87,43 +90,72 @@ def read_entity_info(graph: KnowledgeGraph, openie_path: str | Path | None) -> E
     return info
 
 
-def relation_strengths(graph: KnowledgeGraph, openie_path: str | Path | None) -> dict[tuple[int, int], float]:
-    """Mean GraphRAG relationship strength (1–10) per entity pair ``(min id, max id)`` from the ``graphrag``
+@dataclass
+class RelationStrengths:
+    """Mean GraphRAG relationship strength of each rated entity pair.
+
+    Attributes:
+        pairs: LongTensor [2, K], entity pairs stored ``u < v``, sorted by ``(u, v)``.
+        mean: FloatTensor [K] (float64), the mean strength (1–10) of the relations joining each pair.
+        num_nodes: N, the graph's node count (pair keys are ``u·N + v``).
+    """
+
+    pairs: torch.Tensor
+    mean: torch.Tensor
+    num_nodes: int
+
+    def __len__(self) -> int:
+        return int(self.mean.numel())
+
+    def keys(self) -> torch.Tensor:
+        """LongTensor [K], ``u·N + v`` ascending."""
+        return self.pairs[0] * self.num_nodes + self.pairs[1]
+
+
+def relation_strengths(graph: KnowledgeGraph, openie_path: str | Path | None) -> RelationStrengths:
+    """Mean GraphRAG relationship strength (1–10) per entity pair (either direction) from the ``graphrag``
     records of an OpenIE file; empty for imported OpenIE files (no strengths)."""
-    if openie_path is None or not Path(openie_path).exists():
-        return {}
-    data = json.loads(Path(openie_path).read_text(encoding="utf-8"))
-    docs = data.get("docs", []) if isinstance(data, dict) else data
-    index = {name: i for i, name in enumerate(graph.entity_names)}
-    sums: dict[tuple[int, int], list[float]] = {}
-    for doc in docs:
-        elements = doc.get("graphrag") if isinstance(doc, dict) else None
-        for rel in (elements or {}).get("relations", []):
-            a = index.get(canonical_name(str(rel.get("source", ""))))
-            b = index.get(canonical_name(str(rel.get("target", ""))))
-            if a is None or b is None or a == b:
-                continue
-            acc = sums.setdefault((min(a, b), max(a, b)), [0.0, 0.0])
-            acc[0] += float(rel.get("strength", 5) or 5)
-            acc[1] += 1
-    return {k: s / n for k, (s, n) in sums.items()}
+    src: list[int] = []
+    dst: list[int] = []
+    strength: list[float] = []
+    if openie_path is not None and Path(openie_path).exists():
+        data = json.loads(Path(openie_path).read_text(encoding="utf-8"))
+        docs = data.get("docs", []) if isinstance(data, dict) else data
+        index = {name: i for i, name in enumerate(graph.entity_names)}
+        for doc in docs:
+            elements = doc.get("graphrag") if isinstance(doc, dict) else None
+            for rel in (elements or {}).get("relations", []):
+                a = index.get(canonical_name(str(rel.get("source", ""))))
+                b = index.get(canonical_name(str(rel.get("target", ""))))
+                if a is None or b is None or a == b:
+                    continue
+                src.append(a)
+                dst.append(b)
+                strength.append(float(rel.get("strength", 5) or 5))
+    n = graph.num_nodes
+    pairs = torch.tensor([src, dst], dtype=torch.long).reshape(2, -1)
+    s = torch.tensor(strength, dtype=torch.float64)
+    # both directions of a pair merged: the summed strengths and the number of relations rating it
+    pairs_u, total = undirected_edges(pairs, s, n, reduce="sum")
+    _, count = undirected_edges(pairs, torch.ones_like(s), n, reduce="sum")
+    return RelationStrengths(pairs_u, total / count, n)
 
 
-def strength_weighted(graph: KnowledgeGraph, strengths: dict[tuple[int, int], float]) -> KnowledgeGraph:
+def strength_weighted(graph: KnowledgeGraph, strengths: RelationStrengths) -> KnowledgeGraph:
     """``graph`` with each relation edge weighted by its pair's GraphRAG strength / 10 (the entity graph's Leiden
     weights: strong, defining relations hold modules together); other edges and unrated pairs keep their weight."""
-    if not strengths:
+    if not len(strengths):
         return graph
     from dataclasses import replace
 
     from hyperrag.graph.knowledge_graph import EdgeType
 
     weight = graph.edge_weight.clone().float()
-    rel = (graph.edge_type.long() == int(EdgeType.RELATION)).nonzero().squeeze(1).tolist()
-    ei = graph.edge_index
-    for j in rel:
-        a, b = int(ei[0, j]), int(ei[1, j])
-        s = strengths.get((min(a, b), max(a, b)))
-        if s is not None:
-            weight[j] = s / 10.0
+    rel = (graph.edge_type.long() == int(EdgeType.RELATION)).nonzero().squeeze(1)
+    ei = graph.edge_index[:, rel].long()
+    key = ei.min(0).values * strengths.num_nodes + ei.max(0).values
+    rated = strengths.keys()
+    pos = torch.searchsorted(rated, key).clamp_max(rated.numel() - 1)
+    hit = rated[pos] == key
+    weight[rel[hit]] = (strengths.mean[pos[hit]] / 10.0).to(weight.dtype)
     return replace(graph, edge_weight=weight.to(graph.edge_weight.dtype))

@@ -21,9 +21,9 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import torch
@@ -32,6 +32,9 @@ from hyperrag.config.validation import PositiveInt
 from hyperrag.embedding.cache import EmbeddingCache
 from hyperrag.errors import InputError
 from hyperrag.utils.hashing import text_digest
+
+if TYPE_CHECKING:
+    from hyperrag.llm.client import ClientConfig
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +57,13 @@ class OpenAICompatibleEmbedder:
         cache_dir: root of the on-disk caches (default ``$HYPERRAG_CACHE`` or ``~/.cache/hyperrag``).
         show_progress: progress bar while embedding misses (over several batches).
         client: transport settings (:class:`~hyperrag.llm.client.ClientConfig` fields: ``concurrency`` requests
-            in flight, ``timeout_s``, ``max_retries``, backoff).
+            in flight, ``timeout_s``, ``max_retries``, backoff), from ``embedder/openai_compatible.yaml``.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key_env: str | None = None,
                  dimensions: PositiveInt | None = None, batch_size: PositiveInt = 64, normalize: bool = True,
                  token_pooling: Literal["mean", "last"] = "mean", cache_dir: str | Path | None = None,
-                 show_progress: bool = True, client: dict[str, Any] | None = None) -> None:
+                 show_progress: bool = True, client: ClientConfig | Mapping[str, Any]) -> None:
         from hyperrag.embedding.encoder import default_cache_dir
         from hyperrag.llm.client import ClientConfig
 
@@ -72,7 +75,7 @@ class OpenAICompatibleEmbedder:
         self.normalize = normalize
         self.token_pooling = token_pooling
         self.show_progress = show_progress
-        self.client_config = ClientConfig.from_any(client)
+        self.client_config = ClientConfig.from_any(client, "embedder.client")
         tag = f"openai-compatible|{self.base_url}|{model}|dims={dimensions}|norm={normalize}|pool={token_pooling}"
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", model.rsplit("/", 1)[-1])[:60]
         self.model_key = f"{safe}-{text_digest(tag, length=10)}"

@@ -11,10 +11,13 @@ when its normalised text occurs in the normalised context text.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.qa import normalize_answer
 from hyperrag.eval.text import contains_text
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 
 def _sentence_covered(sentence: Any, ids: set[str], context_norm: str | None) -> bool:
@@ -94,7 +97,7 @@ def lexical_claim_recall(reference: str, context: str, threshold: float = 0.8) -
     return sum(lexical_claim_supported(s, vocab, threshold) for s in statements) / len(statements)
 
 
-def llm_claim_recall(llm: Any, questions: Sequence[str], references: Sequence[str], contexts: Sequence[str],
+def llm_claim_recall(llm: LanguageModel, questions: Sequence[str], references: Sequence[str], contexts: Sequence[str],
                      progress: bool | str = False) -> list[dict[str, Any] | None]:
     """Ragas context recall with an LLM judge (task ``context_recall``): per query ``{"score", "attributed"}``, 0 for
     an empty context, ``None`` without a reference or when the judge failed (``{"judge_error": ...}``)."""

@@ -20,7 +20,7 @@ from enum import IntEnum
 import numpy as np
 import torch
 
-from hyperrag.graph.utils import ptr_from_sorted_rows, sort_edges
+from hyperrag.graph.utils import ptr_from_sorted_rows, sort_edges, with_reverse
 
 
 class EdgeKind(IntEnum):
@@ -56,12 +56,10 @@ class TypedGraph:
             edge_index: LongTensor [2, M], undirected edges (each once; both arcs are stored).
             kind: integer tensor [M] of :class:`EdgeKind`.
         """
-        src = torch.cat([edge_index[0], edge_index[1]]).long()
-        dst = torch.cat([edge_index[1], edge_index[0]]).long()
-        knd = torch.cat([kind, kind]).to(torch.int8)
-        keep = src != dst
+        arcs, knd = with_reverse(edge_index.long(), kind.to(torch.int8))  # both arcs, parallel ones kept apart
+        keep = arcs[0] != arcs[1]
         # stable: parallel arcs of different kinds keep their given order (the walk's tie-break)
-        arcs, knd = sort_edges(torch.stack([src[keep], dst[keep]]), knd[keep], num_nodes=num_nodes, stable=True)
+        arcs, knd = sort_edges(arcs[:, keep], knd[keep], num_nodes=num_nodes, stable=True)
         ptr = ptr_from_sorted_rows(arcs[0], num_nodes)
         return cls(ptr.numpy(), arcs[1].numpy(), knd.numpy(), num_nodes)
 

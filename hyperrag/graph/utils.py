@@ -104,6 +104,43 @@ def sort_edges(edge_index: torch.Tensor, *attrs: torch.Tensor, num_nodes: int,
     return (out[0], *out[1])
 
 
+def distinct_edges(edge_index: torch.Tensor, num_nodes: int, both_ways: bool = False) -> torch.Tensor:
+    """Distinct directed edges sorted by ``(row, col)``, self loops kept (PyG's ``coalesce`` without weights;
+    ``to_undirected`` when ``both_ways``: each edge and its reverse). Also for the pairs of a bipartite relation
+    (``num_nodes`` = the larger side), whose "self loops" are pairs like any other.
+
+    Args:
+        edge_index: LongTensor [2, M].
+        num_nodes: N (every index below it).
+        both_ways: add the reverse of every edge first.
+
+    Returns:
+        LongTensor [2, M'].
+    """
+    from torch_geometric.utils import coalesce, to_undirected
+
+    edge_index = edge_index.long()
+    if edge_index.shape[1] == 0:
+        return edge_index.reshape(2, 0)
+    if both_ways:
+        return to_undirected(edge_index, num_nodes=num_nodes)
+    return coalesce(edge_index, num_nodes=num_nodes)
+
+
+def with_reverse(edge_index: torch.Tensor, *attrs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Every edge, then every edge reversed (``[e, e.flip(0)]``), attributes repeated alike — nothing merged,
+    nothing reordered: arcs that must stay apart (parallel edges of different kinds, relations repeated as a loss
+    weight). To merge the two directions use :func:`both_directions` or :func:`distinct_edges`.
+
+    Args:
+        edge_index: LongTensor [2, M]; attrs: tensors [M, ...].
+
+    Returns:
+        ``(edge_index [2, 2M], *attrs [2M, ...])``.
+    """
+    return (torch.cat([edge_index, edge_index.flip(0)], dim=1), *(torch.cat([a, a]) for a in attrs))
+
+
 def unique_edges(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
     """Distinct directed edges, self loops dropped, sorted by ``(row, col)`` (PyG's ``coalesce`` without
     weights): LongTensor [2, M'] from LongTensor [2, M]."""
@@ -220,6 +257,7 @@ __all__ = [
     "csr_from_lists",
     "csr_from_pairs",
     "csr_owner",
+    "distinct_edges",
     "expand_rows",
     "ptr_from_counts",
     "ptr_from_sorted_rows",
@@ -227,4 +265,5 @@ __all__ = [
     "sort_typed_edges",
     "undirected_edges",
     "unique_edges",
+    "with_reverse",
 ]

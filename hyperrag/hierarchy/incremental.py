@@ -55,7 +55,7 @@ from typing import Any
 import torch
 
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-from hyperrag.graph.utils import csr_owner, ptr_from_sorted_rows
+from hyperrag.graph.utils import csr_owner, distinct_edges, ptr_from_sorted_rows
 from hyperrag.hierarchy.gates import CHECKPOINT as GATES_CHECKPOINT
 from hyperrag.hierarchy.gates import GateBuilder, GateResult
 from hyperrag.hierarchy.hierarchy import (
@@ -223,8 +223,8 @@ def update_hierarchy(old: Hierarchy, old_names: list[str], new_names: list[str],
         nchild = int(label.max()) + 1
         # a split parent that ended with one child failed (stuck), as in a full build
         children = torch.zeros(npar, dtype=torch.long)
-        pairs = torch.unique(parent * nchild + label)
-        children.index_add_(0, pairs // nchild, torch.ones_like(pairs))
+        pairs = distinct_edges(torch.stack([parent, label]), max(npar, nchild))  # each (parent, child) once
+        children.index_add_(0, pairs[0], torch.ones_like(pairs[0]))
         failed = want & (children <= 1)
         if not want_root and bool(failed.sum() == want.sum()):
             break

@@ -3,10 +3,13 @@
 from hyperrag.holisqa.builder import (
                                       BuildResult,
                                       HolisQABuilder,
+                                      HolisQASettings,
                                       Sentence,
                                       corpus_sentences,
+                                      holisqa_settings,
                                       make_slices,
                                       write_dataset,
 )
 
-__all__ = ["BuildResult", "HolisQABuilder", "Sentence", "corpus_sentences", "make_slices", "write_dataset"]
+__all__ = ["BuildResult", "HolisQABuilder", "HolisQASettings", "Sentence", "corpus_sentences", "holisqa_settings",
+           "make_slices", "write_dataset"]

@@ -20,7 +20,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from hyperrag.conf import CONFIG_DIR
 from hyperrag.errors import exit_on_input_error
@@ -32,16 +32,17 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     """Build and write the dataset; returns the build statistics."""
     from hydra.utils import instantiate
 
-    from hyperrag.holisqa.builder import HolisQABuilder, write_dataset
+    from hyperrag.config.validation import as_dict, validate
+    from hyperrag.holisqa.builder import HolisQABuilder, HolisQASettings, write_dataset
     from hyperrag.llm import build_llm
 
+    settings = validate(HolisQASettings, cfg.builder, "builder")  # a bad value: one line, exit 2
     dataset = instantiate(cfg.data)
-    settings = OmegaConf.to_container(cfg.builder, resolve=True)
     with build_llm(cfg.llm) as llm:
         if not llm.available:
             raise SystemExit("error: the HolisQA builder needs an LLM (llm=local | vllm | openai_compatible)")
-        result = HolisQABuilder(llm, **settings).build(dataset.corpus)  # type: ignore[arg-type]
-    path = write_dataset(result, dataset.corpus, cfg.out, {"data": dataset.name, **settings})  # type: ignore[dict-item]
+        result = HolisQABuilder(llm, settings).build(dataset.corpus)
+    path = write_dataset(result, dataset.corpus, cfg.out, {"data": dataset.name, **as_dict(settings)})
     log.info("%d queries kept of %d with enough citations → %s", len(result.queries),
              result.stats["pairs_with_enough_citations"], path)
     print(json.dumps(result.stats, indent=1))

@@ -24,8 +24,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from hyperrag.config.validation import PositiveInt, Probability, settings
 from hyperrag.data.types import Corpus
 from hyperrag.eval.qa import token_f1
 from hyperrag.utils.sentences import split_sentences
@@ -72,40 +73,67 @@ def make_slices(sentences: Sequence[Sentence], size: int, stride: int | None = N
     return [list(sentences[s:s + size]) for s in starts]
 
 
+@settings
+class HolisQASettings:
+    """``builder`` of ``hydra_configs/holisqa.yaml``, the values' only source (by hand: :func:`holisqa_settings`).
+
+    Attributes:
+        slice_sentences: contiguous sentences shown per generation call; ``stride`` between slices (``None``: no
+            overlap); ``max_slices``: a seeded random subset of the slices (``None``: all).
+        pairs_per_slice: question–answer pairs asked per slice.
+        min_sentences / max_sentences: sentences a pair must cite.
+        answer_sentences: ``(low, high)`` sentences an answer must have.
+        necessity_context: ``cited`` or ``slice`` — what stays in the leave-one-out test.
+        answer_match: token F1 at which the judge's answer counts as the pair's answer.
+        seed: slice sampling.
+        id_prefix: query ids are ``<id_prefix>-00000``...
+    """
+
+    slice_sentences: PositiveInt
+    stride: PositiveInt | None
+    max_slices: PositiveInt | None
+    pairs_per_slice: PositiveInt
+    min_sentences: PositiveInt
+    max_sentences: PositiveInt
+    answer_sentences: tuple[PositiveInt, PositiveInt]
+    necessity_context: Literal["cited", "slice"]
+    answer_match: Probability
+    seed: int
+    id_prefix: str
+
+
+def holisqa_settings(**overrides: Any) -> HolisQASettings:
+    """``holisqa.yaml``'s ``builder`` settings (``data=sample``) with ``overrides``, for a builder made by hand."""
+    from hyperrag.config.compose import configured
+
+    return configured("builder", HolisQASettings, config="holisqa", **overrides)
+
+
 class HolisQABuilder:
-    """Build HolisQA-style queries from a corpus with an LLM. See the module docstring for the steps."""
+    """Build HolisQA-style queries from a corpus with an LLM. See the module docstring for the steps.
 
-    def __init__(self, llm: LanguageModel, *, slice_sentences: int = 8, stride: int | None = None,
-                 max_slices: int | None = 20, pairs_per_slice: int = 2, min_sentences: int = 3,
-                 max_sentences: int = 6, answer_sentences: tuple[int, int] = (2, 4),
-                 necessity_context: str = "cited", answer_match: float = 0.5, seed: int = 0,
-                 id_prefix: str = "holisqa") -> None:
-        if necessity_context not in ("cited", "slice"):
-            raise ValueError("necessity_context must be 'cited' or 'slice'")
+    Args:
+        llm: writes and judges the pairs.
+        settings: :class:`HolisQASettings`.
+    """
+
+    def __init__(self, llm: LanguageModel, settings: HolisQASettings) -> None:
         self.llm = llm
-        self.slice_sentences, self.stride, self.max_slices = slice_sentences, stride, max_slices
-        self.pairs_per_slice, self.min_sentences, self.max_sentences = pairs_per_slice, min_sentences, max_sentences
-        self.answer_sentences = tuple(answer_sentences)
-        self.necessity_context, self.answer_match = necessity_context, answer_match
-        self.seed, self.id_prefix = seed, id_prefix
-
-    def settings(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("slice_sentences", "stride", "max_slices", "pairs_per_slice",
-                                              "min_sentences", "max_sentences", "answer_sentences",
-                                              "necessity_context", "answer_match", "seed")}
+        self.settings = settings
 
     def derived(self, res: Any, answer: str) -> bool | None:
         """Did the judge derive ``answer``? ``None`` when the call failed."""
         if not res.ok:
             return None
-        return bool(res.value["answerable"]) and token_f1(res.value["answer"], [answer]) >= self.answer_match
+        return bool(res.value["answerable"]) and token_f1(res.value["answer"], [answer]) >= self.settings.answer_match
 
     def build(self, corpus: Corpus) -> BuildResult:
+        st = self.settings
         sentences = corpus_sentences(corpus)
-        slices = make_slices(sentences, self.slice_sentences, self.stride, self.max_slices, self.seed)
+        slices = make_slices(sentences, st.slice_sentences, st.stride, st.max_slices, st.seed)
         gen = self.llm.complete_structured_batch(
-            "holisqa_generation", [{"sentences": [(s.id, s.text) for s in sl], "n_pairs": self.pairs_per_slice,
-                                    "min_sentences": self.min_sentences, "max_sentences": self.max_sentences}
+            "holisqa_generation", [{"sentences": [(s.id, s.text) for s in sl], "n_pairs": st.pairs_per_slice,
+                                    "min_sentences": st.min_sentences, "max_sentences": st.max_sentences}
                                    for sl in slices], progress="holisqa pairs")
         rejected: list[dict[str, Any]] = []
         candidates: list[tuple[list[Sentence], dict[str, Any]]] = []
@@ -117,13 +145,13 @@ class HolisQABuilder:
             for pair in res.value:
                 cited = [s for s in sl if s.id in set(pair["sentence_ids"])]  # slice order, deduplicated
                 length = len(split_sentences(pair["answer"]))
-                low, high = self.answer_sentences
-                if len(cited) < self.min_sentences:
+                low, high = st.answer_sentences
+                if len(cited) < st.min_sentences:
                     rejected.append({**pair, "code": "too_few_citations",
-                                     "reason": f"cites {len(cited)} < {self.min_sentences} sentences"})
-                elif len(cited) > self.max_sentences:
+                                     "reason": f"cites {len(cited)} < {st.min_sentences} sentences"})
+                elif len(cited) > st.max_sentences:
                     rejected.append({**pair, "code": "too_many_citations",
-                                     "reason": f"cites {len(cited)} > {self.max_sentences} sentences"})
+                                     "reason": f"cites {len(cited)} > {st.max_sentences} sentences"})
                 elif not low <= length <= high:
                     rejected.append({**pair, "code": "answer_length",
                                      "reason": f"answer has {length} sentences, not {low}-{high}"})
@@ -134,7 +162,7 @@ class HolisQABuilder:
         spans: list[tuple[int, int]] = []
         for sl, pair in candidates:
             cited = [s for s in sl if s.id in pair["sentence_ids"]]
-            pool = cited if self.necessity_context == "cited" else sl
+            pool = cited if st.necessity_context == "cited" else sl
             start = len(calls)
             calls.append({"question": pair["question"], "sentences": [(s.id, s.text) for s in cited]})
             for drop in cited:
@@ -164,7 +192,7 @@ class HolisQABuilder:
 
     def record(self, n: int, sl: list[Sentence], pair: dict[str, Any]) -> dict[str, Any]:
         cited = [s for s in sl if s.id in pair["sentence_ids"]]
-        return {"id": f"{self.id_prefix}-{n:05d}", "question": pair["question"], "answers": [pair["answer"]],
+        return {"id": f"{self.settings.id_prefix}-{n:05d}", "question": pair["question"], "answers": [pair["answer"]],
                 "gold_ids": list(dict.fromkeys(s.passage_id for s in cited)),
                 "gold_sentence_ids": [s.id for s in cited],
                 "gold_sentences": [asdict(s) for s in cited],

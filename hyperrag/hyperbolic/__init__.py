@@ -1,9 +1,10 @@
 """Hyperbolic (Poincaré-ball) embeddings of graphs: geoopt manifold, Riemannian Adam, Lightning.
 
+    from hyperrag.config import task_arguments
     from hyperrag.hyperbolic import PoincareEmbedding, EdgeDataModule, tree_closure, reconstruction_metrics
 
     edges = tree_closure(4, 6)                      # [2, 30948] descendant → ancestor
-    model = PoincareEmbedding(5461, dim=10, lr=0.04)
+    model = PoincareEmbedding(5461, **task_arguments("poincare_tree", lr=0.04))   # task/poincare_tree.yaml
     data = EdgeDataModule(edges, 5461, batch_size=8192, num_negatives=10, negative_group_size=32)
     lightning.Trainer(max_epochs=50).fit(model, data)  # or model.fit_fast(data, 50)
     reconstruction_metrics(model.points, edges)     # {"mean_rank": ..., "map": ...}

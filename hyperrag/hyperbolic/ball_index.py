@@ -173,7 +173,7 @@ class BallIndex:
         ball = cls(settings, table, graph, encoder, llm, device=device)
         ball._link_passages(0)
         if questions:
-            ball._add_query_graphs(list(questions), encoder.encode(list(questions), desc="queries"))
+            ball._add_query_graphs(list(questions), encoder.encode(list(questions), desc="queries"), index_time=True)
         return ball
 
     @staticmethod
@@ -208,11 +208,15 @@ class BallIndex:
         return QueryGraphBuilder(self.table.embeddings, self.table.texts, self.settings.implicit,
                                  encoder=self.encoder, llm=self.llm, keyword_sets=self.table.keyword_sets)
 
-    def _add_query_graphs(self, questions: list[str], query_emb: torch.Tensor) -> tuple[EdgeSet, list[Any]]:
-        """Build and add the query graphs of new questions (query nodes ``num_nodes..``)."""
+    def _add_query_graphs(self, questions: list[str], query_emb: torch.Tensor, index_time: bool
+                          ) -> tuple[EdgeSet, list[Any]]:
+        """Build and add the query graphs of new questions (query nodes ``num_nodes..``). ``index_time``: a stage
+        of the index build, stopped when every LLM call failed (streaming at retrieval time keeps its stand-in)."""
         builder = self.builder()
         edges, graphs = builder.build(questions, query_emb, query_offset=self.graph.num_queries,
                                       num_passages=self.graph.num_passages)
+        if index_time:
+            builder.stop_if_nothing_succeeded()
         self.graph.add_queries(questions, edges)
         self.skipped.update(builder.skipped)
         stats = self.graph.stats
@@ -361,6 +365,7 @@ class BallIndex:
         p = graph.num_passages
         builder = self.builder()
         edges, _ = builder.build([graph.questions[j] for j in affected], q_emb[affected], num_passages=p)
+        builder.stop_if_nothing_succeeded()
         self.skipped.update(builder.skipped)
         qmap = torch.tensor([p + j for j in affected], dtype=torch.long)
         node = lambda t: torch.where(t >= p, qmap[(t - p).clamp(0, len(affected) - 1)], t)
@@ -417,7 +422,7 @@ class BallIndex:
         graphs' endpoints are touched (trained by the next :meth:`train_touched`)."""
         assert self.model is not None
         first = self.graph.num_nodes
-        edges, _ = self._add_query_graphs(questions, query_emb)
+        edges, _ = self._add_query_graphs(questions, query_emb, index_time=False)
         source = torch.cat([torch.arange(first), torch.full((len(questions),), -1)])
         self.model.remap_nodes(source, self.model.embed(query_emb))
         self.touched |= set(range(first, first + len(questions)))

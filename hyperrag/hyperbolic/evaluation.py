@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from hyperrag.graph.utils import ptr_from_sorted_rows, unique_edges
+from hyperrag.graph.utils import ptr_from_sorted_rows, unique_edges, with_reverse
 from hyperrag.hyperbolic.distance import pairwise_delta
 
 
@@ -47,7 +47,7 @@ def reconstruction_metrics(points: torch.Tensor, edges: torch.Tensor, curvature:
     x = points.detach().to(dtype)
     edges = edges.to(x.device)
     if symmetric:
-        edges = torch.cat([edges, edges.flip(0)], dim=1)
+        (edges,) = with_reverse(edges)
     rowptr, col = _csr(edges, n)
     degree = rowptr[1:] - rowptr[:-1]
     sources = torch.nonzero(degree > 0).flatten()

@@ -14,6 +14,7 @@ import torch
 
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.graph.canonical import canonical_name
+from hyperrag.graph.utils import undirected_edges, with_reverse
 
 
 def tree_size(branching: int, depth: int) -> int:
@@ -99,14 +100,18 @@ def shared_entity_edges(openie: OpenIERecords, max_entity_passages: int = 20, ma
         if w > min_weight:
             neighbors[a].append((w, b))
             neighbors[b].append((w, a))
-    kept: dict[tuple[int, int], float] = {}
+    src: list[int] = []
+    dst: list[int] = []
+    wts: list[float] = []
     for a, lst in neighbors.items():
         lst.sort(key=lambda t: (-t[0], t[1]))
         for w, b in lst[:max_neighbors]:
-            kept[(min(a, b), max(a, b))] = w
-    if not kept:
+            src.append(a)
+            dst.append(b)
+            wts.append(w)
+    if not src:
         return torch.empty(2, 0, dtype=torch.long), torch.empty(0)
-    pairs = torch.tensor(sorted(kept), dtype=torch.long).T
-    weights = torch.tensor([kept[p] for p in sorted(kept)], dtype=torch.float32)
-    edges = torch.cat([pairs, pairs.flip(0)], dim=1)
-    return edges, torch.cat([weights, weights])
+    # the union: a link kept by either end once (u < v; both ends give it the same weight), then both directions
+    pairs, weights = undirected_edges(torch.tensor([src, dst], dtype=torch.long),
+                                      torch.tensor(wts, dtype=torch.float64), n, reduce="max")
+    return with_reverse(pairs, weights.float())

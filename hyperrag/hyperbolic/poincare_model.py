@@ -64,6 +64,11 @@ def lr_factor(epoch: int, max_epochs: int | None, burn_in_epochs: int, burn_in_l
 class PoincareEmbedding(L.LightningModule):
     """Node embeddings in the Poincaré ball.
 
+    The settings (``dim`` to ``negative_gradients``) are required: their values live in the YAML that builds the
+    ball — ``model`` of ``hydra_configs/task/poincare_tree.yaml`` / ``poincare_openie.yaml``, or HyperRAG's
+    ``method.retriever.model`` (:class:`~hyperrag.retrievers.settings.PoincareModelSettings`). By hand:
+    ``PoincareEmbedding(n, **task_arguments("poincare_tree", lr=0.05))`` (:mod:`hyperrag.config`).
+
     Args:
         num_nodes: N.
         dim: ball dimension; default the embedding dimension when ``init_embeddings`` is given (smaller: PCA).
@@ -93,16 +98,14 @@ class PoincareEmbedding(L.LightningModule):
             initial (semantic) positions exactly.
     """
 
-    def __init__(self, num_nodes: int, dim: PositiveInt | None = None, curvature: PositiveFloat = 1.0,
-                 loss: Literal["nickel_kiela", "edge_distance"] = "nickel_kiela",
-                 anchor_weight: NonNegativeFloat = 0.0, query_anchor_weight: NonNegativeFloat | None = None,
-                 num_passages: int | None = None, lr: PositiveFloat = 0.1,
-                 betas: tuple[Probability, Probability] = (0.9, 0.999), burn_in_epochs: NonNegativeInt = 0,
-                 burn_in_lr_factor: PositiveFloat = 0.1,
-                 lr_schedule: Literal["constant", "linear", "cosine"] = "constant",
-                 init_embeddings: torch.Tensor | None = None, init_radius: PositiveFloat = 1.0,
-                 center: bool = True, init_scale: PositiveFloat = 1e-3, input_dim: int | None = None,
-                 stabilize: PositiveInt | None = None, seed: int = 0, negative_gradients: bool = True) -> None:
+    def __init__(self, num_nodes: int, *, dim: PositiveInt | None, curvature: PositiveFloat,
+                 loss: Literal["nickel_kiela", "edge_distance"], anchor_weight: NonNegativeFloat,
+                 query_anchor_weight: NonNegativeFloat | None, lr: PositiveFloat,
+                 betas: tuple[Probability, Probability], burn_in_epochs: NonNegativeInt,
+                 burn_in_lr_factor: PositiveFloat, lr_schedule: Literal["constant", "linear", "cosine"],
+                 init_radius: PositiveFloat, center: bool, init_scale: PositiveFloat, stabilize: PositiveInt | None,
+                 seed: int, negative_gradients: bool, num_passages: int | None = None,
+                 init_embeddings: torch.Tensor | None = None, input_dim: int | None = None) -> None:
         super().__init__()
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
@@ -214,7 +217,7 @@ class PoincareEmbedding(L.LightningModule):
         pts = x.index_select(0, nodes)  # one gather; its backward is one index_add
         if nk:
             neg_pts = pts[2 * b:].view(*batch["neg"].shape, -1)  # [G, k, D]
-            if not self.hparams.get("negative_gradients", True):  # negatives are fixed reference points
+            if not self.hparams.negative_gradients:  # negatives are fixed reference points
                 neg_pts = neg_pts.detach()
             main = nickel_kiela_grouped(pts[:b], pts[b:2 * b], neg_pts, batch.get("neg_valid"),
                                         self.curvature)

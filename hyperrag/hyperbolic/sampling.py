@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import torch
 
+from hyperrag.graph.utils import distinct_edges, ptr_from_counts
+
 
 def relation_keys(edges: torch.Tensor, num_nodes: int, exclude: str = "out") -> torch.Tensor:
     """Sorted unique int64 keys ``u·N + v`` of the pairs that are *not* negatives for ``u``.
@@ -25,11 +27,8 @@ def relation_keys(edges: torch.Tensor, num_nodes: int, exclude: str = "out") -> 
     """
     if exclude not in ("out", "both"):
         raise ValueError(f"exclude must be 'out' or 'both', got {exclude!r}")
-    u, v = edges[0].long(), edges[1].long()
-    keys = u * num_nodes + v
-    if exclude == "both":
-        keys = torch.cat([keys, v * num_nodes + u])
-    return torch.unique(keys)  # sorted
+    pairs = distinct_edges(edges, num_nodes, both_ways=exclude == "both")  # sorted by (u, v): keys ascending
+    return pairs[0] * num_nodes + pairs[1]
 
 
 class NegativeSampler:
@@ -49,7 +48,7 @@ class NegativeSampler:
         self.exclude = exclude
         self.keys = relation_keys(edges, self.num_nodes, exclude)
         # degree: cumulative counts of each node's occurrences in the relations (both ends), as gensim samples
-        self.cum_counts = (torch.bincount(edges.reshape(-1).long(), minlength=self.num_nodes).cumsum(0)
+        self.cum_counts = (ptr_from_counts(torch.bincount(edges.reshape(-1).long(), minlength=self.num_nodes))[1:]
                            if distribution == "degree" else None)
         # pair keys u·N + v fit int32 for N ≤ 46,340: half the memory traffic of int64
         self.key_dtype = torch.int32 if self.num_nodes ** 2 < 2 ** 31 else torch.long

@@ -15,7 +15,7 @@ Heavy packages (httpx, tenacity, json-repair, llama_cpp, vllm) are imported only
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.llm.errors import (
     LLMError,
@@ -27,6 +27,9 @@ from hyperrag.llm.errors import (
 from hyperrag.llm.types import ChatRequest, ChatResult, ErrorKind, TaskResult
 from hyperrag.utils.lazy import lazy_exports
 
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
+
 _LAZY = {
     "LLM": "hyperrag.llm.base",
     "NoLLM": "hyperrag.llm.base",
@@ -36,6 +39,7 @@ _LAZY = {
     "OracleLLM": "hyperrag.llm.oracle",
     "ChatClient": "hyperrag.llm.client",
     "ClientConfig": "hyperrag.llm.client",
+    "client_settings": "hyperrag.llm.client",
     "run_batch": "hyperrag.llm.client",
     "run_sync": "hyperrag.llm.client",
     "ResponseCache": "hyperrag.llm.cache",
@@ -82,7 +86,7 @@ def build_llm(cfg: Any = None, dataset: Any = None) -> Any:
     return llm
 
 
-def llm_label(llm: Any) -> str:
+def llm_label(llm: LanguageModel | None) -> str:
     """How figures made with ``llm`` are labelled: ``LLM-free``, ``upper bound (oracle)`` or the model."""
     if llm is None or not getattr(llm, "available", False):
         return "LLM-free"

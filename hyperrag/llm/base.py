@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from typing_extensions import Self
 
+from hyperrag.errors import InputError
 from hyperrag.llm.accounting import Accounting, Estimate, approx_tokens
 from hyperrag.llm.cache import ResponseCache
 from hyperrag.llm.client import ChatClient, ClientConfig, _shared_tls_context, run_sync
@@ -62,7 +63,9 @@ class LLM:
         api_key: bearer token, if the endpoint needs one.
         structured_output: the server's constrained-decoding capability (see
             :mod:`hyperrag.llm.structured`); chosen by config, never inferred from the model name.
-        client: :class:`ClientConfig` fields (concurrency, timeouts, retries, backoff).
+        client: :class:`ClientConfig` fields (concurrency, timeouts, retries, backoff): the ``client`` node of the
+            backend's YAML, or :func:`~hyperrag.llm.client.client_settings` by hand; ``None`` only for a backend
+            that sends no request (``none``, the oracle).
         sampling: :class:`Sampling` fields (temperature, top_p, max_tokens, seed).
         cache_path: sqlite response cache; ``None`` disables caching.
         max_invalid_retries: extra rounds after a reply that fails parsing/validation.
@@ -73,6 +76,8 @@ class LLM:
     kind = "openai_compatible"
     #: what the backend does in a run (``llm``: the method's decisions; ``reader``: the QA reader)
     role = "llm"
+    #: talks HTTP to an endpoint, so it needs its ``client`` settings (``none`` and the oracle send nothing)
+    sends_requests = True
 
     def __init__(
         self,
@@ -93,7 +98,10 @@ class LLM:
         self.base_url = base_url
         self.api_key = api_key
         self.structured_output = structured_output
-        self.client_config = ClientConfig.from_any(_plain(client))
+        if client is None and self.sends_requests:  # at construction: one line before any work, exit 2
+            raise InputError("missing: an HTTP backend needs its client settings (the backend YAML's client node; "
+                             "by hand hyperrag.llm.client_settings())", setting="llm.client")
+        self.client_config: ClientConfig | None = None if client is None else ClientConfig.from_any(_plain(client))
         self.sampling = Sampling.from_any(_plain(sampling))
         self.cache_path = str(cache_path) if cache_path else None
         self.max_invalid_retries = int(max_invalid_retries)
@@ -161,7 +169,7 @@ class LLM:
         import httpx
 
         url = f"{(self.base_url or '').rstrip('/')}/models"
-        cfg = self.client_config
+        cfg = self.transport()
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
             tls = _shared_tls_context() if url.startswith("https") else False
@@ -188,7 +196,7 @@ class LLM:
     async def session(self):  # type: ignore[no-untyped-def]
         """Async context: a :class:`Session` bound to the running event loop."""
         self.start()
-        client = ChatClient(self.base_url or "", self.model or "", api_key=self.api_key, config=self.client_config)
+        client = ChatClient(self.base_url or "", self.model or "", api_key=self.api_key, config=self.transport())
         async with Session(client, mode=self.structured_output, sampling=self.sampling, cache=self.cache,
                            accounting=self.accounting, max_invalid_retries=self.max_invalid_retries) as s:
             yield s
@@ -247,10 +255,16 @@ class LLM:
         todo = len(inputs_list) - cached
         return Estimate(t.label, len(inputs_list), cached, todo, prompt, todo * (self.sampling.max_tokens or t.max_tokens))
 
+    def transport(self) -> ClientConfig:
+        """The client settings requests are sent with."""
+        if self.client_config is None:
+            raise InputError(f"{type(self).__name__} sends no requests: it has no client settings", setting="llm.client")
+        return self.client_config
+
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url,
                 "structured_output": self.structured_output, "cache_path": self.cache_path,
-                "concurrency": self.client_config.concurrency}
+                "concurrency": self.client_config.concurrency if self.client_config is not None else None}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
@@ -262,6 +276,7 @@ class NoLLM(LLM):
 
     available = False
     kind = "none"
+    sends_requests = False
 
     def __init__(self, **_: Any) -> None:
         super().__init__(cache_path=None, show_usage=False)

@@ -19,12 +19,19 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from typing_extensions import Self
 
+from hyperrag.config.validation import (
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    settings,
+    validate,
+)
 from hyperrag.llm.types import ChatRequest, ChatResult, ErrorKind
 
 log = logging.getLogger(__name__)
@@ -34,9 +41,11 @@ T = TypeVar("T")
 CONNECTIONS_PER_POOL = 8
 
 
-@dataclass
+@settings
 class ClientConfig:
-    """Transport settings (Hydra: ``llm.client``).
+    """Transport settings: ``client`` of ``hydra_configs/llm/<backend>.yaml`` (and of the embedding endpoint's
+    ``embedder/openai_compatible.yaml``), their only source — each backend has its own values. By hand:
+    :func:`client_settings`.
 
     Attributes:
         concurrency: requests in flight at once (vLLM batches them; llama.cpp serves one at a time).
@@ -46,20 +55,26 @@ class ClientConfig:
         backoff_initial_s / backoff_max_s: exponential backoff (with jitter) between attempts.
     """
 
-    concurrency: int = 64
-    timeout_s: float = 120.0
-    connect_timeout_s: float = 10.0
-    max_retries: int = 4
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 8.0
+    concurrency: PositiveInt
+    timeout_s: PositiveFloat
+    connect_timeout_s: PositiveFloat
+    max_retries: NonNegativeInt
+    backoff_initial_s: NonNegativeFloat
+    backoff_max_s: NonNegativeFloat
 
     @classmethod
-    def from_any(cls, value: ClientConfig | dict[str, Any] | None) -> ClientConfig:
-        if value is None:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        return cls(**dict(value))
+    def from_any(cls, value: ClientConfig | Mapping[str, Any], where: str = "llm.client") -> ClientConfig:
+        """``value`` as a :class:`ClientConfig` (a mapping is checked: a missing or bad field stops with one line
+        naming ``<where>.<field>``)."""
+        return value if isinstance(value, cls) else validate(cls, value, where)
+
+
+def client_settings(backend: str = "openai_compatible", **overrides: Any) -> ClientConfig:
+    """The ``client`` settings of ``hydra_configs/llm/<backend>.yaml`` with ``overrides``: the transport of an LLM
+    or a client built by hand (tests, benchmarks, notebooks)."""
+    from hyperrag.config.compose import configured
+
+    return configured("llm.client", ClientConfig, config_overrides=(f"llm={backend}",), **overrides)
 
 
 class _Failure(Exception):
@@ -102,7 +117,7 @@ class ChatClient:
         model: str,
         *,
         api_key: str | None = None,
-        config: ClientConfig | dict[str, Any] | None = None,
+        config: ClientConfig | Mapping[str, Any],
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -294,7 +309,7 @@ def run_batch(
     base_url: str,
     model: str,
     api_key: str | None = None,
-    config: ClientConfig | dict[str, Any] | None = None,
+    config: ClientConfig | Mapping[str, Any],
 ) -> list[ChatResult]:
     """Sync facade: send ``requests`` concurrently and return one :class:`ChatResult` per request."""
 

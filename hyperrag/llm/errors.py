@@ -9,9 +9,12 @@ failed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hyperrag.errors import InputError
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 
 class LLMError(RuntimeError):
@@ -39,12 +42,13 @@ class EndpointUnreachableError(InputError):
 
 
 class StageFailedError(InputError):
-    """Every LLM call of an offline stage (OpenIE, module summaries, causal gates) failed: nothing to build
-    on."""
+    """Every LLM call of an offline stage (OpenIE, module summaries — GraphRAG's community reports among them —,
+    causal gates, RAPTOR cluster summaries, HyperRAG's query graphs, CDF-RAG's causal pair verification)
+    failed: nothing to build on."""
 
 
 def stop_if_nothing_succeeded(stage: str, *, failed: int, succeeded: int, first_error: str | None,
-                              llm: Any, unit: str = "items") -> None:
+                              llm: LanguageModel | None, unit: str = "items") -> None:
     """Raise :class:`StageFailedError` when ``stage`` asked the LLM for ``failed`` > 0 items and has nothing
     usable.
 

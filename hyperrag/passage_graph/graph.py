@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from hyperrag.graph.utils import with_reverse
 from hyperrag.passage_graph.edges import RELATIONS, EdgeSet
 from hyperrag.passage_graph.fusion import Forest, build_forest, fuse_trees
 
@@ -123,7 +124,7 @@ class PassageGraph:
             e = torch.cat([e, q.repeat(1, query_edge_repeat - 1)], dim=1)
         if query_closure_depth > 1 and self.num_queries:
             e = torch.cat([e, self.query_closure(forest, query_closure_depth)], dim=1)
-        return torch.cat([e, e.flip(0)], dim=1)
+        return with_reverse(e)[0]  # repeats kept: they weigh in the loss
 
     def query_closure(self, forest: Forest, depth: int) -> torch.Tensor:
         """LongTensor [2, C]: ``(query node, descendant)`` pairs 2..``depth`` edges apart in ``forest``,

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
+from hyperrag.llm.errors import stop_if_nothing_succeeded
 from hyperrag.passage_graph.edges import EdgeSet
 
 if TYPE_CHECKING:
@@ -134,6 +135,9 @@ class QueryGraphBuilder:
         self.s = settings
         self.keyword_sets = list(keyword_sets) if keyword_sets is not None else None
         self.llm_calls = 0
+        #: LLM calls that failed, and why the first one did
+        self.llm_failed = 0
+        self.first_error: str | None = None
         #: configured LLM steps that did not run (no LLM or a failed call), by step
         self.skipped: Counter[str] = Counter()
 
@@ -154,6 +158,10 @@ class QueryGraphBuilder:
             results = self.llm.complete_structured_batch(step, inputs, progress=step.replace("_", " "))
             self.llm_calls += len(inputs)
             ok = {b: r for b, r in zip(rows, results) if r.ok}
+            failed = [r for r in results if not r.ok]
+            self.llm_failed += len(failed)
+            if failed and self.first_error is None:
+                self.first_error = f"{step} {failed[0].error_kind}: {failed[0].error}"
         for b in rows:
             if b not in ok:
                 self.skipped[step] += 1
@@ -219,6 +227,15 @@ class QueryGraphBuilder:
             if not pools:
                 break
         return EdgeSet.from_lists(par, chi, wts, rel), graphs
+
+    def stop_if_nothing_succeeded(self) -> None:
+        """Stop (:class:`~hyperrag.llm.errors.StageFailedError`, one line) when every LLM call of this builder's
+        query graphs failed — a dead endpoint or a model that cannot do the tasks — instead of training a ball on
+        stand-in graphs labelled as the LLM's (the calls that worked come back from the LLM response cache).
+        The oracle's ``no_gold`` failures take the stand-in, as designed."""
+        stop_if_nothing_succeeded("HyperRAG query graphs (implicit edges)", failed=self.llm_failed,
+                                  succeeded=self.llm_calls - self.llm_failed, first_error=self.first_error,
+                                  llm=self.llm, unit="LLM calls")
 
     # ---- SelectRelevant ----------------------------------------------------------------------------------
     def _select(self, questions: list[str], graphs: list[QueryGraph], rows: list[int],

@@ -58,11 +58,15 @@ class ActorCritic(nn.Module):
 
 
 class PPOPolicy(L.LightningModule):
-    """Args:
+    """The settings (``hidden`` to ``max_iterations``) are ``task.model`` of ``hydra_configs/task/ppo.yaml``, their
+    only source; :class:`~hyperrag.training.tasks.ppo.PPOTask` adds ``state_dim`` and ``max_steps``. By hand:
+    ``PPOPolicy(**task_arguments("ppo", state_dim=384, max_steps=2))`` (:mod:`hyperrag.config`).
+
+    Args:
         state_dim: width of the state (the sentence-embedding dimension).
         hidden: trunk width.
         actions: action names (index order of the logits); the last one, ``stop``, is only allowed after the first
-            step.
+            step. The method's action set (:data:`POLICY_ACTIONS`), not a setting.
         lr: Adam learning rate; ``weight_decay`` its L2 penalty.
         clip: PPO's ε.
         value_coef / entropy_coef: c_v and c_e.
@@ -70,19 +74,19 @@ class PPOPolicy(L.LightningModule):
         rollouts_per_state: episodes per question per iteration.
         max_steps: T, actions per episode at most (the retriever's ``max_refine_steps``).
         normalize_advantage: standardise advantages over the rollout.
+        dropout: input dropout of the shared trunk.
         seed: sampling of rollout actions.
         max_iterations: stop after this many PPO iterations (``trainer.should_stop``) whatever
             ``trainer.max_epochs`` says — with a few dozen training questions, long training memorises them
             (held-out reward falls); ``None`` = the Trainer decides.
     """
 
-    def __init__(self, state_dim: PositiveInt = 384, hidden: PositiveInt = 64,
-                 actions: tuple[str, ...] | list[str] = POLICY_ACTIONS, lr: PositiveFloat = 3e-3,
-                 weight_decay: NonNegativeFloat = 1e-4, clip: PositiveFloat = 0.2,
-                 value_coef: NonNegativeFloat = 0.5, entropy_coef: NonNegativeFloat = 0.01,
-                 ppo_epochs: PositiveInt = 4, minibatch_size: PositiveInt = 32,
-                 rollouts_per_state: PositiveInt = 2, normalize_advantage: bool = True, dropout: Probability = 0.0, seed: int = 0,
-                 max_iterations: PositiveInt | None = None, max_steps: PositiveInt = 1) -> None:
+    def __init__(self, state_dim: PositiveInt, *, hidden: PositiveInt, lr: PositiveFloat,
+                 weight_decay: NonNegativeFloat, clip: PositiveFloat, value_coef: NonNegativeFloat,
+                 entropy_coef: NonNegativeFloat, ppo_epochs: PositiveInt, minibatch_size: PositiveInt,
+                 rollouts_per_state: PositiveInt, normalize_advantage: bool, dropout: Probability, seed: int,
+                 max_iterations: PositiveInt | None, max_steps: PositiveInt,
+                 actions: tuple[str, ...] | list[str] = POLICY_ACTIONS) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.actions = list(actions)

@@ -35,6 +35,7 @@ from hyperrag.ops.ppr import EdgeWeightDelta
 if TYPE_CHECKING:
     from hyperrag.retrievers.catrag import CatRAGRetriever
     from hyperrag.retrievers.hipporag2 import SeedBatch
+    from hyperrag.retrievers.settings import KGEdgeWeights
 
 #: linking triples shown per neighbour at most
 MAX_LINKS_SHOWN = 3
@@ -75,7 +76,7 @@ class RelationAdjacency:
     num_nodes: int
 
     @classmethod
-    def build(cls, graph: KnowledgeGraph, edge_weights: dict[str, float]) -> RelationAdjacency:
+    def build(cls, graph: KnowledgeGraph, edge_weights: KGEdgeWeights) -> RelationAdjacency:
         s, o = graph.fact_entities[:, 0], graph.fact_entities[:, 1]
         fid = torch.arange(len(graph.facts))
         keep = s != o
@@ -88,7 +89,7 @@ class RelationAdjacency:
         rel = graph.edge_type == EdgeType.RELATION
         keys = graph.edge_index[0, rel] * graph.num_nodes + graph.edge_index[1, rel]
         key_order = torch.argsort(keys)
-        weight = graph.edge_weight[rel][key_order].float() * float(edge_weights.get("relation", 1.0))
+        weight = graph.edge_weight[rel][key_order].float() * float(edge_weights["relation"])
         return cls(ptr, head, fact, ef_ptr, ef_idx, keys[key_order], weight, graph.num_nodes)
 
     def neighbours(self, entity: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -162,7 +163,7 @@ class LLMEdgeScorer:
         self.calls = 0  # neighbour-scoring calls (summaries not counted)
         self.failed_calls = 0  # seeds whose call failed or scored nothing (their arcs stay static)
 
-    def bind(self, graph: KnowledgeGraph, edge_weights: dict[str, float]) -> None:
+    def bind(self, graph: KnowledgeGraph, edge_weights: KGEdgeWeights) -> None:
         """Index (or re-index) on ``graph``: rebuilds the relation adjacency, forgets the summaries."""
         self.adjacency = RelationAdjacency.build(graph, edge_weights)
         self.summaries = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
+from typing_extensions import TypedDict
 
 from hyperrag.causal.generation import GenerationSettings
 from hyperrag.causal.graph import CausalGraphSettings
@@ -215,6 +216,14 @@ class RaptorSettings:
     index_root: str | None
 
 
+class KGEdgeWeights(TypedDict):
+    """Multipliers of the knowledge graph's stored edge weights, one per edge type (all three given)."""
+
+    relation: NonNegativeFloat
+    synonym: NonNegativeFloat
+    context: NonNegativeFloat
+
+
 # ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------
 @settings
 class HippoRAG2Settings:
@@ -240,7 +249,7 @@ class HippoRAG2Settings:
     passage_node_weight: NonNegativeFloat
     fact_filter: bool
     fact_filter_max: PositiveInt
-    edge_weights: dict[Literal["relation", "synonym", "context"], NonNegativeFloat]
+    edge_weights: KGEdgeWeights
     graph: GraphSettings
     tol: PositiveFloat
     max_iter: PositiveInt
@@ -338,8 +347,11 @@ class PoincareModelSettings:
         curvature: c of the ball.
         loss: ``nickel_kiela`` or ``edge_distance``.
         anchor_weight / query_anchor_weight: weight of the semantic anchor term for passages / query nodes.
-        lr, lr_schedule: Riemannian Adam's rate and its decay (``constant`` | ``linear`` | ``cosine``).
+        lr, betas, lr_schedule: Riemannian Adam's rate, betas and decay (``constant`` | ``linear`` | ``cosine``).
+        burn_in_epochs, burn_in_lr_factor: epochs at ``lr · burn_in_lr_factor`` first (0: no burn-in).
         init_radius: mean hyperbolic radius of the projected embeddings; ``center``: centre them first.
+        init_scale: half-width of a random start (unused: HyperRAG's ball starts from the embeddings).
+        stabilize: geoopt's ``stabilize`` (project back every that many steps; ``null``: never).
         negative_gradients: the Nickel & Kiela negatives move too; ``false``: they are fixed reference points, so
             passages outside the graph keep their semantic positions exactly.
     """
@@ -350,9 +362,14 @@ class PoincareModelSettings:
     anchor_weight: NonNegativeFloat
     query_anchor_weight: NonNegativeFloat | None
     lr: PositiveFloat
+    betas: tuple[Probability, Probability]
+    burn_in_epochs: NonNegativeInt
+    burn_in_lr_factor: PositiveFloat
     lr_schedule: Literal["constant", "linear", "cosine"]
     init_radius: PositiveFloat
     center: bool
+    init_scale: PositiveFloat
+    stabilize: PositiveInt | None
     negative_gradients: bool
 
 
@@ -488,5 +505,5 @@ class CDFRAGSettings:
 
 __all__ = ["BM25Settings", "BallUpdateSettings", "CDFRAGSettings", "CatRAGSettings", "DenseSettings",
            "GraphRAGGlobalSettings", "GraphRAGLocalSettings", "HippoRAG2Settings", "HugRAGSettings",
-           "HyperRAGSettings", "LightRAGSettings", "NaiveSettings", "NoRetrievalSettings", "PoincareModelSettings",
-           "PoincareTrainSettings", "RaptorSettings", "StreamingSettings"]
+           "HyperRAGSettings", "KGEdgeWeights", "LightRAGSettings", "NaiveSettings", "NoRetrievalSettings",
+           "PoincareModelSettings", "PoincareTrainSettings", "RaptorSettings", "StreamingSettings"]

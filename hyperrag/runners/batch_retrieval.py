@@ -251,7 +251,7 @@ def llm_steps_skipped(retriever: Retriever, rows: list[dict[str, Any]], answer_t
     return skipped
 
 
-def run_labels(llm: Any, reader: Any, retriever: Retriever) -> dict[str, Any]:
+def run_labels(llm: LanguageModel | None, reader: LanguageModel | None, retriever: Retriever) -> dict[str, Any]:
     """What the figures are: which LLM made the decisions (``llm_kind``, ``llm_label``: LLM-free / upper bound
     (oracle) / the model), which one read, and whether the method saw its evaluation questions at index time."""
     from hyperrag.llm import llm_label

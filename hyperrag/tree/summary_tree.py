@@ -33,6 +33,7 @@ from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.graph.utils import csr_from_lists
 from hyperrag.hierarchy.tokens import make_token_counter
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
+from hyperrag.llm.errors import stop_if_nothing_succeeded
 from hyperrag.tree.clustering import ClusteringSettings, raptor_clusters
 from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
 from hyperrag.utils.hashing import stable_digest
@@ -152,6 +153,9 @@ class TreeBuilder:
         self.encoder = encoder
         self.llm = llm if getattr(llm, "available", False) else None
         self.count = make_token_counter(settings.token_counter)
+        #: LLM summaries asked for that came back empty or failed, those that worked, and why the first failed
+        self.failed = self.succeeded = 0
+        self.first_error: str | None = None
 
     def summarise(self, clusters: list[list[int]], texts: list[str], emb: torch.Tensor) -> tuple[list[str], list[bool]]:
         """One text per cluster of nodes: the LLM's summary, else the stand-in. Returns (texts, is LLM summary)."""
@@ -166,6 +170,15 @@ class TreeBuilder:
         for j, res in enumerate(results):
             if res.ok and str(res.value).strip():
                 out[j], done[j] = str(res.value).strip(), True
+                self.succeeded += 1
+            else:
+                self.failed += 1
+                self.first_error = self.first_error or (f"{res.error_kind}: {res.error}" if not res.ok
+                                                        else "an empty summary")
+        # every summary asked for failed (dead endpoint, a model that cannot do the task): stop before stand-ins
+        # become the next layer's input; the ones that worked in an earlier layer come back from the LLM cache
+        stop_if_nothing_succeeded("RAPTOR cluster summaries", failed=self.failed, succeeded=self.succeeded,
+                                  first_error=self.first_error, llm=self.llm, unit="clusters")
         return out, done
 
     def build(self, leaf_texts: list[str], leaf_emb: torch.Tensor) -> SummaryTree:

@@ -8,8 +8,8 @@ minus "won" and "don", which it holds as halves of "won't" / "don't" split at th
 tokenizers only meet as words ("who won the award", "Don Quixote"). Users: question simplification (CDF-RAG's
 refinement), the lexical entity matcher (CatRAG's anchors), causal span filtering and the lexical evaluation
 metrics (groundedness, causal coverage); entity-name comparison (HugRAG's dedup) ignores only the
-:data:`NAME_PARTICLES`. The BM25 retriever and lexical seeding name bm25s's own ``"en"`` list, which is its
-tokenizer's setting.
+:data:`NAME_PARTICLES` and causal node names drop only their :data:`LEADING_DETERMINERS`. The BM25 retriever
+and lexical seeding name bm25s's own ``"en"`` list, which is its tokenizer's setting.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ MODAL_VERBS = frozenset(["may", "might", "must", "could", "would", "shall", "oug
 NAME_PARTICLES = frozenset(["the", "a", "an", "of", "in", "on", "at", "for", "and", "to", "by", "with", "from",
                             "s"])
 CONTRACTION_HALVES_THAT_ARE_WORDS = frozenset(["won", "don"])
+
+# The determiners a causal span may start with and still name the same node ("the flood", "its flood", "flood"):
+# articles and the possessive determiners. Not the stop-word list: dropping every leading stop word would also
+# strip "after", "which", "this"... and change the causal graph's node names (and the index keyed on them).
+LEADING_DETERMINERS = frozenset(["the", "a", "an", "its", "their", "his", "her"])
 
 
 @cache
@@ -40,4 +45,4 @@ def is_stopword(word: str) -> bool:
     return word.lower() in english_stopwords()
 
 
-__all__ = ["MODAL_VERBS", "NAME_PARTICLES", "english_stopwords", "is_stopword"]
+__all__ = ["LEADING_DETERMINERS", "MODAL_VERBS", "NAME_PARTICLES", "english_stopwords", "is_stopword"]

@@ -11,8 +11,8 @@ def fake_llm(server: Any, tmp_path: Any, **kw: Any):  # type: ignore[no-untyped-
 
     return OpenAICompatible(base_url=server.base_url, model="fake", api_key_env=None, show_usage=False,
                             cache_path=str(tmp_path / "llm.sqlite"),
-                            client={"concurrency": 4, "timeout_s": 5, "max_retries": 1, "backoff_initial_s": 0.01,
-                                    "backoff_max_s": 0.05}, **kw)
+                            client={"concurrency": 4, "timeout_s": 5, "connect_timeout_s": 10, "max_retries": 1,
+                                    "backoff_initial_s": 0.01, "backoff_max_s": 0.05}, **kw)
 
 
 def schema_text(body: dict) -> str:

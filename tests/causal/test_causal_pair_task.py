@@ -126,9 +126,12 @@ def test_a_retrieval_dataset_is_refused(tmp_path):
 def test_classifier_learns_direction_on_a_separable_toy():
     """A few real optimisation steps on one marked pair and its reversal move the logits apart."""
     from hyperrag.causal.classifier import CausalPairClassifier
+    from hyperrag.config import task_arguments
 
     torch.manual_seed(0)
-    model = CausalPairClassifier(max_length=32, freeze_layers=6, head_lr=0.01, dropout=0.0)
+    # constant rates (no schedule: the loop below steps the optimiser only), the encoder's rate as before
+    model = CausalPairClassifier(**task_arguments("causal_pair", max_length=32, freeze_layers=6, head_lr=0.01,
+                                                  dropout=0.0, lr=5e-5, max_steps=None))
     texts = ["Rain [E1] storms [/E1] caused [E2] floods [/E2].", "Rain [E2] storms [/E2] caused [E1] floods [/E1]."]
     labels = torch.tensor([1, 0])
     opt = model.configure_optimizers()

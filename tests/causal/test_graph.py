@@ -2,6 +2,7 @@ import json
 import re
 from dataclasses import replace
 
+import pytest
 import torch
 
 from hyperrag.causal.graph import (
@@ -12,7 +13,7 @@ from hyperrag.causal.graph import (
 from hyperrag.config import method_settings
 from tests.causal.corpus import causal_dataset
 from tests.causal.llm_double import fake_llm, task_of, user_text
-from tests.llm.fake_server import FakeOpenAIServer
+from tests.llm.fake_server import FakeOpenAIServer, Reply
 
 CAUSAL = method_settings("cdfrag").causal
 
@@ -117,6 +118,28 @@ def test_every_pair_is_verified_and_failures_are_counted(tmp_path, encoder):
     assert g.stats["llm_asked"] == 10 and g.stats["llm_verified"] == 9 and g.stats["llm_failed"] == 1
     famine = [i for i, info in enumerate(g.edge_info) if "famine" in info["sentence"].lower()]
     assert famine and all("llm" not in g.edge_info[i] for i in famine)
+
+
+def test_every_verification_failing_stops_the_build_and_the_rerun_verifies(tmp_path, encoder):
+    """A dead endpoint (every verification call answered HTTP 500) stops the index build with one line instead of
+    saving a causal index of unverified pairs; once the endpoint answers, the same call builds it, verified."""
+    from hyperrag.llm import build_llm
+    from hyperrag.llm.errors import StageFailedError
+
+    ds = causal_dataset(tmp_path)
+    settings = replace(CAUSAL, use_openie=False, verify_max_pairs=None)
+    root = tmp_path / "idx"
+    down = r"CDF-RAG causal pair verification: every LLM call failed \(10 pairs; first error: http_5xx"
+    with FakeOpenAIServer(responder=lambda body: Reply(status=500, body="down")) as server, \
+            fake_llm(server, tmp_path) as llm, pytest.raises(StageFailedError, match=down):
+        load_or_build_causal_index(ds, encoder, settings, llm=llm, root=root)
+    with FakeOpenAIServer(responder=verifier) as server, fake_llm(server, tmp_path) as llm:
+        built = load_or_build_causal_index(ds, encoder, settings, llm=llm, root=root)
+    assert built.graph.stats["llm_verified"] == 10 and built.graph.stats["llm_failed"] == 0
+    # llm=oracle has no gold for a verification: every call fails by design, the pairs stay unverified, no stop
+    with build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, ds) as oracle:
+        g = build_causal_graph(ds, encoder, settings, llm=oracle)
+    assert g.stats["llm_asked"] == 10 and g.stats["llm_failed"] == 10 and g.num_edges == 10
 
 
 def test_index_is_cached_and_keyed(tmp_path, encoder):

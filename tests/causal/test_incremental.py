@@ -248,9 +248,10 @@ def test_llm_is_asked_only_about_new_pairs(tmp_path, encoder):
 def test_random_pair_classifier_insert_delete_equals_full(tmp_path, encoder, monkeypatch):
     """The real classifier (random head, biased to accept): batches differ between builds, scores barely."""
     from hyperrag.causal.classifier import CausalPairClassifier
+    from hyperrag.config import task_arguments
 
     torch.manual_seed(0)
-    model = CausalPairClassifier(max_length=64)
+    model = CausalPairClassifier(**task_arguments("causal_pair", max_length=64))
     with torch.no_grad():
         model.head[-1].bias.fill_(3.0)
     monkeypatch.setattr(causal_graph, "load_pair_classifier", lambda path: model)

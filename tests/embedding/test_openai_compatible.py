@@ -152,7 +152,9 @@ def test_real_llama_cpp_server_embeddings(llama_embedding_server, tmp_path):
 
     server, gguf = llama_embedding_server
     e = OpenAICompatibleEmbedder(server.base_url, "smollm2-embed", batch_size=1, cache_dir=tmp_path,
-                                 show_progress=False, client={"concurrency": 2, "timeout_s": 120})
+                                 show_progress=False, client={"concurrency": 2, "timeout_s": 120, "connect_timeout_s": 10,
+                                                              "max_retries": 4, "backoff_initial_s": 0.5,
+                                                              "backoff_max_s": 8})
     out = e.encode(TEXTS)
     assert out.shape == (3, 576) and e.requests == 3 and e.dim == 576
     assert torch.allclose(out.norm(dim=1), torch.ones(3), atol=1e-5)

@@ -69,3 +69,25 @@ def test_sort_typed_edges_orders_by_type_then_pair() -> None:
     out, w, t = utils.sort_typed_edges(index, weight, etype, 4)
     assert out.tolist() == [[0, 1, 2, 0], [1, 2, 3, 3]]
     assert w.tolist() == [4.0, 3.0, 1.0, 2.0] and t.tolist() == [0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_distinct_edges_keep_self_loops_and_match_unique_keys(seed: int) -> None:
+    index, _ = _random_edges(seed, n=12, m=200)  # many repeats and self loops
+    keys = index[0] * 12 + index[1]
+    out = utils.distinct_edges(index, 12)
+    assert torch.equal(out[0] * 12 + out[1], torch.unique(keys))  # sorted by (row, col), self loops kept
+    both = utils.distinct_edges(index, 12, both_ways=True)
+    assert torch.equal(both[0] * 12 + both[1], torch.unique(torch.cat([keys, index[1] * 12 + index[0]])))
+    bipartite = torch.tensor([[0, 0, 1, 0], [5, 5, 0, 0]])  # rows < 2, cols < 6: (0, 0) is a pair like any other
+    assert utils.distinct_edges(bipartite, 6).tolist() == [[0, 0, 1], [0, 5, 0]]
+    assert utils.distinct_edges(torch.empty(2, 0, dtype=torch.long), 3).shape == (2, 0)
+
+
+def test_with_reverse_keeps_parallel_arcs_and_order() -> None:
+    index = torch.tensor([[0, 0, 2], [1, 1, 2]])
+    kind = torch.tensor([3, 4, 5], dtype=torch.int8)
+    arcs, k = utils.with_reverse(index, kind)
+    assert arcs.tolist() == [[0, 0, 2, 1, 1, 2], [1, 1, 2, 0, 0, 2]] and k.tolist() == [3, 4, 5, 3, 4, 5]
+    (only,) = utils.with_reverse(index)
+    assert torch.equal(only, arcs)

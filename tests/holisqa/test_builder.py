@@ -8,10 +8,11 @@ import sys
 import pytest
 from hydra import compose, initialize_config_dir
 
+from hyperrag.config import as_dict
 from hyperrag.data import jsonl_dataset
 from hyperrag.data.types import Corpus, Passage
 from hyperrag.eval.suite import EvalInputs, evaluate_rows
-from hyperrag.holisqa import HolisQABuilder, corpus_sentences, make_slices, write_dataset
+from hyperrag.holisqa import HolisQABuilder, corpus_sentences, holisqa_settings, make_slices, write_dataset
 from tests.conftest import REPO_ROOT
 from tests.eval.conftest import schema_text, user_prompt
 
@@ -61,7 +62,8 @@ def test_slices_are_contiguous_windows():
 @pytest.mark.parametrize("context", ["cited", "slice"])
 def test_necessity_filter_drops_pairs(scripted_llm, tmp_path, context):
     llm = scripted_llm(responder)
-    result = HolisQABuilder(llm, slice_sentences=8, max_slices=None, necessity_context=context).build(CORPUS)
+    settings = holisqa_settings(slice_sentences=8, max_slices=None, necessity_context=context)
+    result = HolisQABuilder(llm, settings).build(CORPUS)
     assert [q["answers"] for q in result.queries] == [[KRONE]]
     reasons = {r["question"]: r["reason"] for r in result.rejected}
     # S5 and S8 both say Ben lives in Lyon: either can be dropped
@@ -79,7 +81,7 @@ def test_necessity_filter_drops_pairs(scripted_llm, tmp_path, context):
                                                   "answer_length": 1, "too_many_citations": 1}
 
     # the output is a valid query file with gold sentences: sentence-level context recall applies
-    path = write_dataset(result, CORPUS, tmp_path / "holisqa", HolisQABuilder(llm).settings())
+    path = write_dataset(result, CORPUS, tmp_path / "holisqa", as_dict(settings))
     data = jsonl_dataset(tmp_path / "holisqa" / "corpus.jsonl", path)
     assert data.queries[0].gold_ids == ("a",) and data.queries[0].answers == (KRONE,)
     row = {**json.loads(path.read_text().splitlines()[0]), "ranked_ids": ["b", "a"]}

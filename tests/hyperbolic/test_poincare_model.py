@@ -5,6 +5,7 @@ import lightning as L
 import pytest
 import torch
 
+from hyperrag.config import task_arguments
 from hyperrag.hyperbolic import EdgeDataModule, PoincareEmbedding, reconstruction_metrics
 from hyperrag.hyperbolic.distance import pairwise_poincare_distance
 from hyperrag.hyperbolic.poincare_model import lr_factor
@@ -20,13 +21,19 @@ def spread(points):
     return float(pairwise_poincare_distance(points.double(), points.double()).mean())
 
 
+def ball(n, **kw):
+    """A ball with ``task=poincare_openie``'s settings (Adam's betas, no burn-in, constant rate, seed 0), the anchor
+    off and rate 0.1 unless ``kw`` says otherwise."""
+    return PoincareEmbedding(n, **task_arguments("poincare_openie", **{"anchor_weight": 0.0, "lr": 0.1, **kw}))
+
+
 def quiet_trainer(**kw):
     return L.Trainer(logger=False, enable_progress_bar=False, enable_checkpointing=False,
                      enable_model_summary=False, accelerator="cpu", devices=1, **kw)
 
 
 def test_geoopt_parameter_and_riemannian_adam():
-    model = PoincareEmbedding(7, dim=3, curvature=0.5)
+    model = ball(7, dim=3, curvature=0.5)
     assert isinstance(model.embeddings, geoopt.ManifoldParameter)
     assert isinstance(model.embeddings.manifold, geoopt.PoincareBall)
     assert model.embeddings.manifold.c.item() == pytest.approx(0.5)
@@ -38,8 +45,8 @@ def test_geoopt_parameter_and_riemannian_adam():
 def test_edge_distance_collapses_nickel_kiela_with_anchor_does_not(small_tree):
     edges, n = small_tree
     init = unit_embeddings(n)
-    plain = PoincareEmbedding(n, loss="edge_distance", anchor_weight=0.0, lr=0.05, init_embeddings=init)
-    ours = PoincareEmbedding(n, loss="nickel_kiela", anchor_weight=0.1, lr=0.05, init_embeddings=init)
+    plain = ball(n, loss="edge_distance", anchor_weight=0.0, lr=0.05, init_embeddings=init)
+    ours = ball(n, loss="nickel_kiela", anchor_weight=0.1, lr=0.05, init_embeddings=init)
     start = spread(plain.points)
     assert start == pytest.approx(spread(ours.points))
     for model in (plain, ours):
@@ -54,7 +61,7 @@ def test_edge_distance_collapses_nickel_kiela_with_anchor_does_not(small_tree):
 @pytest.mark.parametrize("c", [1.0, 2.0])
 def test_points_stay_inside_the_ball(small_tree, c):
     edges, n = small_tree
-    model = PoincareEmbedding(n, dim=2, curvature=c, lr=0.5)  # a large rate drives nodes to the boundary
+    model = ball(n, dim=2, curvature=c, lr=0.5)  # a large rate drives nodes to the boundary
     model.fit_fast(EdgeDataModule(edges, n, batch_size=32, num_negatives=5), 30)
     norms = model.points.norm(dim=1) * c ** 0.5
     assert torch.isfinite(model.points).all()
@@ -63,14 +70,14 @@ def test_points_stay_inside_the_ball(small_tree, c):
 
 def test_projection_initialisation_keeps_cosine_neighbours():
     emb = unit_embeddings(50, 32)
-    model = PoincareEmbedding(50, init_embeddings=emb, init_radius=0.2)
+    model = ball(50, init_embeddings=emb, init_radius=0.2)
     cosine_rank = torch.argsort(emb @ emb.T, dim=1, descending=True)[:, 1:6]
     hyper_rank = torch.argsort(pairwise_poincare_distance(model.points, model.points), dim=1)[:, 1:6]
     assert torch.equal(cosine_rank, hyper_rank)
     torch.testing.assert_close(model.embed(emb), model.points)  # queries mapped the same way
     radius = 2 * torch.atanh(model.points.norm(dim=1))
     assert float(radius.mean()) == pytest.approx(0.2, rel=1e-3)
-    reduced = PoincareEmbedding(50, dim=4, init_embeddings=emb)
+    reduced = ball(50, dim=4, init_embeddings=emb)
     assert reduced.points.shape == (50, 4) and reduced.embed(emb[:3]).shape == (3, 4)
 
 
@@ -79,9 +86,9 @@ def test_lightning_fit_equals_fast_path_and_checkpoint_round_trip(small_tree, tm
     kw = {"init_embeddings": unit_embeddings(n), "anchor_weight": 0.1, "lr": 0.05, "burn_in_epochs": 2,
           "lr_schedule": "linear"}
     data = {"batch_size": 16, "num_negatives": 4, "negative_group_size": 2}
-    fast = PoincareEmbedding(n, **kw)
+    fast = ball(n, **kw)
     fast.fit_fast(EdgeDataModule(edges, n, **data), 6)
-    slow = PoincareEmbedding(n, **kw)
+    slow = ball(n, **kw)
     trainer = quiet_trainer(max_epochs=6)
     trainer.fit(slow, EdgeDataModule(edges, n, **data))
     torch.testing.assert_close(slow.points, fast.points, rtol=0, atol=0)
@@ -99,7 +106,7 @@ def test_burn_in_and_schedules():
     assert lr_factor(6, 10, 2, 0.1, "linear") == pytest.approx(0.5)
     assert lr_factor(6, 10, 2, 0.1, "cosine") == pytest.approx(0.5)
     with pytest.raises(ValueError):
-        PoincareEmbedding(3, dim=2, loss="sum")
+        ball(3, dim=2, loss="sum")
 
 
 @onlyCUDA
@@ -107,7 +114,7 @@ def test_cuda_training_and_retrieval(small_tree):
     from hyperrag.hyperbolic import topk_poincare
 
     edges, n = small_tree
-    model = PoincareEmbedding(n, dim=5, lr=0.05).cuda()
+    model = ball(n, dim=5, lr=0.05).cuda()
     data = EdgeDataModule(edges, n, batch_size=32, num_negatives=5, negative_group_size=4)
     stats = model.fit_fast(data, 50)
     assert model.points.is_cuda and stats["steps"] == 50 * 4
@@ -124,7 +131,7 @@ def test_query_nodes_get_their_own_anchor_weight():
     edges = torch.tensor([[10, 10, 11, 11, 0, 2], [0, 1, 2, 3, 10, 11]])  # query nodes 10, 11 ↔ passages
     moved = {}
     for q_weight in (50.0, 0.0):
-        m = PoincareEmbedding(12, init_embeddings=init, anchor_weight=50.0, query_anchor_weight=q_weight,
+        m = ball(12, init_embeddings=init, anchor_weight=50.0, query_anchor_weight=q_weight,
                               num_passages=10, lr=0.05, init_radius=1.0)
         m.fit_fast(EdgeDataModule(edges, 12, batch_size=16, num_negatives=4, exclude="both"), 30)
         d = pairwise_poincare_distance(m.points, m.anchor).diagonal()
@@ -136,13 +143,11 @@ def test_query_nodes_get_their_own_anchor_weight():
 
 def test_fixed_negatives_leave_nodes_outside_the_relations_in_place():
     """negative_gradients=False: only endpoints of relations move (the anchor term is zero at the start)."""
-    from hyperrag.hyperbolic import EdgeDataModule, PoincareEmbedding
-
     torch.manual_seed(0)
     init = torch.nn.functional.normalize(torch.randn(40, 8), dim=1)
     edges = torch.tensor([[0, 1, 2], [1, 2, 3]])
     for fixed in (True, False):
-        m = PoincareEmbedding(40, init_embeddings=init, anchor_weight=0.3, lr=0.05, negative_gradients=not fixed)
+        m = ball(40, init_embeddings=init, anchor_weight=0.3, lr=0.05, negative_gradients=not fixed)
         m.fit_fast(EdgeDataModule(edges, 40, batch_size=8, num_negatives=10), 20)
         moved = (m.points - m.anchor).norm(dim=1) > 0
         assert moved[:4].all()

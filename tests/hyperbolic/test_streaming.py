@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import torch
 
-from hyperrag.config import method_settings
+from hyperrag.config import method_settings, task_arguments
 from hyperrag.hyperbolic import PoincareEmbedding
 from hyperrag.hyperbolic.ball_index import BallIndex, PassageTable
 from hyperrag.hyperbolic.streaming import StreamingBall
@@ -19,8 +19,8 @@ def _ball(n=30, dim=8):
     table = PassageTable([f"p{i}" for i in range(n)], [f"h{i}" for i in range(n)], [""] * n,
                          [f"passage {i}" for i in range(n)], p, [frozenset()] * n)
     graph = PassageGraph(n, explicit=EdgeSet.from_lists([0, 1], [1, 2], [0.5, 0.5], ["keyword"] * 2))
-    model = PoincareEmbedding(n, init_embeddings=p, init_radius=1.0, anchor_weight=0.1, lr=0.05, num_passages=n,
-                              query_anchor_weight=0.0)
+    model = PoincareEmbedding(n, **task_arguments("poincare_openie", init_embeddings=p, init_radius=1.0,
+                                                  anchor_weight=0.1, lr=0.05, num_passages=n, query_anchor_weight=0.0))
     return p, BallIndex(settings, table, graph, encoder=None, llm=None, model=model)  # type: ignore[arg-type]
 
 

@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 
 from hyperrag.llm import build_llm
 from hyperrag.llm.backends import LocalLlamaCppServer, NoLLM, OpenAICompatible, VLLMServer, find_smollm2_gguf
+from hyperrag.llm.client import client_settings
 from hyperrag.llm.errors import LLMUnavailableError, ServerStartError
 from hyperrag.llm.server import ManagedServer, free_port
 from hyperrag.utils.availability import package_available
@@ -52,7 +53,7 @@ def test_nollm_refuses_with_a_clear_error():
 
 def test_vllm_command_parallelism_and_memory():
     llm = VLLMServer(model="/models/qwen", tensor_parallel_size=2, data_parallel_size=2,
-                     gpu_memory_utilization=0.8, max_model_len=8192, cache_path=None)
+                     gpu_memory_utilization=0.8, max_model_len=8192, cache_path=None, client=client_settings("vllm"))
     cmd = llm.command(8123)
     joined = " ".join(cmd)
     assert cmd[:3] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
@@ -60,12 +61,13 @@ def test_vllm_command_parallelism_and_memory():
                  "--gpu-memory-utilization 0.8", "--max-model-len 8192", "--port 8123"):
         assert part in joined
     assert llm.structured_output == "json_schema"
-    auto = VLLMServer(model="m", data_parallel_size="auto", cache_path=None)
+    auto = VLLMServer(model="m", data_parallel_size="auto", cache_path=None, client=client_settings("vllm"))
     assert auto.resolved_data_parallel() >= 1
 
 
 def test_vllm_attaches_to_a_running_server(fake_server, tmp_path):
-    llm = VLLMServer(model="fake-model", base_url=fake_server.base_url, cache_path=None, show_usage=False)
+    llm = VLLMServer(model="fake-model", base_url=fake_server.base_url, cache_path=None, show_usage=False,
+                     client=client_settings("vllm"))
     with llm:
         assert llm.server is None  # attached, nothing launched
         res = llm.complete_structured("causal_gate", {"a_text": "rain", "b_text": "wet streets"})
@@ -75,12 +77,13 @@ def test_vllm_attaches_to_a_running_server(fake_server, tmp_path):
 @pytest.mark.skipif(package_available("vllm"), reason="vllm installed")
 def test_vllm_launch_without_vllm_is_a_clear_error():
     with pytest.raises(LLMUnavailableError, match="vllm"):
-        VLLMServer(model="m", cache_path=None).start()
+        VLLMServer(model="m", cache_path=None, client=client_settings("vllm")).start()
 
 
 def test_openai_compatible_reads_key_from_env(fake_server, monkeypatch):
     monkeypatch.setenv("MY_TEST_KEY", "sk-test")
-    llm = OpenAICompatible(base_url=fake_server.base_url, api_key_env="MY_TEST_KEY", cache_path=None)
+    llm = OpenAICompatible(base_url=fake_server.base_url, api_key_env="MY_TEST_KEY", cache_path=None,
+                           client=client_settings())
     llm.start()
     assert llm.api_key == "sk-test" and llm.model == "fake-model"  # model discovered via /v1/models
     llm.stop()
@@ -90,7 +93,7 @@ def test_openai_compatible_reads_key_from_env(fake_server, monkeypatch):
 def test_local_command_uses_packaged_gguf():
     path = find_smollm2_gguf()
     assert path.suffix == ".gguf" and path.exists()
-    cmd = LocalLlamaCppServer(n_threads=2, cache_path=None).command(9000)
+    cmd = LocalLlamaCppServer(n_threads=2, cache_path=None, client=client_settings("local")).command(9000)
     assert cmd[1:3] == ["-m", "llama_cpp.server"] and str(path) in cmd and "--port" in cmd
 
 

@@ -109,7 +109,7 @@ def test_run_sync_inside_running_loop(fake_server):
 
 def test_async_client_and_model_listing(fake_server):
     async def go():
-        async with ChatClient(fake_server.base_url, "m", api_key="secret", config=ClientConfig(concurrency=4)) as c:
+        async with ChatClient(fake_server.base_url, "m", api_key="secret", config=ClientConfig(**{**FAST_CLIENT, "concurrency": 4})) as c:
             return await c.list_models()
 
     assert run_sync(go) == ["fake-model"]

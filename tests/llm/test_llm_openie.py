@@ -110,7 +110,8 @@ from hyperrag.llm.errors import StageFailedError
 from hyperrag.llm.openie import run_openie
 ps = [Passage(f"p{i}", f"Town {i}", f"Town {i} lies on the River Avon in Somerset County.") for i in range(12)]
 llm = OpenAICompatible(base_url=sys.argv[1], model="fake-model", api_key_env=None, cache_path=None,
-                       client={"concurrency": 1, "timeout_s": 5})
+                       client={"concurrency": 1, "timeout_s": 5, "connect_timeout_s": 10, "max_retries": 4,
+                               "backoff_initial_s": 0.5, "backoff_max_s": 8})
 run_openie(ps, llm, output_path=sys.argv[2], progress=False)
 """
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from hyperrag.llm.backends import LocalLlamaCppServer
+from hyperrag.llm.client import client_settings
 from hyperrag.llm.openie import run_openie
 from hyperrag.llm.tasks.openie_hipporag import NamedEntities, Triples
 from tests.conftest import withPackage
@@ -29,6 +30,7 @@ def test_smollm2_openie_two_passages(tmp_path):
     passages = _two_sample_passages()
     out = tmp_path / "openie.json"
     llm = LocalLlamaCppServer(n_ctx=2048, cache_path=str(tmp_path / "cache.sqlite"), show_usage=False,
+                              client=client_settings("local"),
                               sampling={"max_tokens": 256})  # bounds the run time on a busy CI box
     with llm:
         report = run_openie(passages, llm, output_path=out, progress=False)

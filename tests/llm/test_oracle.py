@@ -204,3 +204,14 @@ def test_closed_book_question_is_unknown_to_the_oracle(oracle):
     """No retrieval: the reader shows no passage, so the oracle — which answers from evidence shown — abstains."""
     res = oracle.complete_structured("grounded_answer", {"question": QUESTION, "passages": []})
     assert res.ok and res.value == {"answer": "unknown", "supporting": []}
+
+
+def test_gold_digest_is_the_key_cached_replies_were_written_under():
+    """The oracle's cache key part (its gold digest) is the value the earlier hashlib code gave (non-ASCII kept
+    as is in the JSON): routing it through hyperrag.utils.hashing leaves cached replies valid."""
+    from hyperrag.llm.oracle.gold import GoldIndex
+
+    ps = [Passage("a", "Zürich", "Zürich lies on the Limmat."), Passage("b", "Limmat", "The Limmat flows north.")]
+    q = [Query("q1", "Which river flows through Zürich?", ("Limmat",), ("a",),
+               (SubQuestion("Zürich >> river", "Limmat", "a"),))]
+    assert GoldIndex(Dataset("toy-ü", Corpus(ps), q, None)).digest == "39bc91d1dac8c3e7"

@@ -208,3 +208,50 @@ def test_key_entity_links_and_their_place_in_the_fusion():
     fused = g.forest("fused")
     kept = set(zip(fused.edges.parent.tolist(), fused.edges.child.tolist()))
     assert (0, 1) in kept and (4, 3) not in kept and fused.is_valid()
+
+
+def test_every_query_graph_call_failing_stops_the_index_stage(tmp_path):
+    """With a dead endpoint (HTTP 500 on every call) the stand-in builds every query graph, and the index stage
+    stops with one line instead of training the ball on them; one working step is enough to go on."""
+    import json
+
+    import pytest
+
+    from hyperrag.llm.errors import StageFailedError
+    from tests.hierarchy.fake_llm import fake_llm, schema_text
+    from tests.llm.fake_server import Reply
+
+    torch.manual_seed(0)
+    p = torch.nn.functional.normalize(torch.randn(20, 8), dim=1)
+    q = torch.nn.functional.normalize(p[:2] + 0.05 * torch.randn(2, 8), dim=1)
+    texts = [f"p{i}" for i in range(20)]
+    one_round = replace(IMPLICIT, max_rounds=1)
+
+    def down(body):
+        return Reply(status=500, body="down")
+
+    def selects_only(body):  # passage_selection answers (two passages), passage_relations fails
+        return json.dumps({"selected_ids": ["P1", "P2"]}) if "selected_ids" in schema_text(body) else down(body)
+
+    with fake_llm(down, tmp_path) as (llm, _):
+        builder = QueryGraphBuilder(p, texts, one_round, llm=llm)
+        _, graphs = builder.build(["q0", "q1"], q)
+        assert builder.llm_failed == builder.llm_calls > 0 and not any(g.llm for g in graphs)
+        with pytest.raises(StageFailedError, match=r"HyperRAG query graphs \(implicit edges\): every LLM call failed"):
+            builder.stop_if_nothing_succeeded()
+        # the HyperRAG index build runs that check after its query graphs (nothing to train on)
+        from hyperrag.data.types import Passage
+        from hyperrag.hyperbolic.ball_index import BallIndex
+        from tests.reliability.doubles import HashEncoder
+
+        passages = [Passage(f"p{i}", f"Town {i}", f"Town {i} lies on the river Avon near town {i + 1}.")
+                    for i in range(8)]
+        settings = replace(HYPERRAG, graph="fused", index_root=str(tmp_path / "index"), implicit=one_round)
+        with pytest.raises(StageFailedError, match="every LLM call failed"):
+            BallIndex.build(passages, ["Which river runs through town 3?"], settings, HashEncoder(), llm)
+    (tmp_path / "second").mkdir()
+    with fake_llm(selects_only, tmp_path / "second") as (llm, _):
+        builder = QueryGraphBuilder(p, texts, one_round, llm=llm)
+        builder.build(["q0", "q1"], q)
+        assert 0 < builder.llm_failed < builder.llm_calls
+        builder.stop_if_nothing_succeeded()  # some steps came from the LLM: the run goes on

@@ -3,6 +3,7 @@ import lightning as L
 import pytest
 import torch
 
+from hyperrag.config import task_arguments
 from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import PPOPolicy
@@ -44,7 +45,8 @@ class ChainEnv(RefinementEnv):
 
 
 def test_ppo_loss_clips_the_ratio():
-    policy = PPOPolicy(state_dim=4, hidden=8, clip=0.2, value_coef=0.0, entropy_coef=0.0)
+    policy = PPOPolicy(**task_arguments("ppo", state_dim=4, hidden=8, clip=0.2, value_coef=0.0, entropy_coef=0.0,
+                                        max_steps=1))
     states = torch.randn(5, 4)
     actions = torch.zeros(5, dtype=torch.long)
     no_stop = torch.zeros(5, dtype=torch.bool)
@@ -68,8 +70,9 @@ def test_ppo_learns_to_chain_actions_and_beats_random():
     L.seed_everything(0, verbose=False)
     env = ChainEnv()
     train, held = list(range(40)), list(range(40, 60))
-    policy = PPOPolicy(state_dim=8, hidden=16, lr=0.02, rollouts_per_state=2, seed=0, max_steps=2).attach(
-        env, train, held)
+    # task/ppo.yaml's settings but a smaller net, a faster rate, less entropy bonus, no iteration cap
+    policy = PPOPolicy(**task_arguments("ppo", state_dim=8, hidden=16, lr=0.02, entropy_coef=0.01, rollouts_per_state=2,
+                                        seed=0, max_steps=2, max_iterations=None)).attach(env, train, held)
     before = env.evaluate_policy(policy, held, select_ids=train)
     trainer = L.Trainer(max_epochs=60, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, accelerator="cpu")

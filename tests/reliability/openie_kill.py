@@ -29,7 +29,8 @@ from hyperrag.data import sample_dataset
 from hyperrag.llm.backends import OpenAICompatible
 from hyperrag.llm.openie import run_openie
 llm = OpenAICompatible(base_url=sys.argv[1], model="fake-model", api_key_env=None, cache_path=None, show_usage=False,
-                       client={"concurrency": 1, "timeout_s": 5})
+                       client={"concurrency": 1, "timeout_s": 5, "connect_timeout_s": 10, "max_retries": 4,
+                               "backoff_initial_s": 0.5, "backoff_max_s": 8})
 run_openie(sample_dataset().corpus.passages, llm, output_path=sys.argv[2], progress=False)
 """
 

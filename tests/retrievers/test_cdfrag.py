@@ -8,7 +8,7 @@ import lightning
 import pytest
 import torch
 
-from hyperrag.config import method_settings
+from hyperrag.config import method_settings, task_arguments
 from hyperrag.errors import InputError
 from hyperrag.llm.base import NoLLM
 from hyperrag.refinement.ppo import PPOPolicy, policy_compatibility
@@ -84,7 +84,7 @@ def save_policy(path, favour: str, dataset: str = "causal_toy", query_ids=(), co
                 then: str = "stop") -> None:
     """A policy that takes ``favour`` first and then ``then`` (the trunk is zero, so only the biases speak; the
     stop logit is masked at the first step)."""
-    policy = PPOPolicy(state_dim=384, hidden=8, max_steps=2)
+    policy = PPOPolicy(**task_arguments("ppo", state_dim=384, hidden=8, max_steps=2))
     with torch.no_grad():
         policy.net.trunk[1].weight.zero_()
         policy.net.policy.bias[policy.actions.index(favour)] = 5.0

@@ -91,7 +91,8 @@ def fake_llm(server, tmp_path, retries=1):
 
     return OpenAICompatible(base_url=server.base_url, model="fake", api_key_env=None, show_usage=False,
                             cache_path=str(tmp_path / "llm.sqlite"),
-                            client={"concurrency": 4, "timeout_s": 5, "max_retries": retries})
+                            client={"concurrency": 4, "timeout_s": 5, "connect_timeout_s": 10, "max_retries": retries,
+                                    "backoff_initial_s": 0.5, "backoff_max_s": 8})
 
 
 def contradiction_dataset(tmp_path):

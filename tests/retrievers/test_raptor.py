@@ -232,3 +232,35 @@ def test_a_tree_with_failed_summaries_is_built_again(tmp_path, monkeypatch):
         third, _, built = summary_tree.load_or_build_tree(ids, texts, enc.encode(texts), enc, llm, settings,
                                                           tmp_path / "index")
         assert not built and third.texts == second.texts
+
+
+def test_every_summary_failing_stops_the_tree_build_and_the_rerun_builds_it(tmp_path, monkeypatch):
+    """A dead endpoint (HTTP 500 on every summary) stops the build with one line before stand-ins become the next
+    layer's input; no tree is saved, and once the endpoint answers the same call builds it with LLM summaries."""
+    from hyperrag.llm.errors import StageFailedError
+    from hyperrag.tree import summary_tree
+    from tests.llm.fake_server import Reply
+
+    texts, vecs = blobs(4)
+    enc = BlobEncoder(vecs)
+    monkeypatch.setattr(summary_tree, "raptor_clusters",  # TEST DOUBLE of the clustering: the three blobs
+                        lambda x, tokens, settings: [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]])
+    settings = tree_settings(clustering=ClusteringSettings(reduction_dim=2, threshold=0.1, max_clusters=8,
+                                                           local_neighbors=5, max_cluster_tokens=3500, seed=0))
+    down = {"on": True}
+
+    def respond(body):
+        if down["on"]:
+            return Reply(status=500, body="down")
+        group = next(g for g in "012" if f"group {g}" in prompt_of(body))
+        return json.dumps({"summary": f"Leaf {group}-0 belongs to group {group}. Scripted summary."})
+
+    ids = [f"p{i}" for i in range(12)]
+    with fake_llm(respond, tmp_path) as (llm, _):
+        with pytest.raises(StageFailedError, match=r"RAPTOR cluster summaries: every LLM call failed \(3 clusters"):
+            summary_tree.load_or_build_tree(ids, texts, enc.encode(texts), enc, llm, settings, tmp_path / "index")
+        assert not list((tmp_path / "index").glob("*/manifest.json"))  # nothing saved to build on
+        down["on"] = False
+        tree, _, built = summary_tree.load_or_build_tree(ids, texts, enc.encode(texts), enc, llm, settings,
+                                                         tmp_path / "index")
+    assert built and tree.stats["llm_summaries"] == 3 and tree.stats["stand_in"] == 0

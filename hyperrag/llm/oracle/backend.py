@@ -95,6 +95,7 @@ class OracleLLM(LLM):
     requires_gold = True
     #: tasks without gold fail on purpose: a stage whose every call fails takes its fallback instead of stopping
     fails_by_design = True
+    sends_requests = False
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.pop("structured_output", None)

@@ -14,7 +14,6 @@ whether a shown item comes from a gold passage:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
@@ -24,6 +23,7 @@ from functools import cached_property
 from typing import Any
 
 from hyperrag.data.types import Dataset, Passage, Query
+from hyperrag.utils.hashing import text_digest
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _PLACEHOLDER = re.compile(r"#(\d+)")
@@ -172,7 +172,9 @@ class GoldIndex:
         """A hash of the gold annotations (part of the oracle's cache key: other gold → other replies)."""
         blob = [(q.id, q.question, list(q.answers), list(q.gold_ids), [(h.question, h.answer, h.gold_id)
                 for h in q.decomposition], list(q.options), q.answer_index) for q in self.dataset.queries]
-        return hashlib.sha256(json.dumps([self.dataset.name, blob], ensure_ascii=False).encode()).hexdigest()[:16]
+        # the JSON text as written since the oracle's first release (order kept, non-ASCII as is): the digest, and
+        # the oracle replies cached under it, stay the same
+        return text_digest(json.dumps([self.dataset.name, blob], ensure_ascii=False), length=16)
 
     def __len__(self) -> int:
         return len(self._by_question)

@@ -53,7 +53,7 @@ class CausalPairTask:
 
     def __init__(self, dataset: UniCausalPairs, model: Callable[..., CausalPairClassifier],
                  datamodule: Callable[..., PairDataModule], val_every: PositiveInt,
-                 anchor_f1: dict[str, float] | None = None, name: str = "causal_pair") -> None:
+                 anchor_f1: dict[str, float] | None, name: str) -> None:
         from hyperrag.errors import InputError
 
         if not isinstance(dataset, UniCausalPairs):
@@ -70,7 +70,7 @@ class CausalPairTask:
 
     @property
     def encoder_name(self) -> str:
-        return str(_keywords(self.model_factory).get("encoder", "all-MiniLM-L6-v2"))
+        return str(_keywords(self.model_factory)["encoder"])  # task.model.encoder, always given by the YAML
 
     def key(self, **extra: Any) -> str:
         data = [(e.text, e.label, e.corpus) for e in self.dataset.train]

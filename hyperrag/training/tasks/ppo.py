@@ -77,14 +77,16 @@ class PPOTask:
         env: ``k``, ``weights`` (λs) and ``hallucination`` of :class:`RefinementEnv`.
         split: ``train`` / ``heldout`` question counts (or shares) and ``seed``.
         rollout_batch: training questions per PPO iteration (null = all).
-        llm: the LLM config node (LLM-carried actions, hallucination reward); null = LLM-free (stand-ins, λ4 off).
+        llm: the LLM Hydra built from the ``task.llm`` node, not started yet (LLM-carried actions, hallucination
+            reward); started with the environment (an oracle bound to ``dataset``); null = LLM-free (stand-ins, λ4
+            off).
         name: ``models/<name>/...``.
     """
 
     def __init__(self, dataset: Dataset, encoder: Encoder, model: Callable[..., PPOPolicy],
                  retriever: CDFRAGSettings, models_dir: str, device: str, env: EnvSettings,
-                 split: SplitSettings, rollout_batch: PositiveInt | None, llm: Any = None,
-                 name: str = "ppo") -> None:
+                 split: SplitSettings, rollout_batch: PositiveInt | None, llm: LanguageModel | None,
+                 name: str) -> None:
         self.dataset = dataset
         self.encoder = encoder
         self.model_factory = model
@@ -94,7 +96,7 @@ class PPOTask:
         self.env_settings = dict(plain(env))
         self.split_settings = dict(plain(split))
         self.rollout_batch = rollout_batch
-        self.llm_config = llm
+        self.llm_backend = llm
         self.name = name
         self.data_name = dataset.name
         self._llm: LanguageModel | None = None
@@ -131,7 +133,7 @@ class PPOTask:
         if not train:
             raise InputError(f"dataset {self.dataset.name!r} has no question with gold passages to train on",
                              field="data")
-        self._llm = build_llm(self.llm_config, dataset=self.dataset).start()
+        self._llm = build_llm(self.llm_backend, dataset=self.dataset).start()
         atexit.register(self._llm.stop)  # train.py has no teardown hook; a managed server must not outlive us
         retriever = CDFRAGRetriever(self.retriever_settings, encoder=self.encoder, llm=self._llm,
                                     device=self.device)
