@@ -154,15 +154,15 @@ def test_passage_weighted_resets_take_support_rows_and_match_dense_update(direct
     )
     reset = passage_weighted_resets(rng, 24, n, passages=60)
     r = torch.from_numpy(reset)
-    block = solver._dense_reset_block(r[:4] / r[:4].sum(1, keepdim=True), graph)
+    block = solver._dense_reset_block(r[:4], r[:4].sum(1), graph)
     assert len(block) == 2 and block[0].numel() <= n // 4  # support rows, not the dense block
     for damping in (0.5, 0.85):
         out = personalized_pagerank(graph, r, damping=damping, tol=1e-13, block_size=4)
         ref = igraph_ppr(n, ei, w, directed, damping, reset)
         assert np.abs(out.numpy() - ref).max() <= 1e-8  # prpack's own float64 tolerance, not ours
         with monkeypatch.context() as m:  # the same solve with the dense teleport update
-            m.setattr(solver, "_dense_reset_block", lambda rb, g: (
-                (rb if g.perm is None else rb.index_select(1, g.perm)).T.contiguous(),))
+            m.setattr(solver, "_dense_reset_block", lambda rb, rs, g: (
+                (rb / rs[:, None] if g.perm is None else (rb / rs[:, None]).index_select(1, g.perm)).T.contiguous(),))
             dense = personalized_pagerank(graph, r, damping=damping, tol=1e-13, block_size=4)
         assert torch.equal(out, dense)
 

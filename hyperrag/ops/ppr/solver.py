@@ -112,7 +112,7 @@ def personalized_pagerank(
             r_blk = (rv[lo:hi], rq[lo:hi] - c0, rval[lo:hi])
             bufs[0].zero_()[r_blk[0], r_blk[1]] = r_blk[2]
         else:  # (support rows [R], values [R, b]) or dense [N, b]
-            r_blk = _dense_reset_block(reset[c0:c1] / row_sum[c0:c1, None], graph)
+            r_blk = _dense_reset_block(reset[c0:c1], row_sum[c0:c1], graph)
             if len(r_blk) == 2:
                 bufs[0].zero_().index_copy_(0, r_blk[0], r_blk[1])
             else:
@@ -130,15 +130,16 @@ def personalized_pagerank(
     return out[0] if squeeze else out
 
 
-def _dense_reset_block(r: Tensor, graph: PPRGraph) -> tuple[Tensor, ...]:
-    """A block of normalised reset rows ``r`` [b, N] in stored node order: ``(support rows [R], values [R, b])``
-    when at most a quarter of the nodes carry reset mass in any of its columns (HippoRAG 2: every passage plus a
-    few seed entities), so that each step's teleport term touches R rows instead of N; else ``(values [N, b],)``.
-    """
-    support = torch.nonzero(r.ne(0).any(0)).flatten()  # original node ids, ascending
-    if support.numel() * 4 <= r.size(1):
+def _dense_reset_block(reset: Tensor, row_sum: Tensor, graph: PPRGraph) -> tuple[Tensor, ...]:
+    """A block of reset rows ``reset`` [b, N] (nonnegative, ``row_sum`` [b]) normalised, in stored node order:
+    ``(support rows [R], values [R, b])`` when at most a quarter of the nodes carry reset mass in any of its
+    columns (HippoRAG 2: every passage plus a few seed entities), so that each step's teleport term touches R
+    rows instead of N; else ``(values [N, b],)``."""
+    support = torch.nonzero(reset.sum(0)).flatten()  # original node ids, ascending (entries are >= 0)
+    if support.numel() * 4 <= reset.size(1):
         rows = support if graph.inv_perm is None else graph.inv_perm[support]
-        return rows, r.index_select(1, support).T.contiguous()
+        return rows, (reset.index_select(1, support) / row_sum[:, None]).T.contiguous()
+    r = reset / row_sum[:, None]
     return ((r if graph.perm is None else r.index_select(1, graph.perm)).T.contiguous(),)
 
 
