@@ -51,7 +51,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     from hyperrag.llm import build_llm
     from hyperrag.reporting.tracking import build_tracker
-    from hyperrag.runners.batch_retrieval import print_metrics_table, run_batch_retrieval, run_title
+    from hyperrag.runners.batch_retrieval import (
+        is_worker_process,
+        print_metrics_table,
+        run_batch_retrieval,
+        run_title,
+    )
     from hyperrag.runners.cross_fit import run_cross_fitted
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
     from hyperrag.utils.artifacts import check_unseen
@@ -59,7 +64,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
     L.seed_everything(cfg.seed, verbose=False)
     check_llm_required(cfg)
-    tracker = build_tracker(cfg)  # run_info.json now (seeds, versions, git commit); W&B + CSV when done
+    check_devices(cfg)
+    # run_info.json now (seeds, versions, git commit); W&B + CSV when done. With hardware.devices > 1 the
+    # processes Lightning starts rerun this script to retrieve their shard: only rank 0 records the run.
+    tracker = None if is_worker_process() else build_tracker(cfg)
     dataset = instantiate(cfg.data)
     if cfg.limit_queries:  # a slice of the query file (quick runs with a slow LLM)
         dataset.queries = dataset.queries[: cfg.limit_queries]
@@ -88,7 +96,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             metrics = run_cross_fitted(cfg, dataset, run_fold)
         else:
             metrics = run_fold(dataset, {}, cfg.out)
-    if metrics:
+    if metrics and tracker is not None:
         print_metrics_table(run_title(cfg.method.name, dataset.name, len(dataset.queries), metrics), metrics)
         tracker.finish(metrics)
         print(f"predictions and metrics in {cfg.out}")
@@ -104,6 +112,16 @@ def check_llm_required(cfg: DictConfig) -> None:
         raise InputError("this experiment reproduces a paper table and needs an LLM backend (llm=local, vllm, "
                          "openai_compatible or oracle); allow_llm_free=true runs its LLM-free form, labelled as such",
                          field="llm")
+
+
+def check_devices(cfg: DictConfig) -> None:
+    """Cross-fitting trains per-fold artifacts and reads each fold's rows between folds: it runs in one process
+    (``hardware.devices=1``); several devices shard one plain run."""
+    from hyperrag.errors import InputError
+
+    devices = cfg.hardware.get("devices", 1)
+    if cfg.get("cv_folds") and devices not in (1, "1"):
+        raise InputError(f"cv_folds runs in one process, set it to 1 (got {devices})", setting="hardware.devices")
 
 
 def reader_for(cfg: DictConfig, llm: LanguageModel, dataset: Dataset) -> AbstractContextManager[LanguageModel]:

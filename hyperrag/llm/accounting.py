@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from hyperrag.llm.types import TaskResult
@@ -33,6 +33,26 @@ class TaskStats:
     completion_tokens: int = 0
     wall_s: float = 0.0
     failures: Counter = field(default_factory=Counter)
+
+    def combined(self, other: TaskStats, sign: int = 1) -> TaskStats:
+        """``self + other`` (``sign=1``) or ``self - other`` (``sign=-1``), field by field."""
+        out = TaskStats(failures=Counter(self.failures))
+        for f in fields(self):
+            if f.name != "failures":
+                setattr(out, f.name, getattr(self, f.name) + sign * getattr(other, f.name))
+        if sign > 0:
+            out.failures.update(other.failures)
+        else:
+            out.failures.subtract(other.failures)
+            out.failures = +out.failures  # drop the zeros
+        return out
+
+
+def stats_since(after: dict[str, TaskStats], before: dict[str, TaskStats]) -> dict[str, TaskStats]:
+    """Per-task counters of what happened between two :meth:`Accounting.snapshot` calls (tasks without a call
+    in between left out)."""
+    out = {t: s.combined(before[t], -1) if t in before else s for t, s in after.items()}
+    return {t: s for t, s in out.items() if s.calls}
 
 
 class Accounting:
@@ -95,6 +115,18 @@ class Accounting:
         tot = self.total()
         out["total"] = {**asdict(tot), "failures": dict(tot.failures)}
         return out
+
+    def snapshot(self) -> dict[str, TaskStats]:
+        """A copy of the per-task counters (plain data: it can be sent to another process)."""
+        with self._lock:
+            return {t: replace(s, failures=Counter(s.failures)) for t, s in self.tasks.items()}
+
+    def merge(self, tasks: dict[str, TaskStats]) -> None:
+        """Add counters that another process took (e.g. :func:`stats_since` of a DDP rank); ``wall_s`` then sums
+        the processes' wall times, which ran side by side."""
+        with self._lock:
+            for t, s in tasks.items():
+                self.tasks[t] = self._stats(t).combined(s)
 
     def reset(self) -> None:
         with self._lock:

@@ -5,6 +5,14 @@ else the QA reader when an LLM is available) and appended to ``predictions.jsonl
 (one shard per process when devices > 1). A rerun into the same ``out`` skips the query ids already
 there (a torn last line from a kill is dropped) and finishes only the rest; then the rows are
 rewritten in query order and ``metrics.json`` is computed over all of them, both atomically.
+
+With ``devices > 1`` (Lightning DDP: the launching process is rank 0, the others rerun the entry script)
+rank 0 alone reads the resume state and decides which queries are left and where the rows go; the other
+processes receive both from it once the process group is up, so every process shards the same list
+(Lightning's unrepeated distributed sampler: each query exactly once) into the same directory, whatever their
+own ``out`` resolved to. After the loop the other ranks send rank 0 their query-time counters (LLM usage,
+skipped LLM steps, answer time) and rank 0 alone merges the shards, writes ``predictions.jsonl`` and
+``metrics.json``.
 ``predictions.meta.json`` keys the rows to (dataset, corpus, retriever, top_k, answering, and the index
 version when retrieving over an index directory): a run with other settings, or over an index updated
 since, starts afresh; so does ``resume=False``.
@@ -15,6 +23,8 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +36,7 @@ from hyperrag.data.types import Corpus, Dataset, Query
 from hyperrag.eval.qa import option_accuracy, qa_metrics
 from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
+from hyperrag.llm.accounting import Accounting, TaskStats, stats_since
 from hyperrag.retrievers.base import Retriever
 from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
 from hyperrag.utils.hashing import Hasher, stable_digest
@@ -87,25 +98,100 @@ class RetrievalModule(L.LightningModule):
         return rows
 
 
-class _AppendWriter(BasePredictionWriter):
-    """Appends each batch's rows durably: to ``predictions.jsonl``, or one shard per process."""
+class _PendingQueries(L.LightningDataModule):
+    """The queries left to retrieve and the directory their rows go to, as rank 0 decided them.
 
-    def __init__(self, out_dir: Path) -> None:
+    Args:
+        queries: every query of the dataset (each process loaded the same file).
+        todo_ids: ids left to retrieve, in query order; ``None`` on the other ranks (they take rank 0's).
+        out_dir: the run directory; ``None`` on the other ranks.
+        batch_size: queries per batch.
+    """
+
+    def __init__(self, queries: list[Query], todo_ids: list[str] | None, out_dir: Path | None,
+                 batch_size: int) -> None:
+        super().__init__()
+        self.queries, self.todo_ids, self.out_dir, self.batch_size = queries, todo_ids, out_dir, batch_size
+
+    def predict_dataloader(self) -> torch.utils.data.DataLoader:
+        # Called once the process group is up: the other ranks read no resume state of their own (rank 0 may be
+        # appending to it) and may have resolved another `out` (e.g. one stamped with their start time).
+        todo_ids, out = self.trainer.strategy.broadcast((self.todo_ids, str(self.out_dir)), src=0)
+        self.todo_ids, self.out_dir = todo_ids, Path(out)
+        by_id = {q.id: q for q in self.queries}
+        return torch.utils.data.DataLoader(_QueryList([by_id[i] for i in todo_ids]), batch_size=self.batch_size,
+                                           shuffle=False, collate_fn=list)
+
+
+class _AppendWriter(BasePredictionWriter):
+    """Appends each batch's rows durably to the data module's directory: to ``predictions.jsonl``, or one shard
+    per process."""
+
+    def __init__(self) -> None:
         super().__init__(write_interval="batch")
-        self.out_dir = out_dir
 
     def target(self, trainer: L.Trainer) -> Path:
+        out_dir = trainer.datamodule.out_dir
         if trainer.world_size == 1:
-            return self.out_dir / PREDICTIONS
-        return self.out_dir / f"predictions.rank{trainer.global_rank}.jsonl"
+            return out_dir / PREDICTIONS
+        return out_dir / f"predictions.rank{trainer.global_rank}.jsonl"
 
     def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx):
         with self.target(trainer).open("a", encoding="utf-8") as handle:
             append_durably(handle, [json.dumps(row, ensure_ascii=False) for row in prediction])
 
 
+@dataclass
+class _QueryTimeCounters:
+    """One process's counters that the predict loop moves: skipped LLM steps, LLM and reader usage per task,
+    answer seconds. ``take`` them before and after the loop; other ranks send ``after.since(before)`` to rank 0."""
+
+    skipped: Counter[str] = field(default_factory=Counter)
+    llm: dict[str, TaskStats] = field(default_factory=dict)
+    reader: dict[str, TaskStats] = field(default_factory=dict)
+    answer_seconds: float = 0.0
+
+    @classmethod
+    def take(cls, retriever: Retriever, accounting: Accounting | None, reader_accounting: Accounting | None,
+             module: RetrievalModule | None = None) -> _QueryTimeCounters:
+        return cls(Counter(getattr(retriever, "skipped", {})),
+                   accounting.snapshot() if accounting is not None else {},
+                   reader_accounting.snapshot() if reader_accounting is not None else {},
+                   module.answer_seconds if module is not None else 0.0)
+
+    def since(self, before: _QueryTimeCounters) -> _QueryTimeCounters:
+        return _QueryTimeCounters(self.skipped - before.skipped, stats_since(self.llm, before.llm),
+                                  stats_since(self.reader, before.reader), self.answer_seconds - before.answer_seconds)
+
+    def add_to(self, retriever: Retriever, accounting: Accounting | None, reader_accounting: Accounting | None,
+               module: RetrievalModule) -> None:
+        if self.skipped:
+            retriever.skipped.update(self.skipped)
+        if accounting is not None:
+            accounting.merge(self.llm)
+        if reader_accounting is not None:
+            reader_accounting.merge(self.reader)
+        module.answer_seconds += self.answer_seconds  # summed over processes
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(s.calls for s in self.llm.values())
+
+    @property
+    def reader_calls(self) -> int:
+        return sum(s.calls for s in self.reader.values())
+
+
 def _log_files(out: Path) -> list[Path]:
     return [out / PREDICTIONS, *sorted(out.glob("predictions.rank*.jsonl"))]
+
+
+def is_worker_process() -> bool:
+    """True in a process that a DDP launcher started for rank > 0 (Lightning's children of ``devices > 1``,
+    torchrun, SLURM): it retrieves its shard for rank 0 and writes no run files of its own."""
+    from lightning.fabric.utilities.rank_zero import rank_zero_only
+
+    return getattr(rank_zero_only, "rank", 0) != 0
 
 
 def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool) -> str:
@@ -158,50 +244,72 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
 
     Returns the metrics dict (empty on ranks other than 0).
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     reader = reader_llm if reader_llm is not None else llm
     answering = bool(answer_top_n and getattr(reader, "available", False))
-    key = resume_key(dataset, retriever, max(top_k, max(ks)), answering)
-    done = finished_rows(out, key, {q.id for q in dataset.queries}, resume)
-    todo = [q for q in dataset.queries if q.id not in done]
-    if done:
-        log.info("batch retrieval: %d/%d queries already in %s; %d to go", len(done), len(dataset.queries),
-                 out / PREDICTIONS, len(todo))
-    module = RetrievalModule(retriever, dataset, max(top_k, max(ks)), reader, answer_top_n if answering else 0)
+    top = max(top_k, max(ks))
+    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0)
+    trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
+                        enable_model_summary=False, callbacks=[_AppendWriter()],
+                        enable_progress_bar=len(dataset.queries) > batch_size)
+    # Before the launch only Lightning's environment knows the rank: the launching process is local rank 0 of
+    # node 0; processes it started (or a cluster launched) are not, and leave the resume state to rank 0.
+    launcher = trainer.node_rank == 0 and trainer.local_rank == 0
+    out = Path(out_dir)
+    key = resume_key(dataset, retriever, top, answering)
+    done: dict[str, dict[str, Any]] = {}
+    todo_ids: list[str] | None = None
+    if launcher:
+        out.mkdir(parents=True, exist_ok=True)
+        done = finished_rows(out, key, {q.id for q in dataset.queries}, resume)
+        todo_ids = [q.id for q in dataset.queries if q.id not in done]
+        if done:
+            log.info("batch retrieval: %d/%d queries already in %s; %d to go", len(done), len(dataset.queries),
+                     out / PREDICTIONS, len(todo_ids))
     accounting = getattr(llm, "accounting", None)
-    calls_before = accounting.total().calls if accounting is not None else 0
     reader_accounting = getattr(reader, "accounting", None) if reader is not llm else None
-    reader_calls_before = reader_accounting.total().calls if reader_accounting is not None else 0
+    before = _QueryTimeCounters.take(retriever, accounting, reader_accounting)
     t0 = time.perf_counter()
-    rank = 0
-    if todo:
-        trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
-                            enable_model_summary=False, callbacks=[_AppendWriter(out)],
-                            enable_progress_bar=len(todo) > batch_size)
-        loader = torch.utils.data.DataLoader(_QueryList(todo), batch_size=batch_size, shuffle=False, collate_fn=list)
-        trainer.predict(module, loader, return_predictions=False)
+    rank, processes = 0, 1
+    # Once other processes exist every rank enters the loop, even with nothing left: they cannot know.
+    joined = torch.distributed.is_available() and torch.distributed.is_initialized()
+    if todo_ids or joined or not launcher:
+        data = _PendingQueries(dataset.queries, todo_ids, out if launcher else None, batch_size)
+        trainer.predict(module, datamodule=data, return_predictions=False)
+        todo_ids = data.todo_ids
+        rank, processes = trainer.global_rank, trainer.world_size
+        if processes > 1:
+            # Other ranks' query-time LLM calls, skipped steps and answer time, merged into rank 0's counters.
+            mine = _QueryTimeCounters.take(retriever, accounting, reader_accounting, module).since(before)
+            gathered: list[Any] = [None] * processes
+            torch.distributed.all_gather_object(gathered, mine)
+            if rank == 0:
+                for theirs in gathered[1:]:
+                    theirs.add_to(retriever, accounting, reader_accounting, module)
         trainer.strategy.barrier()
-        rank = trainer.global_rank
+    assert todo_ids is not None
     seconds = time.perf_counter() - t0
     if rank != 0:
         return {}
-    rows_by_id = finished_rows(out, key, {q.id for q in dataset.queries}) if todo else done
+    calls_before = before.llm_calls
+    reader_calls_before = before.reader_calls
+    rows_by_id = finished_rows(out, key, {q.id for q in dataset.queries}) if todo_ids else done
     rows = [rows_by_id[q.id] for q in dataset.queries if q.id in rows_by_id]
     missing = len(dataset.queries) - len(rows)
     if missing:
         raise RuntimeError(f"{missing} queries have no prediction row in {out}")
     metrics = score_rows(rows, ks, answer_top_n)
     metrics.update({"resumed_queries": len(done), "retrieve_seconds": round(seconds, 3),
-                    "queries_per_second": round(len(todo) / max(seconds, 1e-9), 2)})
+                    "queries_per_second": round(len(todo_ids) / max(seconds, 1e-9), 2)})
+    if processes > 1:
+        metrics["processes"] = processes  # DDP ranks that retrieved a shard
     if "answer_failures" in metrics:
         metrics["answer_seconds"] = round(module.answer_seconds, 3)
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
-        metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(todo), 1), 2)
+        metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(todo_ids), 1), 2)
     if reader_accounting is not None and reader_accounting.tasks:
         metrics["reader_calls_per_query"] = round(
-            (reader_accounting.total().calls - reader_calls_before) / max(len(todo), 1), 2)
+            (reader_accounting.total().calls - reader_calls_before) / max(len(todo_ids), 1), 2)
     skipped = llm_steps_skipped(retriever, rows, answer_top_n, answering)
     metrics["llm_steps_skipped"] = skipped
     if skipped:

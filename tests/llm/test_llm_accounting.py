@@ -7,7 +7,7 @@ import time
 
 from rich.console import Console
 
-from hyperrag.llm.accounting import Accounting
+from hyperrag.llm.accounting import Accounting, stats_since
 from hyperrag.llm.types import TaskResult
 
 
@@ -20,6 +20,24 @@ def test_counts_and_failures():
     assert (a.calls, a.ok, a.failed, a.requests, a.repair_rounds) == (2, 1, 1, 5, 1)
     assert dict(a.failures) == {"timeout": 1}
     assert (tot.calls, tot.cache_hits, tot.prompt_tokens) == (3, 1, 10)
+
+
+def test_snapshot_since_and_merge_move_one_process_counts_to_another():
+    """What a DDP rank did during the predict loop (``stats_since`` of two snapshots) merged into rank 0."""
+    worker, rank0 = Accounting(), Accounting()
+    worker.record(TaskResult("openie", True, requests=1))  # index time: rank 0 did the same work, not sent
+    before = worker.snapshot()
+    worker.record(TaskResult("openie", False, error_kind="timeout", requests=2))
+    worker.record(TaskResult("fact_filter", True, requests=1, prompt_tokens=7))
+    sent = stats_since(worker.snapshot(), before)
+    assert before["openie"].calls == 1  # the snapshot is a copy, untouched by later calls
+    assert {t: (s.calls, s.failed, s.requests, dict(s.failures)) for t, s in sent.items()} == {
+        "openie": (1, 1, 2, {"timeout": 1}), "fact_filter": (1, 0, 1, {})}
+    rank0.record(TaskResult("fact_filter", True, requests=1, prompt_tokens=3))
+    rank0.merge(sent)
+    assert (rank0.tasks["fact_filter"].calls, rank0.tasks["fact_filter"].prompt_tokens) == (2, 10)
+    assert (rank0.total().calls, dict(rank0.total().failures)) == (3, {"timeout": 1})
+    assert stats_since(worker.snapshot(), worker.snapshot()) == {}
 
 
 def test_wall_time_is_union_of_overlapping_calls():

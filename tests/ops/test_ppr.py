@@ -128,6 +128,45 @@ def test_block_size_and_early_exit_do_not_change_results(directed):
     assert torch.allclose(personalized_pagerank(graph, reset[3], damping=0.85), base[3], atol=1e-6)
 
 
+def passage_weighted_resets(rng: np.random.Generator, b: int, n: int, passages: int) -> np.ndarray:
+    """HippoRAG 2-like resets [b, n]: 1-5 seeds among the first nodes, plus a small weight on every one of
+    the last ``passages`` nodes (too dense for the sparse-entry path, a few support rows per block)."""
+    reset = np.zeros((b, n))
+    for q in range(b):
+        k = int(rng.integers(1, 6))
+        reset[q, rng.choice(n - passages, k, replace=False)] = rng.random(k) + 0.01
+    reset[:, n - passages :] = 0.05 * rng.random((b, passages))
+    return reset
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("reorder", [False, True])
+def test_passage_weighted_resets_take_support_rows_and_match_dense_update(directed, reorder, monkeypatch):
+    """Resets with mass on few rows per block (the passage weights) update only those rows each step: the
+    result matches igraph and is bitwise the one of the dense [N, b] teleport update."""
+    from hyperrag.ops.ppr import solver
+
+    rng = np.random.default_rng(21 + 2 * directed + reorder)
+    n = 400
+    ei, w = random_graph(rng, n, 1200)
+    graph = PPRGraph.from_edges(
+        torch.from_numpy(ei), n, torch.from_numpy(w), directed=directed, dtype=torch.float64, reorder=reorder
+    )
+    reset = passage_weighted_resets(rng, 24, n, passages=60)
+    r = torch.from_numpy(reset)
+    block = solver._dense_reset_block(r[:4], r[:4].sum(1), graph)
+    assert len(block) == 2 and block[0].numel() <= n // 4  # support rows, not the dense block
+    for damping in (0.5, 0.85):
+        out = personalized_pagerank(graph, r, damping=damping, tol=1e-13, block_size=4)
+        ref = igraph_ppr(n, ei, w, directed, damping, reset)
+        assert np.abs(out.numpy() - ref).max() <= 1e-8  # prpack's own float64 tolerance, not ours
+        with monkeypatch.context() as m:  # the same solve with the dense teleport update
+            m.setattr(solver, "_dense_reset_block", lambda rb, rs, g: (
+                (rb / rs[:, None] if g.perm is None else (rb / rs[:, None]).index_select(1, g.perm)).T.contiguous(),))
+            dense = personalized_pagerank(graph, r, damping=damping, tol=1e-13, block_size=4)
+        assert torch.equal(out, dense)
+
+
 def delta_reference(n, ei, w, directed, damping, reset, overrides):
     """igraph on the directed arc list of the graph with one query's arcs re-weighted."""
     arcs: dict[tuple[int, int], float] = {}
@@ -400,7 +439,9 @@ def test_chebyshev_with_deltas_falls_back_to_power_when_diverging():
     reset = np.zeros((2, n))
     reset[:, 0] = 1.0
     mixed = 0.9 * reset + 0.1 / n  # a dense reset takes the other restart branch
-    for block, r in ((2, reset), (1, reset), (2, mixed)):
+    rows = np.zeros((2, n))
+    rows[:, [0, 5, 9]] = [0.6, 0.3, 0.1]  # 1/8 of the nodes: neither sparse entries nor dense, the row branch
+    for block, r in ((2, reset), (1, reset), (2, mixed), (2, rows)):
         ref = igraph_ppr(n, ring, None, True, 0.95, r[:1])[0]  # query 0: the one-way ring
         ref1 = igraph_ppr(n, ring, None, False, 0.95, r[1:])[0]  # query 1: no delta
         stats = PPRStats()

@@ -20,7 +20,10 @@ How it is fast (see ``benchmarks/bench_ppr.py --ablate``):
   region contains for ``damping <= 1/sqrt(2)``; above that the block is residual-guarded and falls back to
   power steps if it diverges (``benchmarks/bench_catrag.py``: ~1.1x plain on MuSiQue);
 * the L1 change is only computed when a column can have converged, finished columns leave the block once
-  a quarter of it is done, and sparse reset vectors are never materialised densely on input.
+  a quarter of it is done, and sparse reset vectors are never materialised densely on input;
+* a denser reset whose mass sits on at most a quarter of the nodes across a block (HippoRAG 2: every
+  passage plus a few seed entities, ~11% of MuSiQue's nodes) is kept as those support rows, so the
+  teleport term of each step touches them only (bitwise the dense update's result).
 
 float32 is the default: a float32 iterate has a rounding floor near ``eps`` in L1, so ``tol`` is clamped
 accordingly and columns that stall at that floor stop; max-abs errors against prpack stay ~1e-7.

@@ -111,10 +111,12 @@ def personalized_pagerank(
             lo, hi = bounds[i], bounds[i + 1]
             r_blk = (rv[lo:hi], rq[lo:hi] - c0, rval[lo:hi])
             bufs[0].zero_()[r_blk[0], r_blk[1]] = r_blk[2]
-        else:  # dense reset block [N, b]
-            r = reset[c0:c1] / row_sum[c0:c1, None]
-            r_blk = ((r if graph.perm is None else r.index_select(1, graph.perm)).T.contiguous(),)
-            bufs[0].copy_(r_blk[0])
+        else:  # (support rows [R], values [R, b]) or dense [N, b]
+            r_blk = _dense_reset_block(reset[c0:c1], row_sum[c0:c1], graph)
+            if len(r_blk) == 2:
+                bufs[0].zero_().index_copy_(0, r_blk[0], r_blk[1])
+            else:
+                bufs[0].copy_(r_blk[0])
         chebyshev = method != "power" and not graph.directed
         for cols, piece in _iterate(
             mat, bufs, r_blk, graph.dangling, damping, tol, max_iter, chebyshev, terms, stats
@@ -128,10 +130,25 @@ def personalized_pagerank(
     return out[0] if squeeze else out
 
 
+def _dense_reset_block(reset: Tensor, row_sum: Tensor, graph: PPRGraph) -> tuple[Tensor, ...]:
+    """A block of reset rows ``reset`` [b, N] (nonnegative, ``row_sum`` [b]) normalised, in stored node order:
+    ``(support rows [R], values [R, b])`` when at most a quarter of the nodes carry reset mass in any of its
+    columns (HippoRAG 2: every passage plus a few seed entities), so that each step's teleport term touches R
+    rows instead of N; else ``(values [N, b],)``."""
+    support = torch.nonzero(reset.sum(0)).flatten()  # original node ids, ascending (entries are >= 0)
+    if support.numel() * 4 <= reset.size(1):
+        rows = support if graph.inv_perm is None else graph.inv_perm[support]
+        return rows, (reset.index_select(1, support) / row_sum[:, None]).T.contiguous()
+    r = reset / row_sum[:, None]
+    return ((r if graph.perm is None else r.index_select(1, graph.perm)).T.contiguous(),)
+
+
 def _sparse_entries(reset: Tensor, chunk: int = 256) -> tuple[Tensor, Tensor, bool] | None:
     """``(rows, cols, any_negative)`` of the nonzeros of ``reset`` [B, N] sorted by row, or None when more
     than 1/16 of it is nonzero. Chunk maxima locate the nonzeros first: 3x faster than ``nonzero``."""
     b, n = reset.shape
+    if int(torch.count_nonzero(reset)) * 16 > reset.numel():  # one pass; dense resets stop here
+        return None
     m = n - n % chunk
     head = reset[:, :m].reshape(b, m // chunk, chunk)
     cand = (head.amax(2) != 0).nonzero() if m else torch.zeros(0, 2, dtype=torch.long, device=reset.device)
@@ -164,9 +181,10 @@ def _iterate(
     solution [N, m])`` as columns finish."""
     x, y, tmp, x_prev = bufs
     b = x.size(1)
-    sparse_reset = len(reset) == 3
+    sparse_reset, row_reset = len(reset) == 3, len(reset) == 2  # (rows, cols, vals) / (rows, [R, b] values)
     r_rows, r_cols, r_vals = reset if sparse_reset else (None, None, None)
-    r = None if sparse_reset else reset[0]
+    s_rows, s_vals = reset if row_reset else (None, None)
+    r = reset[0] if len(reset) == 1 else None
     # Without dangling nodes the teleport mass per column is the constant 1 - d.
     const_c = dangling.numel() == 0 and (terms is None or not terms.changes_dangling)
     # With edge deltas the operator is no longer reversible, so its spectrum may leave the real axis. It
@@ -212,6 +230,10 @@ def _iterate(
                 c.index_add_(0, terms.d_col, xf.index_select(0, terms.d_flat).mul_(terms.sign), alpha=d)
         if sparse_reset:
             y.index_put_((r_rows, r_cols), r_add if c is None else r_vals * c[r_cols], accumulate=True)
+        elif row_reset:  # the dense update on the support rows only (same kernel: bitwise the same result)
+            y_rows = y.index_select(0, s_rows)
+            y_rows.addcmul_(s_vals, c) if c is not None else y_rows.add_(s_vals, alpha=1.0 - d)
+            y.index_copy_(0, s_rows, y_rows)
         else:
             y.addcmul_(r, c) if c is not None else y.add_(r, alpha=1.0 - d)
         check = k >= next_check or k + 1 == max_iter
@@ -228,6 +250,9 @@ def _iterate(
                     y.index_fill_(1, bad, 0.0)
                     m = grown[r_cols]
                     y[r_rows[m], r_cols[m]] = r_vals[m]
+                elif row_reset:
+                    y.index_fill_(1, bad, 0.0)
+                    y[s_rows.unsqueeze(1), bad] = s_vals.index_select(1, bad)
                 else:
                     y.index_copy_(1, bad, r.index_select(1, bad))
                 res = res.masked_fill(grown, math.inf)
@@ -273,6 +298,8 @@ def _iterate(
             m = ~done[r_cols]
             r_rows, r_cols, r_vals = r_rows[m], new_pos[r_cols[m]], r_vals[m]
             r_add = None if r_add is None else r_add[m]
+        elif row_reset:
+            s_vals = s_vals.index_select(1, kept)
         else:
             r = r.index_select(1, kept)
         if terms is not None:
