@@ -1,20 +1,23 @@
 """Approximate top-k cosine neighbours of every row (a kNN graph): an inverted-file (IVF) search done as block
-matrix products.
+matrix products, then neighbour-of-neighbour refinement.
 
 Same contract as :func:`hyperrag.ops.knn.topk_cosine_neighbors` — ``(src, dst, sim)`` with ``src`` ascending,
 ``threshold`` and ``exclude_self`` honoured — at a cost linear in N instead of N². The rows are split into about
 N / ``list_size`` cells by spherical k-means (FAISS's ``Kmeans``, trained on a sample); every row lives in its
 nearest cell, and every row is compared, exactly, with the members of the ``nprobe`` cells nearest to it — the
-IVF-Flat search (FAISS's ``IndexIVFFlat`` with that ``nprobe`` returns the same candidates). What is approximate
-is only which rows are looked at: a true neighbour in a cell that is not probed is missed; every returned
-similarity is an exact float32 dot product.
+IVF-Flat search (FAISS's ``IndexIVFFlat`` with that ``nprobe`` looks at the same candidates). ``refine_rounds``
+rounds of :func:`refine_neighbors` then compare each row with its neighbours' neighbours, which finds most of what
+sat in cells it did not probe. What is approximate is only which rows are looked at; every returned similarity is
+an exact float32 dot product.
 
-Why not ``IndexIVFFlat.search`` itself: it scans the probed cells query by query (a memory-bound dot product per
-candidate, about 4 GFLOP/s on two AVX2 cores), while here all queries that probe a cell are scored against it in
-one matrix product (about 60 GFLOP/s on the same cores) — measured 5× faster for the same candidates
-(BENCHMARKS.md, "Synonym kNN at 10^6 (issue 21)"). FAISS's HNSW and SQ8 indexes were slower still at N = 10^6 on
-two cores. Because the products are torch's, the search runs on ``x``'s device: on CUDA the same cell join runs on
-the GPU (only the k-means sample is trained on the CPU), so no FAISS GPU build is needed.
+Why not ``IndexIVFFlat.search`` itself: it scans the probed cells query by query, a memory-bound dot product per
+candidate (1.47 ms per query at nprobe 32 over 200,000 × 384 rows on two AVX2 cores, about 4 GFLOP/s), while
+here all the rows that probe a cell are scored against it in one matrix product (a cell's shape, [8192, 384] ×
+[384, 256], ran at 61 GFLOP/s on the same cores). FAISS's IVF-SQ8 with exact re-ranking (``IndexRefineFlat``) scanned 2.2× faster than IVF-Flat, still far
+from the matrix products; HNSW was not measured (its build inserts the rows one by one). Measurements:
+BENCHMARKS.md, "Synonym kNN at 10^6 (issue 21)". Because the products are torch's, the search runs on ``x``'s
+device: on CUDA the same join runs on the GPU (only the k-means sample is trained on the CPU), so no FAISS GPU build
+is needed.
 
 FAISS is imported lazily (``pip install faiss-cpu``).
 """
