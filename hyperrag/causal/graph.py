@@ -66,7 +66,7 @@ from hyperrag.data.types import Corpus, Dataset
 from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.graph.utils import both_directions
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
-from hyperrag.ops.knn import topk_cosine_neighbors
+from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph
 from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
 from hyperrag.utils.hashing import file_digest, stable_digest
 
@@ -92,6 +92,7 @@ class CausalGraphSettings:
         verify_max_pairs: verifications per build at most (an update: per its new pairs); null = every pair.
         verify_domain: the domain named in the verification prompt's contextual metadata.
         llm_drop_rejected: drop pairs the LLM rejects (else keep them with the classifier's weight).
+        knn: how the alias links' neighbours are searched (``${graph.knn}``: exact or approximate by size).
     """
 
     accept_threshold: Probability
@@ -105,6 +106,7 @@ class CausalGraphSettings:
     verify_max_pairs: NonNegativeInt | None
     verify_domain: str
     llm_drop_rejected: bool
+    knn: KnnSettings
 
 
 @dataclass
@@ -223,7 +225,7 @@ def assemble_causal_graph(
     emb = encoder.encode(names, desc="causal nodes") if names else torch.empty(0, 0)
     alias_index, alias_weight = torch.empty(2, 0, dtype=torch.long), torch.empty(0)
     if len(names) > 1:
-        a, b, sim = topk_cosine_neighbors(emb, s.alias_topk, s.alias_threshold)
+        a, b, sim = cosine_knn_graph(emb, s.alias_topk, s.alias_threshold, s.knn)
         # both directions, one arc per pair, the larger similarity where a pair was found twice
         alias_index, alias_weight = both_directions(torch.stack([a, b]), sim.float(), len(names), "max")
     graph = CausalGraph(

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 import torch
 
 from hyperrag.dedup.fuzzy import compatible
-from hyperrag.ops.knn import topk_cosine_neighbors
+from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph
 
 
 def semantic_pairs(embeddings: torch.Tensor, names: Sequence[str], threshold: float = 0.95, k: int = 10,
                    min_chars: int = 4, types: Sequence[str] | None = None,
                    representative: Sequence[int] | None = None, token_guard: bool = False,
-                   ) -> list[tuple[int, int, float]]:
+                   knn: KnnSettings | None = None) -> list[tuple[int, int, float]]:
     """Pairs ``(a, b, cosine)`` (``a < b`` in the rows of ``embeddings``) to merge.
 
     Args:
@@ -30,12 +30,13 @@ def semantic_pairs(embeddings: torch.Tensor, names: Sequence[str], threshold: fl
         types: optional entity types.
         representative: row → entity id (identity when None).
         token_guard: multi-word names must have the same content words (:func:`~hyperrag.dedup.fuzzy.compatible`).
+        knn: how the neighbours are searched (``graph.knn``: exact or approximate by size); ``None``: exact.
     """
     n = embeddings.shape[0]
     if n < 2:
         return []
     rep = list(range(n)) if representative is None else list(representative)
-    src, dst, sim = topk_cosine_neighbors(embeddings.float(), min(k, n - 1), threshold)
+    src, dst, sim = cosine_knn_graph(embeddings.float(), min(k, n - 1), threshold, knn)
     pairs: dict[tuple[int, int], float] = {}
     for a, b, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
         if a == b:

@@ -32,6 +32,7 @@ from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.graph.build import GraphEmbeddings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.index.store import IndexDirectory
+from hyperrag.ops.knn_graph import KnnSettings
 from hyperrag.utils.hashing import Hasher, stable_digest, text_digest
 from hyperrag.utils.union_find import UnionFind
 
@@ -53,6 +54,7 @@ class DedupSettings:
         use_types: entities with known, different types never merge.
         token_guard: multi-word names merge only with the same content words (plurals folded, stop words and
             word order ignored) — names one word apart are usually distinct entities.
+        knn: how stage 2's neighbours are searched (``${graph.knn}``: exact or approximate by size).
     """
 
     enabled: Literal[True, False, "auto"]
@@ -63,6 +65,7 @@ class DedupSettings:
     min_chars: NonNegativeInt
     use_types: bool
     token_guard: bool
+    knn: KnnSettings
 
 
 @dataclass
@@ -115,7 +118,7 @@ def dedup_graph(graph: KnowledgeGraph, entity_emb: torch.Tensor, info: EntityInf
                 reps[labels[e]] = e
         group_emb = torch.zeros(num_g, entity_emb.shape[1]).index_add_(0, labels, entity_emb.float())
         for a, b, score in semantic_pairs(_normalize(group_emb), names, s.embedding_threshold, s.embedding_k,
-                                          s.min_chars, types, reps.tolist(), s.token_guard):
+                                          s.min_chars, types, reps.tolist(), s.token_guard, s.knn):
             ea, eb = int(reps[a]), int(reps[b])
             if uf.union(ea, eb):
                 record("embedding", ea, eb, score)

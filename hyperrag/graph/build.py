@@ -15,7 +15,7 @@ from hyperrag.data.types import Corpus
 from hyperrag.graph.canonical import canonical_name
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.utils import csr_from_lists, undirected_edges
-from hyperrag.ops.knn import topk_cosine_neighbors
+from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph, knn_backend
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder
@@ -54,6 +54,7 @@ def build_knowledge_graph(
     synonym_topk: int = 100,
     synonym_min_chars: int = 3,
     fact_template: str = "{s} {r} {o}",
+    knn: KnnSettings | None = None,
 ) -> tuple[KnowledgeGraph, GraphEmbeddings]:
     """Args:
         corpus: P passages.
@@ -63,6 +64,7 @@ def build_knowledge_graph(
         synonym_topk: neighbours considered per entity.
         synonym_min_chars: entities with fewer alphanumeric characters get no synonym edges (dates, "a").
         fact_template: how a fact is written for embedding.
+        knn: how the synonym neighbours are searched (``graph.knn``: exact or approximate by size); ``None``: exact.
     """
     t0 = time.perf_counter()
     entity_id: dict[str, int] = {}
@@ -120,9 +122,11 @@ def build_knowledge_graph(
     eligible = synonym_eligible(names, synonym_min_chars)
     syn_index = torch.empty(2, 0, dtype=torch.long)
     syn_weight = torch.empty(0)
+    synonym_search = "none"
     if num_e > 1 and eligible.sum() > 1:
         cand = eligible.nonzero().squeeze(1)
-        s_loc, d_loc, sim = topk_cosine_neighbors(entity_emb[cand], synonym_topk, synonym_threshold)
+        s_loc, d_loc, sim = cosine_knn_graph(entity_emb[cand], synonym_topk, synonym_threshold, knn)
+        synonym_search = knn_backend(len(cand), knn)
         syn_index, syn_weight = undirected_edges(torch.stack([cand[s_loc], cand[d_loc]]), sim, num_nodes, "max")
     t_knn = time.perf_counter()
 
@@ -144,7 +148,7 @@ def build_knowledge_graph(
     graph.stats = {
         "nodes": graph.num_nodes, "entities": num_e, "passages": num_p, "facts": len(facts),
         "edges": graph.num_edges, "edges_by_type": graph.count_by_type(),
-        "skipped_triples": openie.skipped_triples,
+        "skipped_triples": openie.skipped_triples, "synonym_search": synonym_search,
         "seconds": {"parse": round(t_parse - t0, 3), "embed": round(t_embed - t_parse, 3),
                     "edges_and_synonyms": round(t_knn - t_embed, 3)},
     }

@@ -174,8 +174,12 @@ def delete_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
 def insert_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProvenance, passages: Sequence[Passage],
                     triples: Sequence[Sequence[Triple]], encoder: Encoder, *, synonym_threshold: float = 0.8,
                     synonym_topk: int = 100, synonym_min_chars: int = 3,
-                    fact_template: str = "{s} {r} {o}") -> UpdateResult:
+                    fact_template: str = "{s} {r} {o}", knn: object = None) -> UpdateResult:
     """Append ``passages`` (with their raw OpenIE ``triples``, one list per passage) to the graph.
+
+    ``knn`` (the index's ``graph.knn`` settings, as its manifest records them) is accepted and not used: an insert
+    searches only the new entities and the old ones near them against all (Q × N, not N × N), always exactly — so
+    after inserts into an index built with the approximate search, its new synonym edges are exact ones.
 
     Raises:
         KeyError: a passage id is already in the graph or repeated.

@@ -39,7 +39,7 @@ from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import descendants
 from hyperrag.llm.errors import stop_if_nothing_succeeded
-from hyperrag.ops.knn import topk_cosine_neighbors
+from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph
 from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ class GateSettings:
         inter_layer: also verify inter-layer candidates (after the intra-layer ones of each level).
         text_words: each summary is cut to this many words in the prompt.
         verifier: ``llm`` (default) or ``none`` (accept all candidates — unverified, for ablations).
+        knn: how the prefilter's neighbours are searched (``${graph.knn}``: exact or approximate by size).
     """
 
     enabled: bool
@@ -73,6 +74,7 @@ class GateSettings:
     inter_layer: bool
     text_words: PositiveInt
     verifier: Literal["llm", "none"]
+    knn: KnnSettings
 
 
 @dataclass
@@ -90,14 +92,16 @@ class GateResult:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def prefilter_neighbors(embeddings: torch.Tensor, top_m: int, threshold: float) -> tuple[list[set[int]], dict]:
-    """Symmetrised top-``m`` cosine neighbours of every module (rows L2-normalised)."""
+def prefilter_neighbors(embeddings: torch.Tensor, top_m: int, threshold: float,
+                        knn: KnnSettings | None = None) -> tuple[list[set[int]], dict]:
+    """Symmetrised top-``m`` cosine neighbours of every module (rows L2-normalised; ``knn``: how they are searched,
+    ``None``: exactly)."""
     n = embeddings.shape[0]
     nbrs: list[set[int]] = [set() for _ in range(n)]
     sims: dict[tuple[int, int], float] = {}
     if n < 2 or top_m < 1:
         return nbrs, sims
-    src, dst, sim = topk_cosine_neighbors(embeddings.float(), min(top_m, n - 1), threshold)
+    src, dst, sim = cosine_knn_graph(embeddings.float(), min(top_m, n - 1), threshold, knn)
     for a, b, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
         nbrs[a].add(b)
         nbrs[b].add(a)
@@ -196,7 +200,7 @@ class GateBuilder:
         """
         s = self.settings
         num_m = tree.num_modules
-        nbrs, sims = prefilter_neighbors(embeddings, s.top_m, s.threshold) if s.prefilter else ([], {})
+        nbrs, sims = prefilter_neighbors(embeddings, s.top_m, s.threshold, s.knn) if s.prefilter else ([], {})
         below = descendants(tree)
         level = tree.level.tolist()
         sizes = tree.sizes.tolist()

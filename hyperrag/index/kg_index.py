@@ -31,6 +31,7 @@ from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.provenance import GraphProvenance, build_provenance
 from hyperrag.index.passages import write_passages
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
+from hyperrag.ops.knn_graph import KnnSettings
 from hyperrag.utils.atomic import atomic_torch_save
 from hyperrag.utils.hashing import Hasher, file_digest, passage_digest, stable_digest
 
@@ -50,12 +51,14 @@ class GraphSettings:
         synonym_topk: nearest entities examined per entity for synonym edges.
         synonym_min_chars: entities with shorter names get no synonym edges.
         fact_template: how a fact ``(s, r, o)`` is written for its embedding.
+        knn: how the synonym edges' top-k cosine neighbours are searched (exact or approximate by size).
     """
 
     synonym_threshold: Cosine
     synonym_topk: PositiveInt
     synonym_min_chars: NonNegativeInt
     fact_template: str
+    knn: KnnSettings
 
 
 @dataclass
@@ -151,7 +154,7 @@ def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, en
     directory.path.mkdir(parents=True)
     settings_dict = asdict(settings)
     openie = read_openie(openie_path, corpus)
-    graph, emb = build_knowledge_graph(corpus, openie, encoder, **settings_dict)
+    graph, emb = build_knowledge_graph(corpus, openie, encoder, **{**settings_dict, "knn": settings.knn})
     prov = build_provenance(graph, openie)
     files = save_kg_files(directory.path, graph, emb, prov, passages=list(corpus.passages))
     spec = encoder.spec() if callable(getattr(encoder, "spec", None)) else None  # how to embed inserts alike

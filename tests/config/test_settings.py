@@ -101,6 +101,8 @@ def test_method_settings_merges_overrides_and_validates():
     (["method=cdfrag", "method.retriever.fixed_action=paraphrase"],
      "method.retriever.fixed_action: must be one of 'expand', 'simplify', 'decompose' or 'none', got 'paraphrase'"),
     (["method=bm25", "+method.retriever.k3=1"], "method.retriever.k3: unknown setting"),
+    (["graph.knn.backend=annoy"],
+     "method.retriever.graph.knn.backend: must be one of 'auto', 'exact' or 'approximate', got 'annoy'"),
 ])
 def test_retrieve_config_check_names_the_setting(overrides, line):
     cfg = compose_config("retrieve", *overrides)
