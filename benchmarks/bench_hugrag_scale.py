@@ -29,31 +29,11 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # hyperrag; this folder (scale_corpus) is on the path too
 
 DEFAULT_CHARS = "5000,20000,50000,150000,500000,1500000"
 
-
-def slice_passages(rows: list[dict], chars: int) -> list[dict]:
-    out, used = [], 0
-    for row in rows:
-        if used >= chars:
-            break
-        out.append(row)
-        used += len(row["title"]) + len(row["text"])
-    return out
-
-
-def stand_in_openie(passages, keywords, path: Path) -> Path:  # type: ignore[no-untyped-def]
-    """A HippoRAG-format OpenIE file: per passage its title and keywords as entities, title → keyword triples."""
-    docs = []
-    for i, (p, kws) in enumerate(zip(passages, keywords)):
-        title = p.title.strip()
-        ents = [title, *sorted(k for k in kws if k.casefold() != title.casefold())]
-        docs.append({"idx": i, "passage": p.content, "extracted_entities": ents,
-                     "extracted_triples": [[title, "mentions", k] for k in ents[1:]]})
-    path.write_text(json.dumps({"docs": docs, "model": "yake stand-in (LLM-free)"}))
-    return path
+from scale_corpus import load_rows, slice_passages, stand_in_openie
 
 
 def tokens(text: str) -> int:
@@ -163,7 +143,7 @@ def main() -> None:
     from hyperrag.passage_graph.keywords import KeywordSettings, extract_keywords
     from hyperrag.retrievers.hugrag import HugRAGRetriever
 
-    rows = json.loads(Path(args.corpus).read_text())
+    rows = load_rows(args.corpus)
     encoder = TextEncoder()
     work = default_cache_dir() / "bench_hugrag_scale"
     work.mkdir(parents=True, exist_ok=True)
