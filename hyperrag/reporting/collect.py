@@ -49,7 +49,8 @@ class RunRecord:
 
 def run_tags(metrics: dict[str, Any]) -> list[str]:
     """The labels a run's figures carry: which LLM decided (LLM-free / upper bound (oracle) / model), whether the
-    reader was another backend, and whether the method saw its evaluation questions at index time."""
+    reader was another backend, whether the method saw its evaluation questions at index time, and whether its
+    query-trained artifacts were cross-fitted (``cv_folds``: each question scored by one that never saw it)."""
     tags = []
     if isinstance(metrics.get("llm_label"), str):
         tags.append(metrics["llm_label"])
@@ -57,6 +58,8 @@ def run_tags(metrics: dict[str, Any]) -> list[str]:
         tags.append(f"reader: {metrics['reader_llm_label']}")
     if metrics.get("transductive") is True:
         tags.append("transductive")
+    if isinstance(metrics.get("cv_folds"), int) and metrics["cv_folds"] > 1:
+        tags.append(f"cross-fitted, {metrics['cv_folds']} folds")
     return tags
 
 

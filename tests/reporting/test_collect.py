@@ -21,3 +21,11 @@ def test_a_cross_fitted_runs_folds_are_parts_of_it_not_runs(tmp_path):
     _run(tmp_path / "sweep" / "method=dense", 58.7)
     runs = find_runs(str(tmp_path / "sweep"))
     assert sorted((r.method, r.metrics["recall@5"]) for r in runs) == [("cdfrag", 55.7), ("dense", 58.7)]
+
+
+def test_run_tags_say_what_the_figures_are():
+    from hyperrag.reporting.collect import run_tags
+
+    assert run_tags({"llm_label": "LLM-free", "cv_folds": 5}) == ["LLM-free", "cross-fitted, 5 folds"]
+    assert run_tags({"llm_label": "upper bound (oracle)", "transductive": True}) == ["upper bound (oracle)",
+                                                                                     "transductive"]
