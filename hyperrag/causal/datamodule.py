@@ -6,6 +6,12 @@ Training batches are length-bucketed (examples of similar token length together,
 in an order fixed by the seed; the train loader is torchdata's ``StatefulDataLoader``, so a fit killed in the middle
 of an epoch resumes at the next batch.
 
+Corpus balance (``corpus_sampling``): SemEval holds 64 % of the training examples and BECAUSE 5 %, so in proportional
+order the small corpora are a few batches an epoch. An epoch instead draws corpus ``c`` in proportion to
+``n_c ** a`` (``a`` = 1: proportional, every example once; ``a`` = 0.5: square-root, AltLex and BECAUSE each about
+12 % of the draws; ``a`` = 0: uniform over corpora): the largest share's corpus is read once, the others as many
+reshuffled passes as their share asks (the last one partial) — :func:`corpus_balanced_indices`.
+
 Class balance per corpus (``positive_balance``): the corpora differ in how rare a causal pair is (CTB 8 %, SemEval
 13 %, AltLex 52 %, BECAUSE 75 % positive), so a positive of corpus ``c`` weighs ``(negatives_c / positives_c) ** p``
 in the loss — ``none`` p = 0, ``sqrt`` p = 1/2, ``full`` p = 1 — counted on the training part.
@@ -86,6 +92,38 @@ def split_heldout(examples: Sequence[PairExample], val_fraction: float, val_max_
     return sorted(train), sorted(held)
 
 
+def corpus_balanced_indices(corpora: Sequence[str], exponent: float, seed: int) -> list[int]:
+    """One epoch's example indices (with repeats) in which corpus ``c`` takes a share ``∝ n_c ** exponent``.
+
+    The epoch is as long as reading the corpus with the largest share once; every other corpus fills its share with
+    seeded reshuffled passes over its examples (the last pass cut short), so no example is drawn twice before every
+    example of its corpus was drawn once. ``exponent`` 1 returns each index once.
+
+    Args:
+        corpora: the corpus of each example.
+        exponent: 1 proportional, 0.5 square-root, 0 uniform over corpora.
+        seed: the passes' shuffles.
+    Returns:
+        Indices into ``corpora`` grouped by corpus (order them with :func:`bucketed_order`).
+    """
+    rng = random.Random(seed)
+    by_corpus: dict[str, list[int]] = {}
+    for i, c in enumerate(corpora):
+        by_corpus.setdefault(c, []).append(i)
+    mass = {c: len(idx) ** exponent for c, idx in sorted(by_corpus.items())}
+    share = {c: m / sum(mass.values()) for c, m in mass.items()}
+    epoch = max(len(by_corpus[c]) / share[c] for c in share)  # the largest-share corpus read exactly once
+    out: list[int] = []
+    for c, idx in sorted(by_corpus.items()):
+        want = round(epoch * share[c])
+        while want > 0:
+            chunk = list(idx)
+            rng.shuffle(chunk)
+            out += chunk[:want]
+            want -= len(chunk)
+    return out
+
+
 def bucketed_order(lengths: Sequence[int], batch_size: int, seed: int, bucket_batches: int = 50) -> list[int]:
     """A seeded order of example indices in which each run of ``batch_size`` holds examples of similar length:
     shuffle, sort each window of ``bucket_batches`` batches by length, cut into batches, shuffle the batches."""
@@ -111,15 +149,18 @@ class PairDataModule(L.LightningDataModule):
             pass runs several times during the fit.
         batch_size: examples per step.
         positive_balance: ``none`` | ``sqrt`` | ``full``: the per-corpus weight of positives in the loss.
+        corpus_sampling: exponent ``a`` of the per-corpus share of an epoch's draws, ``∝ n_c ** a`` (1 =
+            proportional; see the module docstring).
         seed: held-out draw and batch order.
     """
 
     def __init__(self, examples: Sequence[PairExample], *, val_fraction: Probability,
                  val_max_per_corpus: PositiveInt | None, batch_size: PositiveInt,
-                 positive_balance: Literal["none", "sqrt", "full"], seed: int) -> None:
+                 positive_balance: Literal["none", "sqrt", "full"], corpus_sampling: Probability, seed: int) -> None:
         super().__init__()
         self.examples = list(examples)
         self.batch_size = batch_size
+        self.corpus_sampling = corpus_sampling
         self.seed = seed
         self.train_idx, self.val_idx = split_heldout(self.examples, val_fraction, val_max_per_corpus, seed)
         self.weights = positive_weights(self.train_examples, positive_balance)
@@ -137,6 +178,9 @@ class PairDataModule(L.LightningDataModule):
         from torchdata.stateful_dataloader import StatefulDataLoader
 
         train = self.train_examples
+        if self.corpus_sampling != 1.0:
+            train = [train[i] for i in corpus_balanced_indices([e.corpus for e in train], self.corpus_sampling,
+                                                                self.seed)]
         order = bucketed_order([len(e.text.split()) for e in train], self.batch_size, self.seed)
         return StatefulDataLoader(_Examples([train[i] for i in order]), batch_size=self.batch_size, shuffle=False,
                                   collate_fn=partial(collate, weights=self.weights))
@@ -146,4 +190,5 @@ class PairDataModule(L.LightningDataModule):
         return DataLoader(_Examples(val), batch_size=64, shuffle=False, collate_fn=collate)
 
 
-__all__ = ["BALANCE", "PairDataModule", "bucketed_order", "collate", "positive_weights", "split_heldout"]
+__all__ = ["BALANCE", "PairDataModule", "bucketed_order", "collate", "corpus_balanced_indices", "positive_weights",
+           "split_heldout"]

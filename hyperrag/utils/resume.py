@@ -221,7 +221,14 @@ class MidEpochCheckpoint(ModelCheckpoint):
     follows) and while the train dataloader's position is not the training's: a loader without
     ``state_dict`` (a custom sampler left alone by :func:`resumable`), or one Lightning reads ahead of the
     training (it prefetches a batch from a loader without a length). A kill then loses the epoch in
-    progress, never a batch."""
+    progress, never a batch.
+
+    A save due at a batch that a validation pass follows (``val_check_interval``) is made at the end of that pass
+    instead: Lightning resumes a checkpoint taken at the batch's end *past* the pass that followed it, so the pass
+    would be lost (``task=causal_pair`` selects its weights from those passes); one taken at the pass's end
+    resumes with the next batch."""
+
+    _after_validation: tuple[Any, Any, int] | None = None
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
@@ -236,7 +243,17 @@ class MidEpochCheckpoint(ModelCheckpoint):
         if getattr(fetcher, "batches", None):
             self._skip(trainer, "the train dataloader has no length, so Lightning reads it a batch ahead")
             return
+        if fetcher is not None and trainer.fit_loop.epoch_loop._should_check_val_fx(fetcher):
+            self._after_validation = (outputs, batch, batch_idx)  # a validation pass follows this batch
+            return
         super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
+
+    def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
+        pending, self._after_validation = self._after_validation, None
+        if pending is not None and not trainer.sanity_checking:
+            super().on_train_batch_end(trainer, pl_module, *pending)  # the step / time rule, now after the pass
+            return
+        super().on_validation_end(trainer, pl_module)
 
     def _skip(self, trainer: Any, why: str) -> None:
         if not getattr(self, "_warned", False):
