@@ -3,7 +3,7 @@ an exported knowledge graph (the interop is used, not only claimed)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import fields, replace
 
 import pytest
 import torch
@@ -21,8 +21,9 @@ def sample_kg(encoder):
     from hyperrag.index.kg_index import graph_settings
 
     ds = sample_dataset()
+    settings = graph_settings()  # shallow: its knn node stays a KnnSettings (asdict would make it a dict)
     return build_knowledge_graph(ds.corpus, read_openie(ds.openie_path, ds.corpus), encoder,
-                                 **asdict(graph_settings()))
+                                 **{f.name: getattr(settings, f.name) for f in fields(settings)})
 
 
 def _equal_tensors(a: object, b: object, names: tuple[str, ...]) -> None:
