@@ -17,6 +17,10 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Torch backs large CPU buffers with transparent huge pages (its THP_MEM_ALLOC_ENABLE switch): in a VM, touching
+# fresh 4 KiB pages of a 72 MB [1000, N] PPR output cost ~80 ms, with huge pages ~15 ms (BENCHMARKS.md, issue 21).
+# bench_ppr runs with the same switch; export THP_MEM_ALLOC_ENABLE=0 to turn it off.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import hydra

@@ -3,6 +3,7 @@
     python benchmarks/bench_knn.py                                   # both workloads, 1,000,000 × 384, k = 10
     python benchmarks/bench_knn.py --workload entities --entities 200000 --nprobe 16
     python benchmarks/bench_knn.py --workload random --exact-rows 0   # recall and exact time skipped
+    python benchmarks/bench_knn.py --workload entities --refine-rounds 2 --reuse-exact  # another setting, same truth
 
 Workloads (N × 384 unit vectors, what graph building feeds ``hyperrag.ops.knn_graph.cosine_knn_graph`` for
 synonym edges):
@@ -209,14 +210,21 @@ def workload(name: str, args: argparse.Namespace) -> dict:
     rows = min(n, args.exact_rows)
     np.save(sample, np.sort(rng.choice(n, rows, replace=False)))
     approx_out, exact_out = cache_dir() / f"approx-{name}-{n}.json", cache_dir() / f"exact-{name}-{n}.json"
+    exact_record = exact_out.with_suffix(".side.json")
     print(f"[{name}] approximate … (uptime: {os.getloadavg()})", file=sys.stderr, flush=True)
     approx = run_side("approximate", vectors, sample, approx_out, args)
     print(f"[{name}] approximate: {approx}", file=sys.stderr, flush=True)
     result = {"workload": name, "entities": n, "dim": args.dim, "k": args.k, "setup": setup, "approximate": approx}
-    if rows:
+    if rows and args.reuse_exact and exact_out.is_file() and exact_record.is_file():
+        # the same seeded sample and vectors: the saved truth is this run's truth; its timing is an earlier run's
+        exact = {**json.loads(exact_record.read_text()), "reused_from_earlier_run": True}
+        print(f"[{name}] exact: reused {exact_out}", file=sys.stderr, flush=True)
+    elif rows:
         print(f"[{name}] exact … (uptime: {os.getloadavg()})", file=sys.stderr, flush=True)
         exact = run_side("exact", vectors, sample, exact_out, args)
+        exact_record.write_text(json.dumps(exact))
         print(f"[{name}] exact: {exact}", file=sys.stderr, flush=True)
+    if rows:
         found, truth = json.loads(approx_out.read_text()), json.loads(exact_out.read_text())
         hits = sum(len(set(a) & set(t)) for a, t in zip(found, truth["ids"]))
         # the pairs a synonym edge needs: true neighbours at or above the synonym threshold
@@ -244,6 +252,8 @@ def main() -> None:
     ap.add_argument("--truth-device", default="cpu", help="where the exact neighbours of the sample are computed")
     ap.add_argument("--exact-rows", type=int, default=10_000, help="rows whose exact neighbours give recall")
     ap.add_argument("--exact-blocks", type=int, default=8, help="blocks of the exact operator timed")
+    ap.add_argument("--reuse-exact", action="store_true", help="take the exact side (truth and timing) from the "
+                    "last run on the same workload and size instead of recomputing it (labelled in the output)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--embed-batch", type=int, default=256)
     ap.add_argument("--data", default=str(DATA))
