@@ -96,6 +96,8 @@ class CausalPairClassifier(L.LightningModule):
         self.encoder.resize_token_embeddings(len(self.tokenizer), mean_resizing=False)
         self.encoder.train()  # from_pretrained returns eval mode; dropout belongs to fine-tuning
         self.marker_ids = self.tokenizer.convert_tokens_to_ids(list(MARKERS))
+        # the same ids as a tensor that follows the module's device (read every forward with frozen embeddings)
+        self.register_buffer("marker_id_tensor", torch.tensor(self.marker_ids), persistent=False)
         hidden = int(self.encoder.config.hidden_size)
         self.head = nn.Sequential(nn.Linear(3 * hidden, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, 1))
         self.marker_embeddings: nn.Parameter | None = None
@@ -128,8 +130,7 @@ class CausalPairClassifier(L.LightningModule):
             hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
         else:  # frozen table, trainable marker rows: the marker tokens' input vectors come from marker_embeddings
             embeds = self.encoder.get_input_embeddings()(input_ids)
-            ids = torch.tensor(self.marker_ids, device=input_ids.device)
-            slot = (input_ids.unsqueeze(-1) == ids).long()  # [B, T, 4]
+            slot = (input_ids.unsqueeze(-1) == self.marker_id_tensor).long()  # [B, T, 4]
             is_marker = slot.sum(-1, keepdim=True).bool()
             from_markers = self.marker_embeddings[slot.argmax(-1)]  # [B, T, H]
             embeds = torch.where(is_marker, from_markers.to(embeds.dtype), embeds)

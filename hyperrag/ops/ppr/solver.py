@@ -195,7 +195,22 @@ def _iterate(
     # their reset vector.
     guarded = chebyshev and terms is not None and d * d > 0.5
     guard_every = 8
-    r_add = r_vals * (1.0 - d) if sparse_reset and const_c else None
+
+    def add_teleport(target: Tensor, c: Tensor | None, const: float) -> None:
+        """``target += reset * c`` per column (``c`` [b]), or ``reset * const`` when ``c`` is None; reads the
+        reset's current (shrinking) binding."""
+        if sparse_reset:
+            target.index_put_((r_rows, r_cols), r_vals * (const if c is None else c[r_cols]), accumulate=True)
+        elif row_reset:  # the dense update on the support rows only (same kernel: bitwise the same result)
+            rows = target.index_select(0, s_rows)
+            rows.addcmul_(s_vals, c) if c is not None else rows.add_(s_vals, alpha=const)
+            target.index_copy_(0, s_rows, rows)
+        else:
+            target.addcmul_(r, c) if c is not None else target.add_(r, alpha=const)
+
+    def next_omega(k: int, omega: float) -> float:  # Chebyshev's weight for x_{k+1}
+        return 1.0 / (1.0 - rho2 / 2.0) if k == 1 else 1.0 / (1.0 - rho2 * omega / 4.0)
+
     cols = torch.arange(b, device=x.device)  # block column of each active column
     x_prev, omega, rho2 = (x_prev if chebyshev else None), 1.0, d * d
     # The L1 change costs a third of an SpMM, so it is only computed when a column may have reached tol:
@@ -213,21 +228,13 @@ def _iterate(
             # fused into one SpMM that accumulates into x_{k-1}: x_{k+1} = (1 - w) x_{k-1} + w (d P^T x_k
             # + teleport). This saves the [N, b] pass of `lerp_` (~0.7x the time of SpMM + lerp); it
             # rounds differently from the unfused step (~1e-9 here), well inside `tol`.
-            omega = 1.0 / (1.0 - rho2 / 2.0) if k == 1 else 1.0 / (1.0 - rho2 * omega / 4.0)
+            omega = next_omega(k, omega)
             c = None if const_c else x.index_select(0, dangling).sum(0).mul_(d * omega).add_((1.0 - d) * omega)
             torch.addmm(x_prev, mat, x, beta=1.0 - omega, alpha=omega, out=x_prev)
             stats.spmm_calls += 1
             stats.column_iterations += x.size(1)
             stats.max_iterations = max(stats.max_iterations, k + 1)
-            if sparse_reset:
-                x_prev.index_put_((r_rows, r_cols), r_add * omega if c is None else r_vals * c[r_cols],
-                                  accumulate=True)
-            elif row_reset:
-                rows = x_prev.index_select(0, s_rows)
-                rows.addcmul_(s_vals, c) if c is not None else rows.add_(s_vals, alpha=(1.0 - d) * omega)
-                x_prev.index_copy_(0, s_rows, rows)
-            else:
-                x_prev.addcmul_(r, c) if c is not None else x_prev.add_(r, alpha=(1.0 - d) * omega)
+            add_teleport(x_prev, c, (1.0 - d) * omega)
             x_prev, x = x, x_prev
             continue
         if terms is not None:
@@ -250,14 +257,7 @@ def _iterate(
                 )
             if c is not None and terms.d_flat.numel():
                 c.index_add_(0, terms.d_col, xf.index_select(0, terms.d_flat).mul_(terms.sign), alpha=d)
-        if sparse_reset:
-            y.index_put_((r_rows, r_cols), r_add if c is None else r_vals * c[r_cols], accumulate=True)
-        elif row_reset:  # the dense update on the support rows only (same kernel: bitwise the same result)
-            y_rows = y.index_select(0, s_rows)
-            y_rows.addcmul_(s_vals, c) if c is not None else y_rows.add_(s_vals, alpha=1.0 - d)
-            y.index_copy_(0, s_rows, y_rows)
-        else:
-            y.addcmul_(r, c) if c is not None else y.add_(r, alpha=1.0 - d)
+        add_teleport(y, c, 1.0 - d)
         check = k >= next_check or k + 1 == max_iter
         if check:
             res = torch.sub(y, x, out=tmp).abs_().sum(0)  # L1 change F(x_k) - x_k per column
@@ -292,7 +292,7 @@ def _iterate(
                 step = max(1, int(steps if chebyshev else steps / 2))
                 next_check, last = k + (min(step, guard_every) if guarded else step), (k, low)
         if chebyshev and k > 0:  # x_{k+1} = x_{k-1} + omega_{k+1} (F(x_k) - x_{k-1})
-            omega = 1.0 / (1.0 - rho2 / 2.0) if k == 1 else 1.0 / (1.0 - rho2 * omega / 4.0)
+            omega = next_omega(k, omega)
             x_prev.lerp_(y, omega)
             x_prev, x = x, x_prev
         elif chebyshev:  # Chebyshev's first step is a power step; keep x_0
@@ -319,7 +319,6 @@ def _iterate(
         if sparse_reset:
             m = ~done[r_cols]
             r_rows, r_cols, r_vals = r_rows[m], new_pos[r_cols[m]], r_vals[m]
-            r_add = None if r_add is None else r_add[m]
         elif row_reset:
             s_vals = s_vals.index_select(1, kept)
         else:
