@@ -82,6 +82,7 @@ def fit(cfg: dict, data, encoder: str, device: str) -> tuple[list[dict], list[di
 
     torch.manual_seed(cfg["seed"])
     dm = PairDataModule(data.train, val_fraction=0.1, val_max_per_corpus=250, batch_size=cfg.get("batch", 32),
+                        length_encoder=encoder,
                         positive_balance=cfg["pb"], corpus_sampling=cfg["cs"], seed=cfg["seed"])
     from hyperrag.config.compose import task_arguments
 

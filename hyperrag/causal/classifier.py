@@ -45,6 +45,20 @@ def classifier_compatibility(encoder: str) -> str:
     return stable_digest("causal_pair", MARKING_FORMAT, str(encoder), length=16)
 
 
+def marked_tokenizer(encoder: str) -> Any:
+    """The encoder's tokenizer with the four span markers added as special tokens (what the classifier reads, and
+    what the training batches are length-bucketed by)."""
+    from transformers import AutoTokenizer
+
+    from hyperrag.embedding.encoder import resolve_model_path
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(encoder))
+    tokenizer.add_special_tokens({"additional_special_tokens": list(MARKERS)})
+    return tokenizer
+
+
 def binary_prf(pred: torch.Tensor, gold: torch.Tensor) -> dict[str, float]:
     """Precision, recall and F1 of the positive class (0 where undefined), and the counts."""
     tp = int(((pred == 1) & (gold == 1)).sum())
@@ -83,16 +97,12 @@ class CausalPairClassifier(L.LightningModule):
                  freeze_embeddings: bool, freeze_layers: NonNegativeInt, pos_weight: PositiveFloat | None) -> None:
         super().__init__()
         self.save_hyperparameters()
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoModel
 
         from hyperrag.embedding.encoder import resolve_model_path
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        path = resolve_model_path(encoder)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.tokenizer.add_special_tokens({"additional_special_tokens": list(MARKERS)})
-        self.encoder = AutoModel.from_pretrained(path)
+        self.tokenizer = marked_tokenizer(encoder)
+        self.encoder = AutoModel.from_pretrained(resolve_model_path(encoder))
         self.encoder.resize_token_embeddings(len(self.tokenizer), mean_resizing=False)
         self.encoder.train()  # from_pretrained returns eval mode; dropout belongs to fine-tuning
         self.marker_ids = self.tokenizer.convert_tokens_to_ids(list(MARKERS))
@@ -246,4 +256,4 @@ class CausalPairClassifier(L.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
-__all__ = ["CausalPairClassifier", "binary_prf", "classifier_compatibility"]
+__all__ = ["CausalPairClassifier", "binary_prf", "classifier_compatibility", "marked_tokenizer"]

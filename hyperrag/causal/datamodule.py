@@ -126,17 +126,27 @@ def corpus_balanced_indices(corpora: Sequence[str], exponent: float, seed: int) 
 
 def bucketed_order(lengths: Sequence[int], batch_size: int, seed: int, bucket_batches: int = 50) -> list[int]:
     """A seeded order of example indices in which each run of ``batch_size`` holds examples of similar length:
-    shuffle, sort each window of ``bucket_batches`` batches by length, cut into batches, shuffle the batches."""
+    shuffle, sort each window of ``bucket_batches`` batches by length, cut into batches, shuffle the full batches.
+
+    The one short batch (``len(lengths) % batch_size`` examples) goes last: the loader cuts the flat order every
+    ``batch_size`` examples, so a short batch in the middle would shift every later cut off its bucket (measured
+    on UniCausal: padded length 52 tokens a batch instead of 38)."""
     rng = random.Random(seed)
     order = list(range(len(lengths)))
     rng.shuffle(order)
     window = batch_size * bucket_batches
-    batches: list[list[int]] = []
+    full: list[list[int]] = []
+    short: list[int] = []
     for start in range(0, len(order), window):
         chunk = sorted(order[start:start + window], key=lambda i: lengths[i])
-        batches += [chunk[b:b + batch_size] for b in range(0, len(chunk), batch_size)]
-    rng.shuffle(batches)
-    return [i for b in batches for i in b]
+        for b in range(0, len(chunk), batch_size):
+            batch = chunk[b:b + batch_size]
+            if len(batch) == batch_size:
+                full.append(batch)
+            else:
+                short = batch
+    rng.shuffle(full)
+    return [i for b in full for i in b] + short
 
 
 class PairDataModule(L.LightningDataModule):
@@ -152,13 +162,17 @@ class PairDataModule(L.LightningDataModule):
         corpus_sampling: exponent ``a`` of the per-corpus share of an epoch's draws, ``∝ n_c ** a`` (1 =
             proportional; see the module docstring).
         seed: held-out draw and batch order.
+        length_encoder: the classifier's encoder: batches are bucketed by its token count of the marked text
+            (``None``: by word count, a coarser proxy — 20 % more padding on UniCausal).
     """
 
     def __init__(self, examples: Sequence[PairExample], *, val_fraction: Probability,
                  val_max_per_corpus: PositiveInt | None, batch_size: PositiveInt,
-                 positive_balance: Literal["none", "sqrt", "full"], corpus_sampling: Probability, seed: int) -> None:
+                 positive_balance: Literal["none", "sqrt", "full"], corpus_sampling: Probability, seed: int,
+                 length_encoder: str | None) -> None:
         super().__init__()
         self.examples = list(examples)
+        self.length_encoder = length_encoder
         self.batch_size = batch_size
         self.corpus_sampling = corpus_sampling
         self.seed = seed
@@ -181,9 +195,17 @@ class PairDataModule(L.LightningDataModule):
         if self.corpus_sampling != 1.0:
             train = [train[i] for i in corpus_balanced_indices([e.corpus for e in train], self.corpus_sampling,
                                                                 self.seed)]
-        order = bucketed_order([len(e.text.split()) for e in train], self.batch_size, self.seed)
+        order = bucketed_order(self._lengths(train), self.batch_size, self.seed)
         return StatefulDataLoader(_Examples([train[i] for i in order]), batch_size=self.batch_size, shuffle=False,
                                   collate_fn=partial(collate, weights=self.weights))
+
+    def _lengths(self, examples: Sequence[PairExample]) -> list[int]:
+        texts = [e.text for e in examples]
+        if self.length_encoder is None:
+            return [len(t.split()) for t in texts]
+        from hyperrag.causal.classifier import marked_tokenizer
+
+        return [len(ids) for ids in marked_tokenizer(self.length_encoder)(texts)["input_ids"]]
 
     def val_dataloader(self) -> DataLoader:
         val = sorted(self.val_examples, key=lambda e: len(e.text.split()))  # little padding, same result

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 import torch
 
-from hyperrag.causal.datamodule import PairDataModule, corpus_balanced_indices
+from hyperrag.causal.datamodule import PairDataModule, bucketed_order, corpus_balanced_indices
 from hyperrag.config.compose import task_arguments
 from hyperrag.data.unicausal import PairExample
 
@@ -52,6 +52,31 @@ def test_the_train_loader_yields_the_balanced_epoch():
     plain = PairDataModule(examples, **task_arguments("causal_pair", "datamodule", val_fraction=0.0, batch_size=8,
                                                       corpus_sampling=1.0, seed=0))
     assert Counter(c for batch in plain.train_dataloader() for c in batch[2]) == {"semeval": 160, "because": 10}
+
+
+def test_bucketed_batches_stay_aligned_with_the_loader_cuts():
+    # one bucket of 83 distinct lengths cut every 8: the loader's batches are runs of the sorted lengths (no batch
+    # straddles two runs, as every batch after a short one in the middle would), the short batch comes last
+    lengths = [(i * 37) % 101 for i in range(83)]
+    order = bucketed_order(lengths, batch_size=8, seed=1, bucket_batches=100)
+    assert sorted(order) == list(range(len(lengths)))
+    batches = [sorted(lengths[i] for i in order[b:b + 8]) for b in range(0, len(order), 8)]
+    assert [len(b) for b in batches] == [8] * 10 + [3]
+    runs = sorted(batches[:-1])
+    assert all(a[-1] < b[0] for a, b in zip(runs, runs[1:]))
+    assert [lengths[i] for i in order] != sorted(lengths)  # the batches themselves are shuffled
+
+
+def test_the_train_loader_buckets_by_the_encoders_token_count():
+    # same word count, very different token counts: the encoder's tokenizer puts the long ones together
+    long_word = "pneumonoultramicroscopicsilicovolcanoconiosis"
+    examples = [PairExample(f"[E1] {long_word if i % 2 else 'a'} [/E1] b [E2] c [/E2]", 0, "semeval", f"s/{i}")
+                for i in range(32)]
+    dm = PairDataModule(examples, **task_arguments("causal_pair", "datamodule", val_fraction=0.0, batch_size=16,
+                                                   corpus_sampling=1.0, seed=0))
+    assert dm.length_encoder == "all-MiniLM-L6-v2"  # the classifier's encoder (task.model.encoder)
+    for texts, *_ in dm.train_dataloader():
+        assert len({long_word in t for t in texts}) == 1
 
 
 @pytest.fixture(scope="module")

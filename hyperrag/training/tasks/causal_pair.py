@@ -47,13 +47,15 @@ class CausalPairTask:
         anchor_f1: the published F1 per test corpus to compare with (percent; corpora without one are reported
             without a ratio).
         name: ``models/<name>/...``.
+        torch_threads: the fit's torch intra-op threads (``train.yaml``'s ``torch_threads`` reads it; a command-line
+            ``torch_threads=N`` still wins): a transformer fine-tune's matrix products are big enough for two.
     """
 
     plot_filename = "causal_pair_eval.png"
 
     def __init__(self, dataset: UniCausalPairs, model: Callable[..., CausalPairClassifier],
                  datamodule: Callable[..., PairDataModule], val_every: PositiveInt,
-                 anchor_f1: dict[str, float] | None, name: str) -> None:
+                 anchor_f1: dict[str, float] | None, name: str, torch_threads: PositiveInt) -> None:
         from hyperrag.errors import InputError
 
         if not isinstance(dataset, UniCausalPairs):
@@ -65,6 +67,7 @@ class CausalPairTask:
         self.val_every = int(val_every)
         self.anchor_f1 = dict(anchor_f1 or {})
         self.name = name
+        self.torch_threads = int(torch_threads)
         self.data_name = dataset.name
         self._last_eval: dict[str, Any] | None = None
 
