@@ -65,8 +65,7 @@ def personalized_pagerank(
         stats: optional :class:`PPRStats` that receives work counters.
 
     Returns:
-        Tensor [B, N] (or [N]) of the graph's dtype on its device, rows summing to 1, original node order: the
-        transposed view of an [N, B] tensor (column-major; ``.contiguous()`` gives row-major).
+        Tensor [B, N] (or [N]) of the graph's dtype on its device, rows summing to 1, original node order.
     """
     if not 0.0 <= damping < 1.0:
         raise ValueError("damping must be in [0, 1)")
@@ -101,9 +100,7 @@ def personalized_pagerank(
         n,
     )
     plan = None if edge_delta is None else plan_deltas(graph, edge_delta, batch)
-    # Built as [N, B] and returned as its transposed view [B, N]: a finished block's columns are then a plain
-    # strided copy of 4·b-byte runs, where writing them as [b, N] rows scattered single floats (~5 % of a run).
-    out = torch.empty(n, batch, dtype=graph.dtype, device=graph.device)
+    out = torch.empty(batch, n, dtype=graph.dtype, device=graph.device)
     work = torch.empty(4, n * min(block, batch), dtype=graph.dtype, device=graph.device)  # reused per block
     stats = stats if stats is not None else PPRStats()
     for i, c0 in enumerate(range(0, batch, block)):
@@ -127,10 +124,10 @@ def personalized_pagerank(
             if graph.inv_perm is not None:
                 piece = piece.index_select(0, graph.inv_perm)
             if cols.numel() == c1 - c0:
-                out[:, c0:c1].copy_(piece)
+                out[c0:c1].copy_(piece.T)
             else:
-                out.index_copy_(1, cols + c0, piece)
-    return out[:, 0] if squeeze else out.T
+                out.index_copy_(0, cols + c0, piece.T.contiguous())
+    return out[0] if squeeze else out
 
 
 def _dense_reset_block(reset: Tensor, row_sum: Tensor, graph: PPRGraph) -> tuple[Tensor, ...]:
