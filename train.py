@@ -27,10 +27,7 @@ import os
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# Torch backs large CPU buffers with transparent huge pages (its THP_MEM_ALLOC_ENABLE switch): in a VM, touching
-# fresh 4 KiB pages of a 72 MB [1000, N] PPR output cost ~80 ms, with huge pages ~15 ms (BENCHMARKS.md, issue 21).
-# bench_ppr runs with the same switch; export THP_MEM_ALLOC_ENABLE=0 to turn it off.
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")  # torch's huge pages for large CPU buffers: see retrieve.py
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 if not os.environ.get("WANDB_API_KEY"):
     os.environ.setdefault("WANDB_MODE", "offline")

@@ -192,10 +192,11 @@ class PairDataModule(L.LightningDataModule):
         from torchdata.stateful_dataloader import StatefulDataLoader
 
         train = self.train_examples
-        if self.corpus_sampling != 1.0:
-            train = [train[i] for i in corpus_balanced_indices([e.corpus for e in train], self.corpus_sampling,
-                                                                self.seed)]
-        order = bucketed_order(self._lengths(train), self.batch_size, self.seed)
+        lengths = self._lengths(train)  # each distinct example once; the balanced epoch repeats small corpora
+        draws = (corpus_balanced_indices([e.corpus for e in train], self.corpus_sampling, self.seed)
+                 if self.corpus_sampling != 1.0 else range(len(train)))
+        train, lengths = [train[i] for i in draws], [lengths[i] for i in draws]
+        order = bucketed_order(lengths, self.batch_size, self.seed)
         return StatefulDataLoader(_Examples([train[i] for i in order]), batch_size=self.batch_size, shuffle=False,
                                   collate_fn=partial(collate, weights=self.weights))
 
