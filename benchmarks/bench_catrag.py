@@ -17,9 +17,12 @@ rebuilt with that query's arcs re-weighted, for both runs (``max_abs_err_*``). L
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")  # as retrieve.py and bench_ppr.py: huge pages for big buffers
+
 import argparse
 import json
-import os
 import statistics
 import sys
 import time

@@ -55,7 +55,7 @@ def main() -> None:
     runs = {}
     for name, parts in (("boost_only", [boost]), ("boost_and_edge_scores", [boost, scored])):
         ppr = personalized_pagerank(g, reset, damping=s.damping, tol=s.tol, max_iter=s.max_iter,
-                                    edge_delta=merge_edge_deltas(g, parts, combine="multiply"))
+                                    edge_delta=merge_edge_deltas(g, parts, combine="multiply"), nodes=r.passage_nodes)
         runs[name] = r.passage_scores(seeds, ppr, reset)
     metrics = {name: {k: round(v, 1) for k, v in retrieval_metrics(
         [[ds.corpus.ids[j] for j in row] for row in sc.topk(10, dim=1).indices.tolist()],

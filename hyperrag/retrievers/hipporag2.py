@@ -175,19 +175,26 @@ class HippoRAG2Retriever(Retriever):
                 for ids, kp in zip(seeds.fact_ids.tolist(), seeds.keep.tolist())]
 
     # ---- retrieval ---------------------------------------------------------------------------------------
-    def propagate(self, seeds: SeedBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Returns (PPR [B, N] over all nodes, reset [B, N])."""
+    def propagate(self, seeds: SeedBatch, nodes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Returns (PPR [B, N] over all nodes, or [B, M] over ``nodes`` [M], reset [B, N])."""
         reset = self.reset_vectors(seeds)
         assert self.ppr_graph is not None
         s = self.settings
         ppr = personalized_pagerank(self.ppr_graph, reset, damping=s.damping, tol=s.tol, max_iter=s.max_iter,
-                                    edge_delta=self.edge_delta(seeds))
+                                    edge_delta=self.edge_delta(seeds), nodes=nodes)
         return ppr, reset
 
-    def passage_scores(self, seeds: SeedBatch, ppr: torch.Tensor, reset: torch.Tensor) -> torch.Tensor:
-        """Passage ranking scores [B, P]: their PPR mass; a query with no usable seed entity (every fact
-        filtered out) falls back to its dense passage scores, as HippoRAG 2 does."""
-        scores = ppr[:, self.graph.num_entities:]
+    @property
+    def passage_nodes(self) -> torch.Tensor:
+        """Node ids [P] of the passages (they follow the entities)."""
+        graph = self.graph
+        return torch.arange(graph.num_entities, graph.num_nodes, device=self.device)
+
+    def passage_scores(self, seeds: SeedBatch, passage_ppr: torch.Tensor, reset: torch.Tensor) -> torch.Tensor:
+        """Passage ranking scores [B, P] from the passages' PPR mass ``passage_ppr`` [B, P]; a query with no
+        usable seed entity (every fact filtered out) falls back to its dense passage scores, as HippoRAG 2
+        does."""
+        scores = passage_ppr
         no_seed = reset[:, : self.graph.num_entities].sum(dim=1) == 0
         if no_seed.any():
             scores = torch.where(no_seed.unsqueeze(1), seeds.dense, scores)
@@ -195,7 +202,7 @@ class HippoRAG2Retriever(Retriever):
 
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
         seeds = self.seed(questions)
-        ppr, reset = self.propagate(seeds)
+        ppr, reset = self.propagate(seeds, nodes=self.passage_nodes)  # only passages are ranked
         idx, val = topk_rows(self.passage_scores(seeds, ppr, reset), top_k)
         return RetrievalOutput(idx.cpu(), val.cpu(), self.details(seeds))
 

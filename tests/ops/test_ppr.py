@@ -152,10 +152,14 @@ def test_passage_weighted_resets_take_support_rows_and_match_dense_update(direct
     graph = PPRGraph.from_edges(
         torch.from_numpy(ei), n, torch.from_numpy(w), directed=directed, dtype=torch.float64, reorder=reorder
     )
-    reset = passage_weighted_resets(rng, 24, n, passages=60)
+    reset = passage_weighted_resets(rng, 24, n, passages=80)
     r = torch.from_numpy(reset)
     block = solver._dense_reset_block(r[:4], r[:4].sum(1), graph)
     assert len(block) == 2 and block[0].numel() <= n // 4  # support rows, not the dense block
+    runs, rest = solver._row_runs(*block)
+    assert sum(hi - lo for lo, hi, _ in runs) + (0 if rest is None else rest[0].numel()) == block[0].numel()
+    if not reorder:  # the passages are consecutive rows: updated through one slice, the seeds through indices
+        assert [(lo, hi) for lo, hi, _ in runs] == [(n - 80, n)] and rest is not None
     for damping in (0.5, 0.85):
         out = personalized_pagerank(graph, r, damping=damping, tol=1e-13, block_size=4)
         ref = igraph_ppr(n, ei, w, directed, damping, reset)
@@ -165,6 +169,49 @@ def test_passage_weighted_resets_take_support_rows_and_match_dense_update(direct
                 (rb / rs[:, None] if g.perm is None else (rb / rs[:, None]).index_select(1, g.perm)).T.contiguous(),))
             dense = personalized_pagerank(graph, r, damping=damping, tol=1e-13, block_size=4)
         assert torch.equal(out, dense)
+
+
+@pytest.mark.parametrize("reorder", [False, True])
+def test_nodes_returns_those_columns_of_the_full_answer(reorder):
+    """``nodes`` picks columns of the answer (any order, repeats allowed): bitwise the full answer's, for sparse
+    and passage-weighted resets, with and without edge deltas."""
+    rng = np.random.default_rng(5 + reorder)
+    n = 300
+    ei, w = random_graph(rng, n, 900)
+    graph = PPRGraph.from_edges(torch.from_numpy(ei), n, torch.from_numpy(w), reorder=reorder)
+    nodes = torch.from_numpy(rng.choice(n, 40, replace=False))
+    nodes = torch.cat([nodes, nodes[:3]])
+    delta = EdgeWeightDelta(torch.tensor([0, 2]), torch.from_numpy(ei[0, :2]), torch.from_numpy(ei[1, :2]),
+                            torch.tensor([0.0, 3.0]))
+    for reset in (random_resets(rng, 12, n), passage_weighted_resets(rng, 12, n, passages=60)):
+        r = torch.from_numpy(reset).float()
+        for kw in ({}, {"edge_delta": delta}):
+            full = personalized_pagerank(graph, r, damping=0.5, block_size=4, **kw)
+            picked = personalized_pagerank(graph, r, damping=0.5, block_size=4, nodes=nodes, **kw)
+            assert picked.shape == (12, nodes.numel()) and torch.equal(picked, full[:, nodes])
+    one = personalized_pagerank(graph, r[0], nodes=nodes)
+    assert one.shape == (nodes.numel(),) and torch.equal(one, personalized_pagerank(graph, r[0])[nodes])
+    assert personalized_pagerank(graph, torch.ones(0, n), nodes=nodes).shape == (0, nodes.numel())
+    for bad in (torch.tensor([n]), torch.tensor([-1]), torch.zeros(2, 2, dtype=torch.long)):
+        with pytest.raises(ValueError, match="nodes"):
+            personalized_pagerank(graph, r, nodes=bad)
+
+
+def test_chebyshev_first_check_is_sized_from_the_residual_bound():
+    """A plain Chebyshev block skips the convergence check at step 0 (its residual is bounded by 2 d): at
+    damping 0.5 and tol 1e-6 at most two checks per block (one on the retriever's graph), and still prpack's
+    answer."""
+    rng = np.random.default_rng(8)
+    n = 400
+    ei, w = random_graph(rng, n, 1600, isolated=0)
+    graph = PPRGraph.from_edges(torch.from_numpy(ei), n, torch.from_numpy(w))
+    reset = passage_weighted_resets(rng, 16, n, passages=80)
+    for damping in (0.5, 0.85):
+        stats = PPRStats()
+        out = personalized_pagerank(graph, torch.from_numpy(reset).float(), damping=damping, tol=1e-6,
+                                    block_size=8, stats=stats)
+        assert damping > 0.5 or stats.convergence_checks <= 2 * 2  # two blocks, at most two checks each
+        assert np.abs(out.double().numpy() - igraph_ppr(n, ei, w, False, damping, reset)).max() <= 1e-6
 
 
 def delta_reference(n, ei, w, directed, damping, reset, overrides):

@@ -18,12 +18,18 @@ How it is fast (see ``benchmarks/bench_ppr.py --ablate``):
   scatter-add per overridden arc), so blocks with deltas keep Chebyshev: the re-weighted operator is still
   column-stochastic, its spectrum lies in the disc of radius ``damping``, which Chebyshev's convergence
   region contains for ``damping <= 1/sqrt(2)``; above that the block is residual-guarded and falls back to
-  power steps if it diverges (``benchmarks/bench_catrag.py``: ~1.1x plain on MuSiQue);
-* the L1 change is only computed when a column can have converged, finished columns leave the block once
-  a quarter of it is done, and sparse reset vectors are never materialised densely on input;
+  power steps if it diverges (``benchmarks/bench_catrag.py``: ~1.3x plain on MuSiQue);
+* a Chebyshev step without a convergence check is one SpMM that accumulates into the previous iterate
+  (``addmm(beta=1 - w, alpha=w)``), with or without edge deltas;
+* the L1 change is only computed when a column can have converged (the first check is sized from the bound
+  2 d on the initial residual: on MuSiQue one check per block), finished columns leave the block once a
+  quarter of it is done, and sparse reset vectors are never materialised densely on input;
 * a denser reset whose mass sits on at most a quarter of the nodes across a block (HippoRAG 2: every
   passage plus a few seed entities, ~11% of MuSiQue's nodes) is kept as those support rows, so the
-  teleport term of each step touches them only (bitwise the dense update's result).
+  teleport term of each step touches them only, runs of consecutive rows (the passages) through slices
+  (bitwise the dense update's result);
+* ``nodes=`` returns only the scores a caller reads (HippoRAG 2 ranks passages): the [N, b] -> [b, N]
+  transpose of a block's answer costs about one SpMM, a tenth of that for the passages.
 
 float32 is the default: a float32 iterate has a rounding floor near ``eps`` in L1, so ``tol`` is clamped
 accordingly and columns that stall at that floor stop; max-abs errors against prpack stay ~1e-7.
