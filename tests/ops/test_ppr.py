@@ -192,6 +192,8 @@ def test_nodes_returns_those_columns_of_the_full_answer(reorder):
     one = personalized_pagerank(graph, r[0], nodes=nodes)
     assert one.shape == (nodes.numel(),) and torch.equal(one, personalized_pagerank(graph, r[0])[nodes])
     assert personalized_pagerank(graph, torch.ones(0, n), nodes=nodes).shape == (0, nodes.numel())
+    with pytest.raises(ValueError, match="nodes"):
+        personalized_pagerank(graph, torch.ones(0, n), nodes=torch.tensor([n]))
     for bad in (torch.tensor([n]), torch.tensor([-1]), torch.zeros(2, 2, dtype=torch.long)):
         with pytest.raises(ValueError, match="nodes"):
             personalized_pagerank(graph, r, nodes=bad)

@@ -82,8 +82,15 @@ def personalized_pagerank(
     if reset.dim() != 2 or reset.size(1) != n:
         raise ValueError(f"reset must be [B, {n}], got {tuple(reset.shape)}")
     reset = reset.to(graph.device, graph.dtype)
+    # Rows of the stored-order iterate that make the answer (None: all of them, in stored order).
+    pick = graph.inv_perm
+    if nodes is not None:
+        nodes = nodes.to(graph.device).long()
+        if nodes.dim() != 1 or (nodes.numel() and (int(nodes.min()) < 0 or int(nodes.max()) >= n)):
+            raise ValueError(f"nodes must be a 1-D tensor of node ids in [0, {n})")
+        pick = nodes if graph.inv_perm is None else graph.inv_perm[nodes]
     if batch == 0:
-        return reset.clone() if nodes is None else reset.index_select(1, nodes.to(reset.device).long())
+        return reset.clone() if nodes is None else reset.index_select(1, nodes)
     block = block_size or _default_block_size(graph, batch)
     entries = _sparse_entries(reset)
     if entries is not None:  # typical: a few seeds per query; never transpose the dense batch
@@ -103,13 +110,6 @@ def personalized_pagerank(
         n,
     )
     plan = None if edge_delta is None else plan_deltas(graph, edge_delta, batch)
-    # Rows of the stored-order iterate that make the answer (None: all of them, in stored order).
-    pick = graph.inv_perm
-    if nodes is not None:
-        nodes = nodes.to(graph.device).long()
-        if nodes.dim() != 1 or (nodes.numel() and (int(nodes.min()) < 0 or int(nodes.max()) >= n)):
-            raise ValueError(f"nodes must be a 1-D tensor of node ids in [0, {n})")
-        pick = nodes if graph.inv_perm is None else graph.inv_perm[nodes]
     out = torch.empty(batch, n if pick is None else pick.numel(), dtype=graph.dtype, device=graph.device)
     work = torch.empty(4, n * min(block, batch), dtype=graph.dtype, device=graph.device)  # reused per block
     stats = stats if stats is not None else PPRStats()
