@@ -727,7 +727,9 @@ def plot(results: list[dict[str, Any]], real: int, path: str) -> str:
     axes[1].set_title("CPU time per stage")
     axes[2].set_ylabel("MB")
     axes[2].set_title("peak RSS increase per stage (10 ms samples)")
-    fig.suptitle("Cost growth of the LLM-free index stages (2 shared CPU cores)")
+    loads = [r["load_avg_start"][0] for r in results if r.get("load_avg_start")]
+    load = f", 1-min load average {min(loads):.1f}–{max(loads):.1f} at the sizes' starts" if loads else ""
+    fig.suptitle(f"Cost growth of the LLM-free index stages ({os.cpu_count()} CPU cores{load})")
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
