@@ -18,6 +18,7 @@ from hyperrag.data.jsonl import encodable
 from hyperrag.data.musique import load_json
 from hyperrag.data.types import Corpus
 from hyperrag.errors import InputError
+from hyperrag.utils.collector import paused_collector
 
 Triple = tuple[str, str, str]
 
@@ -34,6 +35,7 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
+@paused_collector()  # millions of acyclic containers at 10^5 passages: see hyperrag/utils/collector.py
 def read_openie(path: str | Path, corpus: Corpus) -> OpenIERecords:
     path = Path(path)
     data = load_json(path)

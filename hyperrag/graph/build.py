@@ -16,6 +16,7 @@ from hyperrag.graph.canonical import canonical_name
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.utils import csr_from_lists, undirected_edges
 from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph, knn_backend
+from hyperrag.utils.collector import paused_collector
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder
@@ -80,19 +81,20 @@ def build_knowledge_graph(
             entity_passages.append(set())
         return idx
 
-    for pos, triples in enumerate(openie.triples):
-        for s, r, o in canonical_triples(triples):
-            si, oi = entity(s), entity(o)
-            entity_passages[si].add(pos)
-            entity_passages[oi].add(pos)
-            rel_src.append(si)
-            rel_dst.append(oi)
-            key = (s, r, o)
-            fi = fact_id.setdefault(key, len(fact_id))
-            if fi == len(fact_passages):
-                fact_passages.append([])
-            if not fact_passages[fi] or fact_passages[fi][-1] != pos:
-                fact_passages[fi].append(pos)
+    with paused_collector():  # the tables are millions of acyclic containers (hyperrag/utils/collector.py)
+        for pos, triples in enumerate(openie.triples):
+            for s, r, o in canonical_triples(triples):
+                si, oi = entity(s), entity(o)
+                entity_passages[si].add(pos)
+                entity_passages[oi].add(pos)
+                rel_src.append(si)
+                rel_dst.append(oi)
+                key = (s, r, o)
+                fi = fact_id.setdefault(key, len(fact_id))
+                if fi == len(fact_passages):
+                    fact_passages.append([])
+                if not fact_passages[fi] or fact_passages[fi][-1] != pos:
+                    fact_passages[fi].append(pos)
 
     t_parse = time.perf_counter()
     names = list(entity_id)
