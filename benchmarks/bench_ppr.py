@@ -14,8 +14,8 @@ Rows:
   facts' entities + ``passage_node_weight`` × dense passage scores), tiled to ``--queries`` columns; its
   damping, ``tol`` and ``max_iter`` (``hydra_configs/method/hipporag2.yaml``). Ours is timed as the retriever
   calls it, returning the passages' scores only (``--all-nodes``: every node); the error against igraph is
-  checked on every node. igraph gets the same weighted undirected graph and reset rows. MiniLM embeddings come from the encoder's disk cache (the first run
-  embeds and builds the index: a few minutes).
+  checked on every node. igraph gets the same weighted undirected graph and reset rows. MiniLM embeddings come
+  from the encoder's disk cache (the first run embeds and builds the index: a few minutes).
 * **stand-in graph**: the unweighted OpenIE graph this benchmark used before issue 21 (passages first,
   relation + context edges, no synonyms), with random resets.
 * **synthetic** (``--large``): a 1M-node / 10M-edge Chung–Lu graph (memory and scale).

@@ -70,7 +70,8 @@ def main() -> None:
             seeds = retriever.seed(questions)
             ppr, reset = retriever.propagate(seeds)
             results[name] = hub_bias(ppr, strength, graph.num_entities)
-            ranked = retriever.passage_scores(seeds, ppr[:, graph.num_entities:], reset).topk(10, dim=1).indices.tolist()
+            passage_ppr = ppr.index_select(1, retriever.passage_nodes)
+            ranked = retriever.passage_scores(seeds, passage_ppr, reset).topk(10, dim=1).indices.tolist()
             m = retrieval_metrics([[ds.corpus.ids[j] for j in r] for r in ranked], [q.gold_ids for q in queries])
             summary[name] = {"s_ppr_mean": round(float(results[name]["s_ppr"].mean()), 2),
                              "hub_mass_mean": round(float(results[name]["hub_mass"].mean()), 4),

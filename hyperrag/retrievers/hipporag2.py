@@ -194,11 +194,10 @@ class HippoRAG2Retriever(Retriever):
         """Passage ranking scores [B, P] from the passages' PPR mass ``passage_ppr`` [B, P]; a query with no
         usable seed entity (every fact filtered out) falls back to its dense passage scores, as HippoRAG 2
         does."""
-        scores = passage_ppr
         no_seed = reset[:, : self.graph.num_entities].sum(dim=1) == 0
         if no_seed.any():
-            scores = torch.where(no_seed.unsqueeze(1), seeds.dense, scores)
-        return scores
+            return torch.where(no_seed.unsqueeze(1), seeds.dense, passage_ppr)
+        return passage_ppr
 
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
         seeds = self.seed(questions)
