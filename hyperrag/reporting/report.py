@@ -15,6 +15,7 @@ from typing import Any
 from hyperrag.errors import InputError
 from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
+from hyperrag.reporting.paper_rows import paper_sections
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
 from hyperrag.reporting.significance import paired_table, paired_tests
 from hyperrag.reporting.tables import comparison_table, present_metrics, runs_table
@@ -53,12 +54,13 @@ def default_name(specs: Sequence[str], runs: Sequence[RunRecord]) -> str:
 def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: str | None = None,
                  metrics: Sequence[str] = DEFAULT_METRICS, plot_metrics: Sequence[str] = ("recall@5", "fcr@5"),
                  keep_latest: bool = True, title: str | None = None, test_metrics: Sequence[str] = TEST_METRICS,
-                 methods: Sequence[str] | None = None) -> Path:
+                 methods: Sequence[str] | None = None, experiment: str | None = None) -> Path:
     """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md.
 
     Every mean over queries carries its 95% bootstrap interval (from the run's ``predictions.jsonl``), and every
     tested row (``methods``; see :mod:`hyperrag.reporting.significance`) a paired test against the strongest
-    baseline on ``test_metrics``."""
+    baseline on ``test_metrics``. The published tables of ``experiment`` (default: the report's name) come beside
+    ours as ``paper (published)`` rows with the differences (:mod:`hyperrag.reporting.paper_rows`)."""
     specs = [specs] if isinstance(specs, str) else [str(s) for s in specs]
     runs = find_runs(specs)
     if not runs:
@@ -86,6 +88,7 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
                       "the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
                       "paired permutation test. ✓ better and the interval excludes 0; ✗ worse and it excludes 0; "
                       "~ the interval includes 0 (no difference shown)."), "", paired_table(tests), ""]
+    sections += paper_sections(experiment or name, runs)
     ceiling = ceiling_table(runs)
     if ceiling:
         sections += ["## Oracle ceiling", "", ("What a perfect model's LLM decisions (`llm=oracle`, an upper bound, "
