@@ -98,7 +98,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             return run_batch_retrieval(data, retriever, out, top_k=cfg.top_k, batch_size=cfg.batch_size,
                                        ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
                                        devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
-                                       answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader)
+                                       answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader,
+                                       answer_style=cfg.answer_style)
 
         if cfg.get("cv_folds"):  # each fold scored by artifacts trained on the other folds
             metrics = run_cross_fitted(cfg, dataset, run_fold)

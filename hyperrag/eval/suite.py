@@ -53,7 +53,14 @@ from hyperrag.eval.causal import (
 from hyperrag.eval.context import causal_coverage, context_recall, lexical_claim_recall, llm_claim_recall
 from hyperrag.eval.groundedness import lexical_groundedness, llm_groundedness
 from hyperrag.eval.judge import llm_judge_accuracy
-from hyperrag.eval.qa import answer_in_response, exact_match, option_correct, response_correct, token_f1
+from hyperrag.eval.qa import (
+    answer_in_response,
+    exact_match,
+    option_correct,
+    response_correct,
+    scored_answer,
+    token_f1,
+)
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
@@ -180,10 +187,11 @@ def m_qa(e: EvalInputs) -> Result:
         if not golds or "answer" not in r:
             per.append({"em": None, "f1": None, "match_acc": None, "jsr": None})
             continue
-        em = exact_match(pred, golds)
+        short = scored_answer(pred, r.get("short_answer"))  # an explanatory response's bare answer
+        em = exact_match(short, golds)
         chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], e.context_top_n) if r.get("gold_ids") else 0.0
         hit = response_correct(pred, golds, r.get("options"), r.get("answer_index"))
-        per.append({"em": em, "f1": token_f1(pred, golds), "match_acc": answer_in_response(pred, golds),
+        per.append({"em": em, "f1": token_f1(short, golds), "match_acc": answer_in_response(pred, golds),
                     "jsr": hit * chain})
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "match_acc", "jsr")}, per
 

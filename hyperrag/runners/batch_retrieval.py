@@ -64,7 +64,7 @@ class RetrievalModule(L.LightningModule):
     """Wraps a retriever so Lightning can shard query batches over devices/processes; answers per batch."""
 
     def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int, llm: LanguageModel | None = None,
-                 answer_top_n: int = 0) -> None:
+                 answer_top_n: int = 0, answer_style: str = "short") -> None:
         super().__init__()
         self.retriever = retriever
         self.corpus: Corpus = dataset.corpus
@@ -72,6 +72,7 @@ class RetrievalModule(L.LightningModule):
         self.top_k = top_k
         self.llm = llm
         self.answer_top_n = answer_top_n
+        self.answer_style = answer_style
         self.answer_seconds = 0.0
 
     def transfer_batch_to_device(self, batch: list[Query], device: torch.device, dataloader_idx: int) -> list[Query]:
@@ -93,7 +94,7 @@ class RetrievalModule(L.LightningModule):
                 row.update(options=list(q.options), answer_index=q.answer_index)
             rows.append(row)
         t0 = time.perf_counter()
-        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n)
+        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n, style=self.answer_style)
         self.answer_seconds += time.perf_counter() - t0
         return rows
 
@@ -194,12 +195,15 @@ def is_worker_process() -> bool:
     return getattr(rank_zero_only, "rank", 0) != 0
 
 
-def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool) -> str:
+def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool,
+               answer_style: str = "short") -> str:
     corpus = Hasher()
     for pid in dataset.corpus.ids:
         corpus.update(pid).update(b"\0")
     spec = {"dataset": dataset.name, "corpus": corpus.hexdigest(), "retriever": type(retriever).__qualname__,
             "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
+    if answering and answer_style != "short":  # short answers keep the key rows were written under before
+        spec["answer_style"] = answer_style
     index_key = getattr(retriever, "index_key", None)
     if index_key:  # retrieving over an index directory: an insert/delete since invalidates the rows
         spec["index"] = index_key
@@ -233,7 +237,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
-                        reader_llm: LanguageModel | None = None) -> dict[str, Any]:
+                        reader_llm: LanguageModel | None = None, answer_style: str = "short") -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
 
@@ -241,13 +245,15 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         llm: the retrieval LLM (the retriever's); its label marks the figures (LLM-free, oracle, model).
         reader_llm: the QA reader (default: ``llm``) — another model or endpoint than the one that scores edges
             or filters facts, as CatRAG and HippoRAG 2 run it.
+        answer_style: the reader's ``short`` answers or ``explanatory`` ones (an explanation plus the short answer
+            that EM / F1 score).
 
     Returns the metrics dict (empty on ranks other than 0).
     """
     reader = reader_llm if reader_llm is not None else llm
     answering = bool(answer_top_n and getattr(reader, "available", False))
     top = max(top_k, max(ks))
-    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0)
+    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0, answer_style)
     trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
                         enable_model_summary=False, callbacks=[_AppendWriter()],
                         enable_progress_bar=len(dataset.queries) > batch_size)
@@ -255,7 +261,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     # node 0; processes it started (or a cluster launched) are not, and leave the resume state to rank 0.
     launcher = trainer.node_rank == 0 and trainer.local_rank == 0
     out = Path(out_dir)
-    key = resume_key(dataset, retriever, top, answering)
+    key = resume_key(dataset, retriever, top, answering, answer_style)
     done: dict[str, dict[str, Any]] = {}
     todo_ids: list[str] | None = None
     if launcher:
@@ -339,7 +345,8 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
         n = answer_top_n or 5
         chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
         metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
-                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows]))
+                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows],
+                                  short_answers=[r.get("short_answer") for r in rows]))
         metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)

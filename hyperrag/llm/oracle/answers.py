@@ -20,6 +20,7 @@ from typing import Any
 from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, mentions, normalize
 from hyperrag.llm.prompting import Item
 from hyperrag.llm.tasks.base import Task
+from hyperrag.utils.answers import option_letter
 
 UNKNOWN = "unknown"
 
@@ -238,6 +239,8 @@ def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Repl
     items = shown(task, inputs, "passages")
     supporting = [item.id for item, raw in items if gold_passage_item(qg, item, raw)]
     if not covers(qg, hop, items):
+        if getattr(task, "style", "short") == "explanatory":
+            return {"answer": "The passages do not give the answer.", "short_answer": UNKNOWN, "supporting_ids": []}
         return {"answer": UNKNOWN, "supporting_ids": []}
     if hop is not None:
         answer = hop.answer
@@ -245,7 +248,14 @@ def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Repl
         answer = qg.query.options[qg.query.answer_index]
     else:
         answer = qg.answer
-    return {"answer": answer or UNKNOWN, "supporting_ids": supporting}
+    reply = {"answer": answer or UNKNOWN, "supporting_ids": supporting}
+    if getattr(task, "style", "short") == "explanatory":  # the bare answer apart, an explanation from the gold hops
+        reply["short_answer"] = reply["answer"]
+        if qg.query.options and qg.query.answer_index is not None:
+            reply["short_answer"] = option_letter(qg.query.answer_index)
+        steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+        reply["answer"] = " ".join([f"The answer is {answer}.", *steps]) if answer else UNKNOWN
+    return reply
 
 
 ORACLES["grounded_answer"] = answer_reply
