@@ -22,12 +22,9 @@ multiple-choice question is answered with an option's letter in either style.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, StringConstraints
-from typing_extensions import Annotated
 
 from hyperrag.llm.errors import OutputInvalid
 from hyperrag.llm.prompting import block, key_map, make_items, render_items, require, system_prompt
@@ -67,7 +64,6 @@ class GroundedAnswer(Task):
     name = "grounded_answer"
     SCHEMA_VERSION = SCHEMA_VERSION
     Output = Answer
-    max_tokens = 256
     ROLE = (
         "You answer questions using only the given passages. Reason across passages when the question needs "
         "several steps. Give a short answer: the entity, date, number or phrase asked for, not a sentence. "
@@ -121,7 +117,7 @@ class GroundedAnswer(Task):
         return ExplainedAnswer if self.explanatory else Answer
 
     @property
-    def max_tokens(self) -> int:  # type: ignore[override]
+    def max_tokens(self) -> int:  # type: ignore[override]  # an explanation needs more room
         return 768 if self.explanatory else 256
 
     def system(self, inputs: Mapping[str, Any]) -> str:
