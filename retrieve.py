@@ -70,6 +70,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.utils.artifacts import check_unseen
 
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
+    run_labels = substituted_models(cfg)
     L.seed_everything(cfg.seed, verbose=False)
     check_llm_required(cfg)
     check_devices(cfg)
@@ -99,7 +100,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                        ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
                                        devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
                                        answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader,
-                                       answer_style=cfg.answer_style)
+                                       answer_style=cfg.answer_style, labels=run_labels)
 
         if cfg.get("cv_folds"):  # each fold scored by artifacts trained on the other folds
             metrics = run_cross_fitted(cfg, dataset, run_fold)
@@ -110,6 +111,16 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         tracker.finish(metrics)
         print(f"predictions and metrics in {cfg.out}")
     return metrics
+
+
+def substituted_models(cfg: DictConfig) -> dict[str, str]:
+    """``models=offline``: say once that the preset's models are replaced by the embedded ones, and label the run."""
+    if cfg.get("models_choice") != "offline":
+        return {}
+    log.warning("models=offline: the preset's models are replaced by the embedded ones (embedder %s, LLM %s, the "
+                "reader the same); the figures are labelled 'substituted models'", cfg.embedder.get("model"),
+                str(cfg.llm.get("_target_", "")).rsplit(".", 1)[-1])
+    return {"models": "substituted"}
 
 
 def check_llm_required(cfg: DictConfig) -> None:

@@ -237,7 +237,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
-                        reader_llm: LanguageModel | None = None, answer_style: str = "short") -> dict[str, Any]:
+                        reader_llm: LanguageModel | None = None, answer_style: str = "short",
+                        labels: dict[str, Any] | None = None) -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
 
@@ -247,6 +248,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
             or filters facts, as CatRAG and HippoRAG 2 run it.
         answer_style: the reader's ``short`` answers or ``explanatory`` ones (an explanation plus the short answer
             that EM / F1 score).
+        labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
+            "substituted"}`` for ``models=offline``).
 
     Returns the metrics dict (empty on ranks other than 0).
     """
@@ -322,6 +325,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         log.warning("%s: configured LLM steps that did not run (no LLM, failed call or budget cap): %s",
                     getattr(retriever, "name", "retriever"), ", ".join(f"{k} {v}" for k, v in skipped.items()))
     metrics.update(run_labels(llm, reader, retriever))
+    metrics.update(labels or {})
     atomic_write_jsonl(out / PREDICTIONS, rows)
     for shard in out.glob("predictions.rank*.jsonl"):
         shard.unlink()
