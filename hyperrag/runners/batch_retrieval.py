@@ -313,6 +313,11 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         metrics["processes"] = processes  # DDP ranks that retrieved a shard
     if "answer_failures" in metrics:
         metrics["answer_seconds"] = round(module.answer_seconds, 3)
+    if todo_ids:  # per-query latency of retrieval (the reader's answers apart) and of each timed stage
+        n = len(todo_ids)
+        metrics["latency_seconds"] = round((seconds - module.answer_seconds) / n, 4)
+        for stage, total in sorted(getattr(retriever, "stage_seconds", {}).items()):
+            metrics[f"{stage}_latency_seconds"] = round(total / n, 4)
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
         metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(todo_ids), 1), 2)
