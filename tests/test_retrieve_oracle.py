@@ -56,6 +56,13 @@ def test_reader_is_its_own_backend(tmp_path):
     assert "em" in metrics and "answer" not in metrics["llm_steps_skipped"]
     record = saved(tmp_path)
     assert record["reader_llm_usage"]["grounded_answer"]["calls"] == 6 and "llm_usage" not in record
+    # cost per backend: the reader's six answers; no retrieval LLM configured, so no keys of its own
+    usage = record["reader_llm_usage"]["grounded_answer"]
+    assert metrics["cost.query.reader.llm_calls"] == metrics["cost.query.llm_calls"] == 6
+    assert metrics["cost.query.reader.prompt_tokens"] == usage["prompt_tokens"] > 0
+    assert metrics["cost.query.reader.llm_calls_per_1k_queries"] == 1000.0
+    assert not any(k.startswith(("cost.query.retrieval.", "cost.index.retrieval.")) for k in metrics)
+    assert metrics["cost.index.llm_calls"] == 0 and metrics["cost.index.reader.llm_calls"] == 0
 
 
 @pytest.mark.parametrize("experiment", ["catrag_paper", "catrag_table", "catrag_ablation"])

@@ -13,6 +13,8 @@ processes receive both from it once the process group is up, so every process sh
 own ``out`` resolved to. After the loop the other ranks send rank 0 their query-time counters (LLM usage,
 skipped LLM steps, answer time) and rank 0 alone merges the shards, writes ``predictions.jsonl`` and
 ``metrics.json``.
+``metrics.json`` also records what the run cost (:mod:`hyperrag.runners.cost`): ``cost.index.*`` and ``cost.query.*``
+per LLM backend (calls, tokens, seconds; the query phase also per 1,000 queries) and ``index_bytes``.
 ``predictions.meta.json`` keys the rows to (dataset, corpus, retriever, top_k, answering, and the index
 version when retrieving over an index directory): a run with other settings, or over an index updated
 since, starts afresh; so does ``resume=False``.
@@ -38,6 +40,7 @@ from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.llm.accounting import Accounting, TaskStats, stats_since
 from hyperrag.retrievers.base import Retriever
+from hyperrag.runners.cost import CostMark, index_bytes, run_cost
 from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
 from hyperrag.utils.hashing import Hasher, stable_digest
 
@@ -238,7 +241,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
                         devices: int | str = 1, index_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
                         reader_llm: LanguageModel | None = None, answer_style: str = "short",
-                        labels: dict[str, Any] | None = None) -> dict[str, Any]:
+                        labels: dict[str, Any] | None = None, cost_since: CostMark | None = None) -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
 
@@ -250,6 +253,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
             that EM / F1 score).
         labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
             "substituted"}`` for ``models=offline``).
+        cost_since: where the index phase began (:class:`~hyperrag.runners.cost.CostMark`, taken before OpenIE
+            and ``index()``); ``None``: the LLM calls made before the loop and ``index_seconds``.
 
     Returns the metrics dict (empty on ranks other than 0).
     """
@@ -299,6 +304,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     seconds = time.perf_counter() - t0
     if rank != 0:
         return {}
+    loop_end = CostMark.now(llm, reader)  # rank 0's counters hold the other ranks' by now
+    loop_end.seconds = t0 + seconds
     calls_before = before.llm_calls
     reader_calls_before = before.reader_calls
     rows_by_id = finished_rows(out, key, {q.id for q in dataset.queries}) if todo_ids else done
@@ -336,6 +343,13 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         shard.unlink()
     if index_seconds is not None:
         metrics["index_seconds"] = round(index_seconds, 3)
+    loop_start = CostMark(t0, before.llm, before.reader)
+    mark = cost_since or CostMark(t0 - (index_seconds or 0.0))
+    metrics.update(run_cost(mark, loop_start, loop_end, len(todo_ids), has_llm=bool(getattr(llm, "available", False)),
+                            has_reader=answering, reader_is_llm=reader is llm))
+    size = index_bytes(retriever)
+    if size is not None:
+        metrics["index_bytes"] = size
     record = {"dataset": dataset.name, **retriever.describe(), "metrics": metrics}
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
@@ -410,5 +424,18 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
         table.add_column(k, justify="right")
     table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
     Console().print(table)
-    extra = {k: v for k, v in metrics.items() if k not in keys}
+    extra = {k: v for k, v in metrics.items() if k not in keys and not k.startswith("cost.")}
     Console().print(extra)
+    Console().print(cost_line(metrics))
+
+
+def cost_line(metrics: dict[str, Any]) -> str:
+    """One line of what the run cost (the ``cost.*`` keys in full are in ``metrics.json``)."""
+    def part(phase: str) -> str:
+        calls = metrics.get(f"cost.{phase}.llm_calls", 0)
+        tokens = metrics.get(f"cost.{phase}.prompt_tokens", 0) + metrics.get(f"cost.{phase}.completion_tokens", 0)
+        return f"{phase} {metrics.get(f'cost.{phase}.seconds', 0):.1f} s, {calls} LLM calls, {tokens:,} tokens"
+
+    size = metrics.get("index_bytes")
+    tail = f"; index on disk {size / 2**20:.1f} MiB" if isinstance(size, int) else ""
+    return f"cost: {part('index')}; {part('query')}{tail}"
