@@ -88,8 +88,10 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
         sections += ["## Paired tests against the strongest baseline", "",
                      (f"Rows under test: {tested}. Δ = row − the strongest baseline of that dataset and metric, over "
                       "the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
-                      "paired permutation test. ✓ better and the interval excludes 0; ✗ worse and it excludes 0; "
-                      "~ the interval includes 0 (no difference shown)."), "", paired_table(tests), ""]
+                      "paired permutation test, and how many queries differ. ✓ better: the interval excludes 0 and "
+                      "p < 0.05; ✗ worse, likewise; ~ no difference shown (the interval includes 0); ~* no "
+                      "difference shown although the interval excludes 0 (too few queries differ for the exact "
+                      "test to reject)."), "", paired_table(tests), ""]
     sections += paper_sections(experiment or name, runs)
     ceiling = ceiling_table(runs)
     if ceiling:
