@@ -78,7 +78,8 @@ def test_hooks_gates_and_path_filter(tmp_path, encoder, sample):
     out = ret.retrieve([q.question for q in sample.queries], 5)
     assert out.indices.shape == (6, 5)
     assert {"nodes", "gain", "hop", "via", "parent", "labels"} <= set(seen["subgraph"])
-    assert all(d["kept"] == len(d["seed_entities"]) + len(d["seed_modules"]) for d in out.details)
+    # the hook kept the seeds the walk took (a seed scoring under min_gain is never taken)
+    assert all(0 < d["kept"] <= len(d["seed_entities"]) + len(d["seed_modules"]) for d in out.details)
     desc = ret.describe()
     assert desc["gates"] == "hook" and desc["path_filter"] == "hook" and desc["gates_found"] == 1
 
