@@ -19,6 +19,7 @@ transition) with a gold-hop pair that keep at least one (``transitions``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -59,7 +60,7 @@ def gold_hop_pairs(tree: ModuleTree, entity_edges: torch.Tensor,
     out: list[list[set[Pair]]] = []
     for hops in hop_entities:
         per_q: list[set[Pair]] = []
-        for first, second in zip(hops, hops[1:]):
+        for first, second in itertools.pairwise(hops):
             pairs: set[Pair] = set()
             for lv in levels:
                 a_mods, b_mods = at(lv, first), at(lv, second)

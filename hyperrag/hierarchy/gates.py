@@ -277,7 +277,7 @@ class GateBuilder:
         try:
             for lv in levels_desc:
                 if s.budget_split == "levels" and s.max_calls is not None:
-                    quota = int(round(s.max_calls * share[lv])) + carried
+                    quota = round(s.max_calls * share[lv]) + carried
                     budget[0] = quota
                 mods = [m for m in range(num_m) if level[m] == lv]
                 near = (near_modules(tree, entity_edges, lv, s.min_distance - 1)
