@@ -84,7 +84,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...)
     with build_llm(cfg.llm, dataset) as llm, reader_for(cfg, llm, dataset) as reader:
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
-                                  extraction=getattr(settings, "extraction", None))
+                                  extraction=getattr(settings, "extraction", None),
+                                  shared_graph=cfg.shared_graph)
 
         def run_fold(data: Any, trained: dict[str, str], out: str) -> dict[str, Any]:
             """Index and retrieve ``data`` with the method's settings (``trained``: checkpoints to use)."""

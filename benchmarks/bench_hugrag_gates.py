@@ -169,7 +169,7 @@ def candidate_rules(ret, dataset, builder_cls, entity_graph) -> dict:  # type: i
     rules: dict[str, dict] = {"no relatedness test (the earlier paper preset)": {"prefilter": False}}
     rules["all_modules top 5, cos >= 0.5 (the earlier prefilter)"] = {
         "prefilter": True, "prefilter_scope": "all_modules", "top_m": 5, "threshold": 0.5}
-    for top_m in (1, 2, 3, 5, 10, 20):
+    for top_m in (1, 2, 3, 5, 10):
         for threshold in (0.0, 0.3, 0.5):
             rules[f"candidates top {top_m}, cos >= {threshold}"] = {
                 "prefilter": True, "prefilter_scope": "candidates", "top_m": top_m, "threshold": threshold}

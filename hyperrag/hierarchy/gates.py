@@ -254,25 +254,30 @@ class GateBuilder:
             return sorted(pairs, key=lambda p: (-(sizes[p[0]] + sizes[p[1]]), p))
 
         def related(pairs: list[tuple[int, int]], both_ends: bool, row: dict[str, Any]) -> list[tuple[int, int]]:
-            """The relatedness test, scope ``candidates``: each module's ``top_m`` most similar candidates."""
+            """The relatedness test, scope ``candidates``: each module's ``top_m`` most similar candidates with cos
+            ≥ ``threshold`` (both ends choose for intra-layer pairs; the upper module for inter-layer ones)."""
             if not (s.prefilter and s.prefilter_scope == "candidates") or not pairs:
                 return pairs
-            a_ids = torch.tensor([p[0] for p in pairs])
-            b_ids = torch.tensor([p[1] for p in pairs])
-            cos = (emb[a_ids] * emb[b_ids]).sum(dim=1).tolist()
-            by_end: dict[int, list[tuple[float, int]]] = {}
-            for i, (a, b) in enumerate(pairs):
-                sims[(min(a, b), max(a, b))] = cos[i]
-                if cos[i] < s.threshold:
-                    continue
-                by_end.setdefault(a, []).append((cos[i], i))
-                if both_ends:
-                    by_end.setdefault(b, []).append((cos[i], i))
-            keep: set[int] = set()
-            for choices in by_end.values():
-                keep.update(i for _, i in sorted(choices, key=lambda c: (-c[0], c[1]))[: s.top_m])
+            ab = torch.tensor(pairs, dtype=torch.long)  # [P, 2]
+            cos = (emb[ab[:, 0]] * emb[ab[:, 1]]).sum(dim=1)
+            ok = (cos >= s.threshold).nonzero().squeeze(1)
+            ends = [ab[ok, 0], ab[ok, 1]] if both_ends else [ab[ok, 0]]
+            end = torch.cat(ends)
+            pair = ok.repeat(len(ends))
+            sim = cos[ok].repeat(len(ends))
+            order = torch.argsort(-sim, stable=True)  # most similar first, then grouped by end (stable)
+            order = order[torch.argsort(end[order], stable=True)]
+            end, pair = end[order], pair[order]
+            start = torch.ones_like(end, dtype=torch.bool)
+            start[1:] = end[1:] != end[:-1]
+            first = torch.cummax(torch.where(start, torch.arange(end.numel()), 0), dim=0).values
+            rank = torch.arange(end.numel()) - first  # position within its end's list
+            keep = torch.unique(pair[rank < s.top_m]).tolist()
+            for i in keep:
+                a, b = pairs[i]
+                sims[(min(a, b), max(a, b))] = float(cos[i])
             row["pruned_prefilter"] += len(pairs) - len(keep)
-            return [pairs[i] for i in sorted(keep)]
+            return [pairs[i] for i in keep]
 
         try:
             for lv in levels_desc:
