@@ -119,9 +119,10 @@ class Filtered:
 class HugRAGRetriever(Retriever):
     """Args:
         settings: :class:`~hyperrag.retrievers.settings.HugRAGSettings` — hybrid scoring (``alpha``,
-            ``lexical``), MMR seeds (``k0``, ``kl``, ``mmr_lambda``, ``mmr_pool``), the expansion (``gamma``,
-            ``edge_weights``, ``min_gain``, ``token_budget``, ``max_nodes``), passage ranking
-            (``passage_aggregate``, ``entity_specificity``: ``log`` spreads an entity's gain to its passages
+            ``lexical``, ``lexical_text``), MMR seeds (``seeding``, ``k0``, ``kl``, ``mmr_lambda``, ``mmr_pool``),
+            the expansion (``max_hops``, ``gamma``, ``edge_weights``, ``min_gain``, ``token_budget``,
+            ``max_nodes``), the answer (``answer_style``), the fallback passage ranking (``dense_mix``,
+            ``passage_aggregate``, ``entity_specificity``: ``log`` spreads an entity's gain to its passages
             divided by ``log(1 + #passages mentioning it)`` — hub entities such as "film" say little about any
             one passage, an IDF-like weight, cf. HippoRAG's node specificity), the stages (``extraction``,
             ``dedup`` — ``enabled: auto`` deduplicates entity graphs the LLM extracted and leaves an imported
@@ -661,7 +662,9 @@ class HugRAGRetriever(Retriever):
     def describe(self) -> dict[str, Any]:
         s = self.settings
         info: dict[str, Any] = {
-            "method": self.name, "alpha": s.alpha, "lexical": s.lexical, "k0": s.k0, "kl": s.kl,
+            "method": self.name, "alpha": s.alpha, "lexical": s.lexical, "lexical_text": s.lexical_text,
+            "seeding": s.seeding, "k0": s.k0, "kl": s.kl, "max_hops": s.max_hops, "dense_mix": s.dense_mix,
+            "answer_style": s.answer_style,
             "mmr_lambda": s.mmr_lambda, "gamma": s.gamma, "edge_weights": self.kind_weight.tolist(),
             "min_gain": s.min_gain, "token_budget": s.token_budget, "passage_aggregate": s.passage_aggregate,
             "entity_specificity": s.entity_specificity, "hierarchy_settings": asdict(s.hierarchy),
