@@ -88,7 +88,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         # cv_folds each fold's training since the last fold's queries
         cost_mark = [CostMark.now(llm, reader)]
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
-                                  extraction=getattr(settings, "extraction", None))
+                                  extraction=getattr(settings, "extraction", None),
+                                  shared_graph=cfg.shared_graph)
 
         def run_fold(data: Any, trained: dict[str, str], out: str) -> dict[str, Any]:
             """Index and retrieve ``data`` with the method's settings (``trained``: checkpoints to use)."""

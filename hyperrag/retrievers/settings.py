@@ -286,8 +286,14 @@ class HugRAGSettings:
 
     Attributes:
         alpha: weight of the cosine in the hybrid score (``1 − alpha`` on the lexical score).
-        lexical: ``bm25`` (bm25s scores / per-query max) or ``overlap`` (token-set overlap coefficient).
-        k0, kl: MMR seeds per query among entities (H0) and among modules (H>0).
+        lexical: ``token_overlap`` (the paper's normalised token overlap ``|Q ∩ T| / |Q|``), ``bm25`` (bm25s scores
+            / per-query max; a labelled option off the paper) or ``overlap`` (token-set overlap coefficient).
+        lexical_text: what Lex reads of an entity: ``title+description`` (name and description — its facts when
+            the graph has no descriptions — cut to ``node_tokens``; the paper's "title and summary") or ``title``.
+        seeding: ``per_level`` (Algorithm 1 line 12: ``k0`` entities and ``kl`` modules of every module level) or
+            ``pooled`` (``kl`` modules of all levels together: a labelled option off the paper).
+        k0, kl: MMR seeds per query among entities (K_0) and per module level (K_ℓ; ``pooled``: in all).
+        max_hops: the hop limit h of the gated traversal (``null``: none).
         mmr_lambda: MMR trade-off λ (1 = pure relevance); ``mmr_pool``: candidates the MMR chooses from.
         gamma: hop decay γ of the expansion gain.
         edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
@@ -307,13 +313,17 @@ class HugRAGSettings:
         graph: the knowledge-graph index settings (``graph/``).
         index_root: where KG and hierarchy indexes live (``null``: ``$HYPERRAG_CACHE/index``).
         details_nodes: expanded nodes listed per query in the prediction details.
+        answer_style: the answer step's ``short`` or ``explanatory`` answers (the run's ``answer_style``).
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hugrag.HugRAGRetriever"
     alpha: Probability
-    lexical: Literal["bm25", "overlap"]
+    lexical: Literal["token_overlap", "bm25", "overlap"]
+    lexical_text: Literal["title+description", "title"]
+    seeding: Literal["per_level", "pooled"]
     k0: NonNegativeInt
     kl: NonNegativeInt
+    max_hops: PositiveInt | None
     mmr_lambda: Probability
     mmr_pool: PositiveInt
     gamma: Annotated[float, Field(gt=0, le=1)]
@@ -335,6 +345,7 @@ class HugRAGSettings:
     graph: GraphSettings
     index_root: str | None
     details_nodes: NonNegativeInt
+    answer_style: Literal["short", "explanatory"]
 
 
 # ---- HyperRAG ----------------------------------------------------------------------------------------------

@@ -298,10 +298,18 @@ def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> R
     """The gold answer when the evidence shows every gold passage the question needs, else "unknown" (the
     draft answer is not trusted)."""
     qg, hop = query_or_hop(inputs, gold)
+    explanatory = getattr(task, "style", "short") == "explanatory"
     if not covers(qg, hop, shown(task, inputs, "evidence")):
+        if explanatory:
+            return {"answer": "The evidence does not give the answer.", "short_answer": UNKNOWN}
         return {"answer": UNKNOWN}
     answer = hop.answer if hop is not None else qg.answer
-    return {"answer": answer or UNKNOWN}
+    if not explanatory:
+        return {"answer": answer or UNKNOWN}
+    # explanatory: the bare answer apart, an explanation from the gold hops (as the reader's oracle writes it)
+    steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+    return {"answer": " ".join([f"The answer is {answer}.", *steps]) if answer else UNKNOWN,
+            "short_answer": answer or UNKNOWN}
 
 
 def as_raw(reply: Reply) -> str:
