@@ -442,7 +442,8 @@ class HyperRAGRetriever(Retriever):
             ups = self.stream.updates
             out["streaming"] = {"arrived": len(self.stream.arrived), "updates": len(ups),
                                 "trained_nodes": sum(u.get("trained_nodes", 0) for u in ups),
-                                "train_s": round(sum(u.get("train_s", 0.0) for u in ups), 2)}
+                                "train_s": round(sum(u.get("train_s", 0.0) for u in ups), 2),
+                                "mean_distance_to_init": round(self.ball.mean_distance_moved(), 5)}
             out["query_graphs"] = self.ball.graph.stats
         return out
 
