@@ -121,3 +121,19 @@ def test_routing_sends_single_hop_questions_to_one_step(tmp_path, encoder):
     det = r.retrieve([QUESTION], 4).details[0]
     assert det["route"] == "multi_step" and det["sub_questions"] == ["Where is a?", "What of Dodge County?"]
     assert det["answer"] == "Dodge County"
+
+
+def test_the_multi_step_final_answer_honours_the_answer_style(tmp_path, encoder):
+    from hyperrag.llm.tasks import get_task
+
+    reply = {"answer": "Black Hawk Township lies in Jefferson County, which borders Dodge County.",
+             "short_answer": "Dodge County", "supporting_ids": []}
+    llm = ScriptedLLM({"question_routing": {"multi_hop": True, "sub_questions": ["Where is a?", "What of #1?"]},
+                       "grounded_answer": reply})
+    r = _paper(tmp_path, encoder, llm, protocol="transductive", graph="explicit", answer_style="explanatory")
+    r.index(TOY_DS)
+    det = r.retrieve([QUESTION], 4).details[0]
+    assert det["answer"] == reply["answer"] and det["short_answer"] == "Dodge County"  # EM scores the short one
+    final = get_task("grounded_answer", style="explanatory").messages(llm.calls[-1][1])[0]["content"]
+    assert final != get_task("grounded_answer").messages(llm.calls[-1][1])[0]["content"]  # another instruction
+    assert method_settings("hyperrag_paper").answer_style == "short"  # composed alone: the short style
