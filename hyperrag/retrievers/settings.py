@@ -400,11 +400,11 @@ class PoincareTrainSettings:
 
 @settings
 class StreamingSettings:
-    """HyperRAG's ``streaming``: query graphs join the ball at retrieval time when ``enabled``; every
-    ``update_frequency`` queries the new and touched nodes train ``epochs`` epochs; query nodes unseen for
-    ``max_query_age`` queries (or beyond ``max_query_nodes``) are pruned (``null``: never)."""
+    """HyperRAG's ``streaming`` (``protocol: streaming``): query graphs join the ball as questions arrive; every
+    ``update_frequency`` questions the new and touched nodes train ``epochs`` epochs (1: each question's graph is
+    trained before it is ranked); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
+    beyond ``max_query_nodes``) are pruned (``null``: never)."""
 
-    enabled: bool
     update_frequency: PositiveInt
     epochs: PositiveInt
     max_query_age: PositiveInt | None
@@ -425,6 +425,12 @@ class HyperRAGSettings:
 
     Attributes:
         graph: ``explicit`` | ``implicit`` | ``fused`` — the forest the ball is trained on.
+        query_graph: ``passages`` (the paper's query graph: passage nodes, passage–passage edges) or
+            ``question_root`` (labelled variant: the question is a node tied to its passages, and to their children
+            ``query_closure_depth`` edges down).
+        protocol: ``transductive`` (the query file's questions' graphs are built into the ball at index time) or
+            ``streaming`` (Algorithm 1: the questions arrive one at a time; each one's graph joins and trains only
+            when it arrives, then it is ranked; no question's graph is in the ball before it arrives).
         keywords, explicit, key_entity, implicit: the passage graph's keyword sets, keyword edges, key-entity
             links (the fusion's entity merge) and query graphs.
         implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
@@ -437,7 +443,10 @@ class HyperRAGSettings:
         multi_step: decompose with the LLM, answer the sub-questions in order, synthesise (without an LLM: single
             step, counted as skipped); ``max_sub_questions`` used at most; ``reader_passages`` shown to the reader
             per (sub-)question.
-        streaming: query graphs at retrieval time.
+        route_simple: with ``multi_step``, the LLM first says whether the question is single-hop; those are
+            answered in a single step (§4.2: "for straightforward queries, a single retrieval and reasoning cycle").
+        answer_style: the multi-step final answer's style (``short`` | ``explanatory``: the run's ``answer_style``).
+        streaming: the update schedule of ``protocol: streaming``.
         models_dir: root of trained models (``<models_dir>/hyperrag/...``).
         index_root: cache of keyword sets.
         retrain: train even when a checkpoint exists.
@@ -447,6 +456,8 @@ class HyperRAGSettings:
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hyperrag.HyperRAGRetriever"
     graph: Literal["explicit", "implicit", "fused"]
+    query_graph: Literal["passages", "question_root"]
+    protocol: Literal["transductive", "streaming"]
     keywords: KeywordSettings
     explicit: ExplicitSettings
     key_entity: KeyEntitySettings
@@ -459,8 +470,10 @@ class HyperRAGSettings:
     model: PoincareModelSettings
     train: PoincareTrainSettings
     multi_step: bool
+    route_simple: bool
     max_sub_questions: PositiveInt
     reader_passages: PositiveInt
+    answer_style: Literal["short", "explanatory"]
     streaming: StreamingSettings
     models_dir: str
     index_root: str | None

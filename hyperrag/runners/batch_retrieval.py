@@ -401,6 +401,8 @@ def run_labels(llm: LanguageModel | None, reader: LanguageModel | None, retrieve
         out["reader_llm_label"] = llm_label(reader)
     if getattr(retriever, "transductive", False):
         out["transductive"] = True
+    if isinstance(getattr(retriever, "protocol", None), str):  # "streaming" | "transductive" | "held-out graphs"
+        out["protocol"] = retriever.protocol
     return out
 
 

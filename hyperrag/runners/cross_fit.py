@@ -76,6 +76,8 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
     from hyperrag.runners.batch_retrieval import score_rows
 
     specs = list(cfg.method.get("cross_fit") or [])
+    if not specs and cfg.method.get("cv_folds_refused"):  # the method learns from the questions in its own way
+        raise InputError(" ".join(str(cfg.method.cv_folds_refused).split()), setting="cv_folds")
     if not specs:  # nothing trained on the questions: every fold would see the same index
         log.info("method %s trains nothing on the questions (no method.cross_fit): cv_folds has no effect",
                  cfg.method.name)

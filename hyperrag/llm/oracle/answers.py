@@ -233,6 +233,16 @@ def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
     raise NoGold(f"the oracle has no gold for query_refinement/{mode}")
 
 
+@oracle_for("question_routing")
+def question_routing(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """Multi-hop iff the gold decomposition has two or more hops; then its sub-questions."""
+    qg = query_gold(inputs, gold)
+    if not qg.hops:
+        raise NoGold("the query file has no decomposition for this question")
+    multi = len(qg.hops) > 1
+    return {"multi_hop": multi, "sub_questions": [h.question for h in qg.hops] if multi else []}
+
+
 def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
     """The gold answer when the evidence holds every gold passage the question needs, else "unknown"."""
     qg, hop = query_or_hop(inputs, gold)
