@@ -45,6 +45,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.runners.run_settings import check_retrieve_config
 
     check_retrieve_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
+    from hyperrag.runners.paper_tables import check_paper_data
+
+    if not check_paper_data(cfg):  # a paper table's dataset missing under paper_data: this job is skipped
+        return {}
 
     import lightning as L
 
