@@ -83,10 +83,10 @@ def run_reference(args: argparse.Namespace) -> None:
     import numpy as np
 
     spec = json.loads(Path(args.spec).read_text())
-    save_dir = Path(spec["save_dir"])
-    if save_dir.exists():
-        shutil.rmtree(save_dir)
-    save_dir.mkdir(parents=True)
+    save_dir = Path(spec["save_dir"])  # keyed by the inputs: its embedding stores are reused, its graph rebuilt
+    save_dir.mkdir(parents=True, exist_ok=True)
+    for old in save_dir.glob("*/graph.pickle"):
+        old.unlink()
     llm_name = "gpt-3.5-turbo-1106"
     shutil.copy(spec["openie"], save_dir / f"openie_results_ner_{llm_name}.json")
 
@@ -165,6 +165,7 @@ def run_reference(args: argparse.Namespace) -> None:
         idx, facts, log = rerank(query, scores)
         trace.setdefault(query, {})["candidates"] = [list(f) for f in log.get("facts_before_rerank", [])]
         trace[query]["kept"] = [list(f) for f in facts]
+        trace[query]["fallback"] = not facts  # dense passage retrieval
         trace[query]["fact_scores"] = [float(scores[i]) for i in idx]
         return idx, facts, log
 
@@ -272,7 +273,7 @@ def our_side(args: argparse.Namespace) -> dict:
             order = torch.argsort(scores[b], descending=True, stable=True).tolist()
             rows.append({"docs": [ds.corpus.passages[j].content for j in order],
                          "scores": [float(scores[b, j]) for j in order], "candidates": cand, "kept": keep,
-                         "entity_reset": ent})
+                         "entity_reset": ent, "fallback": not keep})
         runs[mode] = rows
         if not pairs:
             w = r.ppr_weights
@@ -332,8 +333,9 @@ def compare(ours: list, ref: list, gold: list, id_of: dict, questions: list[str]
         same_set += set(top_o) == set(top_f)
         r_ours.append(recall_at(o["docs"], gold[b], id_of))
         r_ref.append(recall_at(f["docs"], gold[b], id_of))
-        ref_score = dict(zip(f["docs"], f["scores"]))
-        worst = max([worst] + [abs(s - ref_score[d]) for d, s in zip(o["docs"], o["scores"]) if d in ref_score])
+        if not (o.get("fallback") or f.get("fallback")):  # dense fallback scores: ranks compared only
+            ref_score = dict(zip(f["docs"], f["scores"]))
+            worst = max([worst] + [abs(s - ref_score[d]) for d, s in zip(o["docs"], o["scores"]) if d in ref_score])
         if set(top_o) != set(top_f):
             step = first_difference(o, f)
             steps[step] = steps.get(step, 0) + 1
@@ -341,7 +343,8 @@ def compare(ours: list, ref: list, gold: list, id_of: dict, questions: list[str]
                 examples.append({"question": questions[b], "step": step})
     n = len(ours)
     ro, rf = sum(r_ours) / n, sum(r_ref) / n
-    return {"questions": n, "top5_identical_set_pct": round(100 * same_set / n, 1),
+    fallback = sum(bool(o.get("fallback")) for o in ours), sum(bool(f.get("fallback")) for f in ref)
+    return {"questions": n, "dense_fallback_ours_reference": list(fallback), "top5_identical_set_pct": round(100 * same_set / n, 1),
             "top5_identical_order_pct": round(100 * same_order / n, 1), "recall@5_ours": round(ro, 1),
             "recall@5_reference": round(rf, 1), "delta_recall@5": round(ro - rf, 2),
             "max_abs_ppr_score_diff": float(f"{worst:.3g}"), "differing_questions_by_first_step": steps,
@@ -383,7 +386,11 @@ def main() -> None:
 
     python = ensure_venv(work / "venv", work / "stubs")
     corpus, openie = reference_inputs(args, ours["dataset"], work)
-    spec = {"save_dir": str(work / "reference_run"), "openie": openie, "corpus": corpus,
+    import hashlib
+
+    inputs = hashlib.sha1("|".join([corpus, openie, resolve_model_path("all-MiniLM-L6-v2"),
+                                    str(Path(corpus).stat().st_size), str(Path(openie).stat().st_size)]).encode())
+    spec = {"save_dir": str(work / f"reference_run-{inputs.hexdigest()[:10]}"), "openie": openie, "corpus": corpus,
             "model_path": resolve_model_path("all-MiniLM-L6-v2"), "questions": questions, "modes": args.modes,
             "kept": ours["kept"]}
     (work / "spec.json").write_text(json.dumps(spec))
