@@ -327,6 +327,7 @@ def compare(ours: list, ref: list, gold: list, id_of: dict, questions: list[str]
     r_ours, r_ref, worst = [], [], 0.0
     steps: dict[str, int] = {}
     examples = []
+    seeds_differ = 0
     for b, (o, f) in enumerate(zip(ours, ref)):
         top_o, top_f = o["docs"][:5], f["docs"][:5]
         same_order += top_o == top_f
@@ -336,6 +337,8 @@ def compare(ours: list, ref: list, gold: list, id_of: dict, questions: list[str]
         if not (o.get("fallback") or f.get("fallback")):  # dense fallback scores: ranks compared only
             ref_score = dict(zip(f["docs"], f["scores"]))
             worst = max([worst] + [abs(s - ref_score[d]) for d, s in zip(o["docs"], o["scores"]) if d in ref_score])
+        if set(o.get("entity_reset", {})) != set(f.get("entity_reset", {})):
+            seeds_differ += 1
         if set(top_o) != set(top_f):
             step = first_difference(o, f)
             steps[step] = steps.get(step, 0) + 1
@@ -347,7 +350,8 @@ def compare(ours: list, ref: list, gold: list, id_of: dict, questions: list[str]
     return {"questions": n, "dense_fallback_ours_reference": list(fallback), "top5_identical_set_pct": round(100 * same_set / n, 1),
             "top5_identical_order_pct": round(100 * same_order / n, 1), "recall@5_ours": round(ro, 1),
             "recall@5_reference": round(rf, 1), "delta_recall@5": round(ro - rf, 2),
-            "max_abs_ppr_score_diff": float(f"{worst:.3g}"), "differing_questions_by_first_step": steps,
+            "max_abs_ppr_score_diff": float(f"{worst:.3g}"), "questions_with_other_seed_entities": seeds_differ,
+            "differing_questions_by_first_step": steps,
             "examples": examples}
 
 
