@@ -194,7 +194,8 @@ class HippoRAG2Retriever(Retriever):
         s = self.settings
         info: dict[str, Any] = {"method": self.name, "damping": s.damping, "fact_top_k": s.fact_top_k,
                                 "fact_filter": bool(s.fact_filter and self.llm_available),
-                                "fact_filter_max": s.fact_filter_max, "link_top_k": s.link_top_k,
+                                "fact_filter_max": s.fact_filter_max, "fact_filter_asked": s.fact_filter_asked,
+                                "link_top_k": s.link_top_k,
                                 "passage_node_weight": s.passage_node_weight, "graph_weights": s.graph_weights,
                                 "edge_weights": s.edge_weights}
         if self.kg is not None:
