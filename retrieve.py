@@ -65,11 +65,13 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         run_batch_retrieval,
         run_title,
     )
+    from hyperrag.runners.cost import CostMark
     from hyperrag.runners.cross_fit import run_cross_fitted
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
     from hyperrag.utils.artifacts import check_unseen
 
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
+    run_labels = substituted_models(cfg)
     L.seed_everything(cfg.seed, verbose=False)
     check_llm_required(cfg)
     check_devices(cfg)
@@ -82,8 +84,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     encoder = instantiate(cfg.embedder)
     # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...)
     with build_llm(cfg.llm, dataset) as llm, reader_for(cfg, llm, dataset) as reader:
+        # the index phase's cost (metrics cost.index.*) runs from here: OpenIE, the method's index(), and with
+        # cv_folds each fold's training since the last fold's queries
+        cost_mark = [CostMark.now(llm, reader)]
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
-                                  extraction=getattr(settings, "extraction", None))
+                                  extraction=getattr(settings, "extraction", None),
+                                  shared_graph=cfg.shared_graph)
 
         def run_fold(data: Any, trained: dict[str, str], out: str) -> dict[str, Any]:
             """Index and retrieve ``data`` with the method's settings (``trained``: checkpoints to use)."""
@@ -95,10 +101,14 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             # no query is scored by an artifact trained on it (exit 2), unless the method is transductive by design
             if check_unseen(retriever.artifacts(), [q.id for q in data.queries]):
                 retriever.saw_questions = True
-            return run_batch_retrieval(data, retriever, out, top_k=cfg.top_k, batch_size=cfg.batch_size,
-                                       ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
-                                       devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
-                                       answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader)
+            metrics = run_batch_retrieval(data, retriever, out, top_k=cfg.top_k, batch_size=cfg.batch_size,
+                                          ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
+                                          devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
+                                          answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader,
+                                          answer_style=cfg.answer_style, labels=run_labels,
+                                          cost_since=cost_mark[0])
+            cost_mark[0] = CostMark.now(llm, reader)  # the next fold's index phase starts here
+            return metrics
 
         if cfg.get("cv_folds"):  # each fold scored by artifacts trained on the other folds
             metrics = run_cross_fitted(cfg, dataset, run_fold)
@@ -109,6 +119,16 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         tracker.finish(metrics)
         print(f"predictions and metrics in {cfg.out}")
     return metrics
+
+
+def substituted_models(cfg: DictConfig) -> dict[str, str]:
+    """``models=offline``: say once that the preset's models are replaced by the embedded ones, and label the run."""
+    if cfg.get("models_choice") != "offline":
+        return {}
+    log.warning("models=offline: the preset's models are replaced by the embedded ones (embedder %s, LLM %s, the "
+                "reader the same); the figures are labelled 'substituted models'", cfg.embedder.get("model"),
+                str(cfg.llm.get("_target_", "")).rsplit(".", 1)[-1])
+    return {"models": "substituted"}
 
 
 def check_llm_required(cfg: DictConfig) -> None:
@@ -148,4 +168,7 @@ def reader_for(cfg: DictConfig, llm: LanguageModel, dataset: Dataset) -> Abstrac
 
 
 if __name__ == "__main__":
+    from hyperrag.config.choices import check_command_line
+
+    check_command_line("retrieve")  # a bad choice or override: one line, exit 2 (not Hydra's paragraph)
     main()

@@ -13,7 +13,9 @@ A pipeline is the method's YAML composed exactly as ``retrieve.py method=<name>`
 ``overrides`` and method-setting keywords, checked before anything loads: a bad value stops with one line). Everything
 lives in ``index_dir``: the knowledge-graph index (:mod:`hyperrag.index`, so ``python -m hyperrag.index
 insert|delete|stats|export`` and ``retrieve.py index_dir=`` work on it), the chunking it was made with (manifest), and
-the method's derived stages (``derived/``: hierarchies, causal graphs, keyword sets, ...). Documents are chunked by
+the method's derived stages (``derived/``: hierarchies, causal graphs, keyword sets, ...). :meth:`RAG.index`,
+:meth:`RAG.insert` and :meth:`RAG.delete` hold the index's writer lock (:mod:`hyperrag.index.lock`): one writer at a
+time, the next waits up to ``index_lock.timeout_s``; retrieving never waits. Documents are chunked by
 semchunk (:mod:`hyperrag.index.chunking`), triples extracted by the configured LLM (resumable, every reply cached;
 records may bring their own ``triples``), and the method's own extraction (keywords, causal pairs, module summaries,
 gates) runs when its index is built. Without an LLM every skipped LLM step is counted in :attr:`RAG.llm_steps_skipped`
@@ -128,17 +130,19 @@ class RAG:
         rebuilt), then build the method's own stages. Returns what was built."""
         from hyperrag.index.chunking import read_documents
         from hyperrag.index.documents import build_from_documents
+        from hyperrag.index.lock import index_entries
 
         t0 = time.perf_counter()
         docs = read_documents(documents)
-        if self.index_dir.exists() and any(self.index_dir.iterdir()) and not (self.index_dir / "manifest.json").is_file():
+        if index_entries(self.index_dir) and not (self.index_dir / "manifest.json").is_file():
             raise InputError("exists and is not a hyperrag index; give an empty or new folder", path=self.index_dir,
                              field="index_dir")
-        kg, report = build_from_documents(self.index_dir, docs, self.chunking, self.encoder, self.graph, self.llm,
-                                          self.cache_dir, replace=True)
-        self._count_skipped("openie", report["openie_skipped"])
-        self._retriever = None
-        self._ready()
+        with self._writer():
+            kg, report = build_from_documents(self.index_dir, docs, self.chunking, self.encoder, self.graph, self.llm,
+                                              self.cache_dir, replace=True)
+            self._count_skipped("openie", report["openie_skipped"])
+            self._retriever = None
+            self._ready()
         return {"documents": len(docs), "passages": kg.graph.num_passages, "entities": kg.graph.num_entities,
                 "edges": kg.graph.num_edges, "extraction": report, "built": kg.built,
                 "seconds": round(time.perf_counter() - t0, 3)}
@@ -149,10 +153,11 @@ class RAG:
         from hyperrag.index.chunking import read_documents
         from hyperrag.index.documents import index_chunking, insert_from_documents
 
-        manifest = self._manifest()
-        result, report = insert_from_documents(self.index_dir, read_documents(documents),
-                                               index_chunking(manifest) or self.chunking, self.encoder, self.llm,
-                                               self.cache_dir)
+        docs = read_documents(documents)
+        with self._writer():
+            manifest = self._manifest()
+            result, report = insert_from_documents(self.index_dir, docs, index_chunking(manifest) or self.chunking,
+                                                   self.encoder, self.llm, self.cache_dir)
         self._count_skipped("openie", report["openie_skipped"])
         self._retriever = None
         return {**result.summary(), "extraction": report}
@@ -165,14 +170,16 @@ class RAG:
         from hyperrag.index.update import delete_documents
 
         self._manifest()
-        indexed, _, _ = index_passage_ids(self.index_dir)
-        passages: list[str] = []
-        for doc_id in [ids] if isinstance(ids, str) else ids:
-            found = document_passages(doc_id, indexed)
-            if not found:
-                raise InputError(f"no document or passage {doc_id!r} in the index", path=self.index_dir, field="ids")
-            passages.extend(found)
-        result = delete_documents(self.index_dir, list(dict.fromkeys(passages)))
+        with self._writer():
+            indexed, _, _ = index_passage_ids(self.index_dir)
+            passages: list[str] = []
+            for doc_id in [ids] if isinstance(ids, str) else ids:
+                found = document_passages(doc_id, indexed)
+                if not found:
+                    raise InputError(f"no document or passage {doc_id!r} in the index", path=self.index_dir,
+                                     field="ids")
+                passages.extend(found)
+            result = delete_documents(self.index_dir, list(dict.fromkeys(passages)))
         self._retriever = None
         return result.summary()
 
@@ -207,6 +214,13 @@ class RAG:
         return out
 
     # ---- internals ---------------------------------------------------------------------------------------------
+    def _writer(self) -> Any:
+        """The index's writer lock (:mod:`hyperrag.index.lock`) for one :meth:`index` / :meth:`insert` /
+        :meth:`delete`: another writer of ``index_dir`` waits up to ``index_lock.timeout_s``, then stops."""
+        from hyperrag.index.lock import index_writer
+
+        return index_writer(self.index_dir, float(self.cfg.index_lock.timeout_s), f"hyperrag.RAG({self.method!r})")
+
     def _count_skipped(self, step: str, count: int) -> None:
         if count > 0:
             self.llm_steps_skipped[step] += count

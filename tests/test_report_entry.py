@@ -99,8 +99,15 @@ def test_intervals_paired_tests_and_published_rows(tmp_path):
     for method, hits in rows.items():
         r5 = 100 * sum(len({"g1", "g2"} & set(h)) / 2 for h in hits) / len(hits)
         fcr = 100 * sum({"g1", "g2"} <= set(h) for h in hits) / len(hits)
+        cost = {"cost.index.llm_calls": 100.0, "cost.index.prompt_tokens": 5000.0, "cost.index.seconds": 3.0,
+                "cost.query.retrieval.llm_calls_per_1k_queries": 1000.0 * (method == "catrag"),
+                "cost.query.retrieval.prompt_tokens_per_1k_queries": 9.0e5 * (method == "catrag"),
+                "cost.query.reader.llm_calls_per_1k_queries": 1000.0,
+                "cost.query.reader.prompt_tokens_per_1k_queries": 4.0e5, "cost.query.prompt_tokens_per_1k_queries":
+                    4.0e5 + 9.0e5 * (method == "catrag"), "cost.query.seconds_per_1k_queries": 20.0,
+                "index_bytes": 3 * 2**20}
         run = make_run(root, method, method, "musique", (r5, r5, r5), [exp, "data=musique", f"method={method}"],
-                       **{"fcr@5": fcr, "queries": 40})
+                       **{"fcr@5": fcr, "queries": 40, **cost})
         _predictions(run, hits, gold)
     path = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5,fcr@5]"))
     text = path.read_text()
@@ -114,3 +121,8 @@ def test_intervals_paired_tests_and_published_rows(tmp_path):
     ours = text.index("| ours: catrag |", text.index("## Paper vs ours: Table 2"))
     assert text[ours:].splitlines()[1].startswith("| Δ ours − paper (CatRAG) | +22.6 |")
     assert "## Paper vs ours: Table 4" in text
+    # cost per row: index and per-1,000-query LLM calls / tokens per backend, the index size; recall against cost
+    assert "## Cost" in text
+    cost_row = next(x for x in text.splitlines() if x.startswith("| catrag | musique | 100 | 5,000 | 3.0 |"))
+    assert "| 1,000 | 900,000 | 1,000 | 400,000 | 20.0 | 3.0 |" in cost_row
+    assert (path.parent / "recall_vs_cost.png").stat().st_size > 5000

@@ -42,10 +42,28 @@ def test_fake_llm_pipeline(tmp_path):
         assert all(r["supporting_ids"] == [r["ranked_ids"][0]] for r in rows)  # P99 dropped: never shown
         assert metrics["em"] == 100.0 and metrics["f1"] == 100.0
         assert metrics["jsr"] == pytest.approx(metrics["fcr@5"])
-        # a rerun is answered from the response cache
+        # what it cost, per backend: the reader is the retrieval LLM (reader_llm=same), split off by its task
+        usage = json.loads((tmp_path / "run" / "metrics.json").read_text())["llm_usage"]
+        reader, filt = usage["grounded_answer"], usage["fact_filter/max4"]
+        for backend, task in (("reader", reader), ("retrieval", filt)):
+            assert metrics[f"cost.query.{backend}.llm_calls"] == metrics[f"cost.query.{backend}.llm_requests"] == 6
+            assert metrics[f"cost.query.{backend}.prompt_tokens"] == task["prompt_tokens"] > 0
+            assert metrics[f"cost.query.{backend}.completion_tokens"] == task["completion_tokens"] > 0
+            assert metrics[f"cost.query.{backend}.prompt_tokens_per_1k_queries"] == pytest.approx(
+                task["prompt_tokens"] * 1000 / 6, abs=1e-3)
+        assert metrics["cost.query.llm_calls"] == 12 and metrics["cost.index.llm_calls"] == 0  # OpenIE from the file
+        assert metrics["cost.query.seconds"] > 0 and metrics["cost.index.seconds"] >= metrics["index_seconds"]
+        assert metrics["index_bytes"] > 0  # the knowledge-graph index directory
+        # a rerun is answered from the response cache: no request, no new token; the cached replies' tokens kept
         server.reset()
         again = retrieve.run(compose_retrieve(tmp_path, *overrides))
         assert server.stats["requests"] == 0 and again["em"] == 100.0
+        assert again["resumed_queries"] == 6 and again["cost.query.llm_calls"] == 0  # resumed: nothing asked
+        fresh = retrieve.run(compose_retrieve(tmp_path, *overrides, "resume=false"))
+        assert server.stats["requests"] == 0 and fresh["em"] == 100.0
+        assert fresh["cost.query.llm_calls"] == fresh["cost.query.cache_hits"] == 12
+        assert fresh["cost.query.llm_requests"] == fresh["cost.query.prompt_tokens"] == 0
+        assert fresh["cost.query.cached_prompt_tokens"] == metrics["cost.query.prompt_tokens"]
 
 
 @pytest.mark.llm

@@ -56,6 +56,13 @@ def test_reader_is_its_own_backend(tmp_path):
     assert "em" in metrics and "answer" not in metrics["llm_steps_skipped"]
     record = saved(tmp_path)
     assert record["reader_llm_usage"]["grounded_answer"]["calls"] == 6 and "llm_usage" not in record
+    # cost per backend: the reader's six answers; no retrieval LLM configured, so no keys of its own
+    usage = record["reader_llm_usage"]["grounded_answer"]
+    assert metrics["cost.query.reader.llm_calls"] == metrics["cost.query.llm_calls"] == 6
+    assert metrics["cost.query.reader.prompt_tokens"] == usage["prompt_tokens"] > 0
+    assert metrics["cost.query.reader.llm_calls_per_1k_queries"] == 1000.0
+    assert not any(k.startswith(("cost.query.retrieval.", "cost.index.retrieval.")) for k in metrics)
+    assert metrics["cost.index.llm_calls"] == 0 and metrics["cost.index.reader.llm_calls"] == 0
 
 
 @pytest.mark.parametrize("experiment", ["catrag_paper", "catrag_table", "catrag_ablation"])
@@ -91,3 +98,16 @@ def test_paper_table_needs_an_llm(tmp_path):
     allowed = retrieve.run(compose_retrieve(tmp_path, "experiment=hipporag2_table", "data=sample", "method=dense",
                                             "llm=none", "allow_llm_free=true"))
     assert allowed["llm_label"] == "LLM-free"
+
+
+def test_explanatory_answers_are_scored_on_their_short_answer(tmp_path):
+    """answer_style=explanatory: the reader explains, EM / F1 score the short answer it gives beside it."""
+    short = retrieve.run(compose_retrieve(tmp_path / "s", "method=dense", "llm=none", "reader_llm=oracle"))
+    long = retrieve.run(compose_retrieve(tmp_path / "l", "method=dense", "llm=none", "reader_llm=oracle",
+                                         "answer_style=explanatory"))
+    rows = [json.loads(x) for x in (tmp_path / "l" / "run" / "predictions.jsonl").read_text().splitlines()]
+    answered = [r for r in rows if r["short_answer"] != "unknown"]
+    assert answered and all(r["answer"].startswith(f"The answer is {r['short_answer']}.") for r in answered)
+    assert all(len(r["answer"]) > len(r["short_answer"]) for r in rows)
+    assert long["em"] == short["em"] and long["f1"] == short["f1"]   # the same bare answers are scored
+    assert long["match_acc"] == short["match_acc"]                    # the explanation contains the answer

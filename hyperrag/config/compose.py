@@ -39,9 +39,14 @@ def config_dir() -> Path:
 
 
 def compose_config(config_name: str, overrides: list[str]) -> Any:
-    """``config_name`` composed with Hydra's compose API (outside a running Hydra app, or inside one)."""
+    """``config_name`` composed with Hydra's compose API (outside a running Hydra app, or inside one); an override
+    choosing an option its config group lacks raises :class:`~hyperrag.errors.InputError` naming the choices."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
+
+    from hyperrag.config.choices import check_choices
+
+    check_choices(config_name, overrides)
 
     if GlobalHydra.instance().is_initialized():
         return compose(config_name, overrides=overrides)

@@ -25,6 +25,10 @@ HIPPORAG2_RELEASE = ("HippoRAG 2 release (OSU-NLP-Group/HippoRAG, reproduce/data
                      "dataset on Hugging Face)")
 
 
+#: HolisQA's five domains (HugRAG Table 3), named as hyperrag/reporting/published/hugrag.yaml names them
+HOLISQA_DOMAINS = ("medicine", "computer_science", "business", "biology", "psychology")
+
+
 @dataclass(frozen=True)
 class PaperDataset:
     """One dataset of the papers' tables: its files under ``paper_data`` and how they are read.
@@ -33,7 +37,8 @@ class PaperDataset:
         name: the dataset's name in configs, reports and the published-number files.
         files: the files it needs, relative to ``paper_data``.
         layout: the reader: ``hipporag2_release`` (``<name>.json`` + ``<name>_corpus.json``),
-            ``multiple_choice`` (``<name>.jsonl``: questions with options, passages in the records or a corpus).
+            ``multiple_choice`` (``<name>.jsonl``: questions with options, passages in the records or a corpus),
+            ``msmarco`` (:mod:`hyperrag.data.msmarco`), ``qasc`` (:mod:`hyperrag.data.qasc`), ``jsonl``.
         source: where the files are published.
         papers: the papers whose tables use it.
         reader_issue: set when no reader exists yet (the line names the issue that adds it).
@@ -70,13 +75,19 @@ PAPER_DATASETS: dict[str, PaperDataset] = {d.name: d for d in (
                  ("CDF-RAG",)),
     PaperDataset("adversarialqa", ("adversarialqa.json",), "adversarialqa",
                  "AdversarialQA (Bartolo et al., 2020; the dev split)", ("CDF-RAG",), reader_issue="issue 33"),
-    PaperDataset("msmarco", ("msmarco.json", "msmarco_corpus.json"), "msmarco",
-                 "MS MARCO (Bajaj et al., 2018)", ("HugRAG",), reader_issue="issue 31"),
-    PaperDataset("qasc", ("qasc.json", "qasc_corpus.json"), "qasc",
-                 "QASC (Khot et al., 2020)", ("HugRAG",), reader_issue="issue 31"),
+    PaperDataset("msmarco", ("msmarco.json",), "msmarco",
+                 "MS MARCO QnA v2.1 (Bajaj et al., 2018; microsoft/MSMARCO-Question-Answering, dev_v2.1.json or a "
+                 "sample of its rows; the corpus is the passages given with the questions)", ("HugRAG",)),
+    PaperDataset("qasc", ("qasc.jsonl",), "qasc",
+                 "QASC (Khot et al., 2020; allenai, QASC_Dataset/dev.jsonl; the corpus is the questions' facts)",
+                 ("HugRAG",)),
     PaperDataset("holisqa", ("holisqa/queries.jsonl", "holisqa/corpus.jsonl"), "jsonl",
                  "HolisQA (HugRAG; where its release is not available, the output of python -m hyperrag.holisqa, "
                  "labelled as such)", ("HugRAG",)),
+    *(PaperDataset(f"holisqa_{domain}", (f"holisqa/{domain}/queries.jsonl", f"holisqa/{domain}/corpus.jsonl"),
+                   "jsonl", f"HolisQA-{domain} (HugRAG Table 3; its release, or python -m hyperrag.holisqa over 2025 "
+                   f"{domain.replace('_', ' ')} papers, labelled as such)", ("HugRAG",))
+      for domain in HOLISQA_DOMAINS),
 )}
 
 
@@ -162,6 +173,16 @@ def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None =
         # MedMCQA's released files number the correct option 1-4 (cop); the others give 0-based indices or letters
         dataset = multiple_choice_dataset(root / spec.files[0], cop_base=1 if name == "medmcqa" else 0,
                                           corpus=corpus, name=name)
+    elif spec.layout == "msmarco":
+        from hyperrag.data.msmarco import read_msmarco
+
+        dataset = read_msmarco(root / spec.files[0], name=name)
+        dataset.openie_path = openie_path
+    elif spec.layout == "qasc":
+        from hyperrag.data.qasc import read_qasc
+
+        dataset = read_qasc(root / spec.files[0], name=name)
+        dataset.openie_path = openie_path
     elif spec.layout == "jsonl":
         from hyperrag.data.datasets import jsonl_dataset
 

@@ -74,6 +74,21 @@ class EmbeddingCache:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO vec (key, v) VALUES (?, ?)", rows)
 
+    def rows(self) -> tuple[list[bytes], np.ndarray]:
+        """Every cached row: (keys — SHA-256 of the texts —, vectors [N, D] float32), in key order; for carrying a
+        cache to another machine (``benchmarks/gpu_check.py``)."""
+        keys, vectors = [], []
+        for key, blob in self._db.execute("SELECT key, v FROM vec ORDER BY key"):
+            keys.append(bytes(key))
+            vectors.append(np.frombuffer(blob, dtype=np.float32))
+        return keys, np.stack(vectors) if vectors else np.zeros((0, self.dim or 0), dtype=np.float32)
+
+    def put_rows(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Store rows by key (the SHA-256 of their texts, as :meth:`rows` gives them)."""
+        rows = [(bytes(k), np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in zip(keys, vectors)]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO vec (key, v) VALUES (?, ?)", rows)
+
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM vec").fetchone()[0]
 

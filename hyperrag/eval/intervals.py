@@ -51,24 +51,39 @@ class Interval:
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """``a − b`` over the queries both runs scored: the mean difference with its bootstrap interval, and the
-    two-sided p-value of a paired permutation test (the differences' signs flipped at random)."""
+    """``a − b`` over the queries both runs scored: the mean difference with its bootstrap interval, the two-sided
+    p-value of a paired permutation test (the differences' signs flipped at random), and how many queries differ.
+
+    With few differing queries (e.g. 3 of 51 full-chain hits gained, none lost) the bootstrap interval of the mean
+    difference cannot reach zero although the exact test cannot reject it (p = 0.25 for 3 sign flips): a
+    difference is *shown* only when the interval excludes zero **and** the permutation test rejects at the same
+    level; :meth:`verdict` says which of the two holds."""
 
     difference: Interval
     p_value: float
+    discordant: int = 0
 
     @property
     def excludes_zero(self) -> bool:
         """Whether the difference's interval lies wholly above or wholly below zero."""
         return self.difference.low > 0 or self.difference.high < 0
 
+    @property
+    def shown(self) -> bool:
+        """The interval excludes zero and the paired permutation test rejects no difference at its level."""
+        return self.excludes_zero and self.p_value < 1 - self.difference.level
+
     def verdict(self, a: str = "a", b: str = "b") -> str:
-        """One line: which run is better, and whether the interval of the difference excludes zero."""
+        """One line: which run is better, whether the interval of the difference excludes zero, and the test."""
         d = self.difference
-        if not self.excludes_zero:
-            return f"{a} − {b} = {d.text()}: the interval includes 0, no difference shown (n={d.n}, p={self.p_value:.3f})"
-        better = a if d.estimate > 0 else b
-        return f"{a} − {b} = {d.text()}: {better} is better, the interval excludes 0 (n={d.n}, p={self.p_value:.3f})"
+        tail = f"(n={d.n}, {self.discordant} differ, p={self.p_value:.3f})"
+        if self.shown:
+            better = a if d.estimate > 0 else b
+            return f"{a} − {b} = {d.text()}: {better} is better, the interval excludes 0 {tail}"
+        if self.excludes_zero:
+            return (f"{a} − {b} = {d.text()}: the interval excludes 0 but the paired permutation test does not "
+                    f"reject (too few queries differ), no difference shown {tail}")
+        return f"{a} − {b} = {d.text()}: the interval includes 0, no difference shown {tail}"
 
 
 def _array(values: Sequence[float]) -> np.ndarray:
@@ -128,21 +143,23 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], *, scale: float = 
         scale, level, resamples, seed: as in :func:`mean_interval`.
 
     Returns:
-        ``PairedComparison``: the mean of ``a − b`` with its bootstrap interval, and the two-sided p-value of
-        scipy's paired permutation test (``permutation_type="samples"``: each query's pair swapped at random).
+        ``PairedComparison``: the mean of ``a − b`` with its bootstrap interval, the two-sided p-value of scipy's
+        paired permutation test (``permutation_type="samples"``: each query's pair swapped at random; exact when
+        the distinct swaps are fewer than ``resamples``), and the number of queries where the runs differ.
     """
     x, y = _array(a), _array(b)
     if x.shape != y.shape:
         raise ValueError(f"paired runs need the same queries: {x.size} vs {y.size} values")
     diff = mean_interval(x - y, scale=scale, level=level, resamples=resamples, seed=seed)
-    if x.size < 2 or np.all(x == y):
-        return PairedComparison(diff, 1.0)
+    discordant = int(np.count_nonzero(x != y))
+    if x.size < 2 or discordant == 0:
+        return PairedComparison(diff, 1.0, 0)
     from scipy.stats import permutation_test
 
     res = permutation_test((x, y), lambda u, v, axis=-1: np.mean(u - v, axis=axis), permutation_type="samples",
                            vectorized=True, n_resamples=resamples, alternative="two-sided",
                            rng=np.random.default_rng(seed))
-    return PairedComparison(diff, float(res.pvalue))
+    return PairedComparison(diff, float(res.pvalue), discordant)
 
 
 def _metric_order(metric: str) -> tuple[int, str, int]:

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
-from hyperrag.eval.qa import answer_in_response, exact_match, option_correct, response_correct, token_f1
+from hyperrag.eval.qa import (
+    answer_in_response,
+    exact_match,
+    option_correct,
+    response_correct,
+    scored_answer,
+    token_f1,
+)
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 
 __all__ = ["NOT_PERCENT", "RunValues", "comparable_metrics", "per_query_values", "run_per_query"]
@@ -57,8 +64,9 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
         qid, golds, pred = str(r["id"]), r.get("answers") or [], r.get("answer") or ""
         if golds:
             chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r.get("gold_ids") else 0.0
-            out.setdefault("em", {})[qid] = exact_match(pred, golds)
-            out.setdefault("f1", {})[qid] = token_f1(pred, golds)
+            short = scored_answer(pred, r.get("short_answer"))
+            out.setdefault("em", {})[qid] = exact_match(short, golds)
+            out.setdefault("f1", {})[qid] = token_f1(short, golds)
             out.setdefault("match_acc", {})[qid] = answer_in_response(pred, golds)
             out.setdefault("jsr", {})[qid] = chain * response_correct(pred, golds, r.get("options"),
                                                                       r.get("answer_index"))

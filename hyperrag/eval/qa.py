@@ -59,22 +59,31 @@ def response_correct(prediction: str, golds: Sequence[str], options: Sequence[st
 
 def qa_metrics(predictions: Sequence[str], golds: Sequence[Sequence[str]],
                full_chain: Sequence[float] | None = None, options: Sequence[Sequence[str]] | None = None,
-               answer_indices: Sequence[int | None] | None = None) -> dict[str, float]:
+               answer_indices: Sequence[int | None] | None = None,
+               short_answers: Sequence[str | None] | None = None) -> dict[str, float]:
     """Mean EM, F1 and Match-Acc (``match_acc``: a gold answer contained in the response) in percent over
     queries with gold answers; JSR (full chain retrieved *and* the response contains the answer, see
     :func:`response_correct`) when ``full_chain`` (per query 0/1, e.g. fcr@5) is given; ``options`` /
-    ``answer_indices`` per query for multiple-choice queries."""
+    ``answer_indices`` per query for multiple-choice queries. ``short_answers``: per query the bare answer of an
+    explanatory response (``answer_style=explanatory``), which EM and F1 score instead of the whole response."""
     rows = [(i, p, g) for i, (p, g) in enumerate(zip(predictions, golds)) if g]
     if not rows:
         return {}
-    em = [exact_match(p, g) for _, p, g in rows]
-    out = {"em": 100.0 * sum(em) / len(rows), "f1": 100.0 * sum(token_f1(p, g) for _, p, g in rows) / len(rows),
+    short = [scored_answer(p, short_answers[i] if short_answers else None) for i, p, _ in rows]
+    em = [exact_match(s, g) for s, (_, _, g) in zip(short, rows)]
+    out = {"em": 100.0 * sum(em) / len(rows),
+           "f1": 100.0 * sum(token_f1(s, g) for s, (_, _, g) in zip(short, rows)) / len(rows),
            "match_acc": 100.0 * sum(answer_in_response(p, g) for _, p, g in rows) / len(rows)}
     if full_chain is not None:
         hit = [response_correct(p, g, options[i] if options else None, answer_indices[i] if answer_indices else None)
                for i, p, g in rows]
         out["jsr"] = 100.0 * sum(full_chain[i] * h for (i, _, _), h in zip(rows, hit)) / len(rows)
     return out
+
+
+def scored_answer(response: str, short_answer: str | None) -> str:
+    """What EM and F1 score: an explanatory response's short answer when it gave one, else the response."""
+    return short_answer if isinstance(short_answer, str) and short_answer.strip() else response
 
 
 def option_correct(prediction: str, options: Sequence[str], answer_index: int | None) -> float | None:

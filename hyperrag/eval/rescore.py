@@ -106,6 +106,8 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
     inputs = EvalInputs(rows=rows, corpus=None if dataset is None else dataset.corpus, llm=llm, encoder=encoder,
                         ks=tuple(cfg.ks or _select(run_cfg, "ks", [2, 5, 10])),
                         context_top_n=int(cfg.context_top_n or _select(run_cfg, "answer_top_n", 0) or 5),
+                        context_max_items=cfg.get("context_max_items"),
+                        context_max_tokens=cfg.get("context_max_tokens"),
                         lexical_threshold=float(cfg.lexical_threshold),
                         relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress),
                         hr_delta=float(cfg.get("hr_delta") or 0.0), span_threshold=float(cfg.get("span_threshold", 0.8)),
@@ -114,7 +116,8 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
     aggregate, per_query, skipped = evaluate_rows(inputs, metrics)
     record = {"predictions": str(pred), "dataset": saved.get("dataset") or _select(data_cfg, "name"),
               "method": saved.get("method") or _select(_select(run_cfg, "method"), "name"),
-              "queries": len(rows), "context_top_n": inputs.context_top_n, "ks": list(inputs.ks),
+              "queries": len(rows), "context_top_n": inputs.context_top_n,
+              "context_max_items": inputs.context_max_items, "context_max_tokens": inputs.context_max_tokens, "ks": list(inputs.ks),
               "llm": getattr(llm, "model", None) if inputs.llm_available else None,
               "metrics": aggregate, "skipped": skipped}
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -39,6 +39,7 @@ are met.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,7 +54,14 @@ from hyperrag.eval.causal import (
 from hyperrag.eval.context import causal_coverage, context_recall, lexical_claim_recall, llm_claim_recall
 from hyperrag.eval.groundedness import lexical_groundedness, llm_groundedness
 from hyperrag.eval.judge import llm_judge_accuracy
-from hyperrag.eval.qa import answer_in_response, exact_match, option_correct, response_correct, token_f1
+from hyperrag.eval.qa import (
+    answer_in_response,
+    exact_match,
+    option_correct,
+    response_correct,
+    scored_answer,
+    token_f1,
+)
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
@@ -78,6 +86,8 @@ class EvalInputs:
     encoder: Encoder | None = None  # the sentence embedder for relevancy
     ks: tuple[int, ...] = (2, 5, 10)
     context_top_n: int = 5
+    context_max_items: int | None = None  # evaluator cap: items of a recorded evidence list (passages: context_top_n)
+    context_max_tokens: int | None = None  # evaluator cap: the context's length (words x 1.3), every method alike
     lexical_threshold: float = 0.8
     relevancy_questions: int = 3
     progress: bool = False
@@ -100,10 +110,10 @@ class EvalInputs:
     def context_text(self, row: dict[str, Any]) -> str | None:
         used = used_evidence(row)
         if used is not None:
-            return "\n".join(used)
+            return capped_context(used, self.context_max_items, self.context_max_tokens)
         if self.corpus is None:
             return None
-        return "\n".join(t for _, t in self.context_pairs(row))
+        return capped_context([t for _, t in self.context_pairs(row)], None, self.context_max_tokens)
 
     @property
     def has_answers(self) -> bool:
@@ -112,6 +122,18 @@ class EvalInputs:
     @property
     def llm_available(self) -> bool:
         return bool(getattr(self.llm, "available", False))
+
+
+def capped_context(items: list[str], max_items: int | None, max_tokens: int | None) -> str:
+    """The evaluated context: the first ``max_items`` items, cut at ``max_tokens`` (words × 1.3) in all — the
+    uniform cap HugRAG's evaluation puts on what every method passes to the judge (its Appendix F.4)."""
+    items = items[:max_items] if max_items is not None else items
+    text = "\n".join(items)
+    if max_tokens is None:
+        return text
+    keep = int(max_tokens / 1.3)
+    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    return text if len(ends) <= keep else text[: ends[keep - 1]] if keep else ""
 
 
 def used_evidence(row: dict[str, Any]) -> list[str] | None:
@@ -180,10 +202,11 @@ def m_qa(e: EvalInputs) -> Result:
         if not golds or "answer" not in r:
             per.append({"em": None, "f1": None, "match_acc": None, "jsr": None})
             continue
-        em = exact_match(pred, golds)
+        short = scored_answer(pred, r.get("short_answer"))  # an explanatory response's bare answer
+        em = exact_match(short, golds)
         chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], e.context_top_n) if r.get("gold_ids") else 0.0
         hit = response_correct(pred, golds, r.get("options"), r.get("answer_index"))
-        per.append({"em": em, "f1": token_f1(pred, golds), "match_acc": answer_in_response(pred, golds),
+        per.append({"em": em, "f1": token_f1(short, golds), "match_acc": answer_in_response(pred, golds),
                     "jsr": hit * chain})
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "match_acc", "jsr")}, per
 

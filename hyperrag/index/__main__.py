@@ -23,6 +23,10 @@ lines that carry their own ``triples`` keep them; with ``llm=none`` passages ent
 ``build --chunk``). ``insert`` embeds with the embedder the index records unless ``--embedder`` or an ``embedder=``
 override says otherwise. Prints one JSON line (what changed, incl. the number of touched nodes); bad input prints
 one line and exits 2.
+``build``, ``insert``, ``delete`` and ``refresh`` are writers: each holds the index's lock
+(:mod:`hyperrag.index.lock`) while it runs; a second writer of the same index waits up to ``--lock-timeout``
+seconds (default ``index_lock.timeout_s``, hydra_configs/index_lock/) and then stops with one line naming the
+holder, exit 2. ``verify``, ``stats`` and ``export`` read without waiting.
 """
 
 from __future__ import annotations
@@ -74,7 +78,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ref.add_argument("--index", required=True)
     ref.add_argument("--method", default="hugrag", help="method config name (default: %(default)s)")
     ref.add_argument("overrides", nargs="*", help="Hydra-style overrides of the retrieve config, e.g. llm=none")
+    for writer in (build, ins, dele, ref):
+        writer.add_argument("--lock-timeout", type=float, default=None,
+                            help="seconds to wait for another writer of the index (default: index_lock.timeout_s)")
     return ap.parse_args(argv)
+
+
+WRITERS = ("build", "insert", "delete", "refresh")
+
+
+def lock_timeout(args: argparse.Namespace) -> float | None:
+    """How long this writer waits for the index's lock: ``--lock-timeout``, else the composed config's
+    ``index_lock.timeout_s`` (overrides included), else (``delete``: no overrides) the YAML's."""
+    if args.lock_timeout is not None:
+        if args.lock_timeout < 0:
+            raise InputError(f"must be >= 0, got {args.lock_timeout}", field="--lock-timeout")
+        return args.lock_timeout
+    overrides = list(getattr(args, "overrides", []) or [])
+    if not any(o.lstrip("+~").startswith("index_lock") for o in overrides):
+        return None
+    if args.command == "refresh":
+        overrides = [f"method={args.method}", *overrides]
+    return float(_config(overrides).index_lock.timeout_s)
 
 
 def refresh(index: str, method: str, overrides: list[str]) -> dict:
@@ -98,6 +123,9 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
     if not path.is_dir():
         raise InputError("index directory not found (build one with `python -m hyperrag.index build`)", path=path,
                          field="--index")
+    from hyperrag.config.choices import check_choices
+
+    check_choices("retrieve", [f"method={method}", *overrides])  # an unknown choice: the group and its choices
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             cfg = compose("retrieve", overrides=[f"method={method}", f"index_dir={path.resolve()}", *overrides])
@@ -222,6 +250,21 @@ def main(argv: list[str] | None = None) -> dict:
     if args.command == "refresh":  # a method's stages may train with Lightning: its own console handler goes too
         import lightning  # noqa: F401
     configure_console()  # warnings and errors only (each command's result is its JSON line)
+    if args.command in WRITERS:  # one writer per index: held for the whole command
+        from hyperrag.index.lock import index_writer
+
+        command = "python -m hyperrag.index " + " ".join(sys.argv[1:] if argv is None else argv)
+        with index_writer(args.index, lock_timeout(args), command, create=args.command == "build"):
+            out = run_command(args)
+    else:
+        out = run_command(args)
+    if args.command != "stats" or args.json:  # stats without --json printed its text
+        print(json.dumps(out))
+    return out
+
+
+def run_command(args: argparse.Namespace) -> dict:
+    """The command's result (its JSON line; ``stats`` without ``--json`` prints its text too)."""
     if args.command == "build":
         out = build(args)
     elif args.command == "verify":
@@ -240,7 +283,6 @@ def main(argv: list[str] | None = None) -> dict:
         out = graph_statistics(load_kg_directory(args.index).graph, top=args.top)
         if not args.json:
             print(format_statistics(out))
-            return out
     elif args.command == "refresh":
         out = refresh(args.index, args.method, list(args.overrides))
     elif args.command == "delete":
@@ -258,7 +300,6 @@ def main(argv: list[str] | None = None) -> dict:
         out = delete_documents(args.index, ids).summary()
     else:
         out = insert(args)
-    print(json.dumps(out))
     return out
 
 

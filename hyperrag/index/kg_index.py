@@ -13,7 +13,6 @@ Incremental insert/delete of documents lives in :mod:`hyperrag.index.update`.
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from hyperrag.errors import InputError
 from hyperrag.graph.build import GraphEmbeddings, build_knowledge_graph
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.provenance import GraphProvenance, build_provenance
+from hyperrag.index.lock import clear_index_directory, index_entries, index_writer
 from hyperrag.index.passages import write_passages
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
 from hyperrag.ops.knn_graph import KnnSettings
@@ -137,10 +137,14 @@ def load_kg_directory(path: str | Path) -> KGIndex:
     directory = IndexDirectory(path, stage="graph")
     if not directory.path.is_dir():
         raise InputError("index directory not found", path=directory.path)
-    manifest = directory.verify()
-    graph, emb, prov = read_kg_files(directory, manifest)
-    return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, str(manifest.get("key", "")),
-                   str(manifest.get("inputs", {}).get("encoder", "")))
+
+    def read() -> KGIndex:
+        manifest = directory.verify()
+        graph, emb, prov = read_kg_files(directory, manifest)
+        return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov,
+                       str(manifest.get("key", "")), str(manifest.get("inputs", {}).get("encoder", "")))
+
+    return directory.read_stable(read)  # no lock: a generation published meanwhile is read instead
 
 
 def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
@@ -156,9 +160,8 @@ def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
 def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: Encoder,
                 settings: GraphSettings, key: str, inputs: dict[str, Any], t0: float,
                 extra: dict[str, Any] | None = None) -> KGIndex:
-    if directory.path.exists():  # stale, partial or corrupt: rebuild from scratch
-        shutil.rmtree(directory.path)
-    directory.path.mkdir(parents=True)
+    clear_index_directory(directory.path)  # stale, partial or corrupt: rebuild from scratch (the lock stays)
+    directory.path.mkdir(parents=True, exist_ok=True)
     settings_dict = asdict(settings)
     openie = read_openie(openie_path, corpus)
     graph, emb = build_knowledge_graph(corpus, openie, encoder, **{**settings_dict, "knn": settings.knn})
@@ -174,8 +177,9 @@ def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, en
 
 def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path, encoder: Encoder,
                        settings: GraphSettings, extra: dict[str, Any] | None = None,
-                       replace: bool = False) -> KGIndex:
-    """Build the index of ``corpus`` (+ its OpenIE file) into ``path``.
+                       replace: bool = False, lock_timeout: float | None = None) -> KGIndex:
+    """Build the index of ``corpus`` (+ its OpenIE file) into ``path``, holding its writer lock
+    (:mod:`hyperrag.index.lock`; ``lock_timeout``: seconds to wait for another writer, ``None``: the YAML's).
 
     An index of the same inputs already there is loaded, not rebuilt; any other index there (one that
     was updated since, or built from other inputs) is refused rather than overwritten — or, with ``replace``,
@@ -185,16 +189,18 @@ def build_kg_directory(path: str | Path, corpus: Corpus, openie_path: str | Path
     t0 = time.perf_counter()
     key, inputs = _index_key(corpus, Path(openie_path), encoder, settings)
     directory = IndexDirectory(path, stage="graph")
-    if directory.matches(key):
-        graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
-        return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, key, encoder.model_key)
-    if replace and directory.manifest_path.is_file():
-        log.info("replacing the index in %s", directory.path)
-        shutil.rmtree(directory.path)
-    if directory.path.exists() and any(directory.path.iterdir()):
-        raise InputError("exists and holds another index (updated, or built from other inputs); delete it or "
-                         "choose another folder", path=directory.path, field="--index")
-    return _build_into(directory, corpus, Path(openie_path), encoder, settings, key, inputs, t0, extra)
+    with index_writer(path, lock_timeout):
+        if directory.matches(key):
+            graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
+            return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, key,
+                           encoder.model_key)
+        if replace and directory.manifest_path.is_file():
+            log.info("replacing the index in %s", directory.path)
+            clear_index_directory(directory.path)
+        if index_entries(directory.path):
+            raise InputError("exists and holds another index (updated, or built from other inputs); delete it or "
+                             "choose another folder", path=directory.path, field="--index")
+        return _build_into(directory, corpus, Path(openie_path), encoder, settings, key, inputs, t0, extra)
 
 
 def load_or_build_kg_index(dataset: Dataset, encoder: Encoder, settings: GraphSettings,
@@ -211,17 +217,29 @@ def load_or_build_kg_index(dataset: Dataset, encoder: Encoder, settings: GraphSe
     key, inputs = _index_key(dataset.corpus, Path(dataset.openie_path), encoder, settings)
     root = Path(root) if root else default_cache_dir() / "index"
     directory = IndexDirectory(root / f"{dataset.name}-kg-{key[:12]}", stage="graph")
-    try:
-        if directory.matches(key):
-            graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
-            log.info("loaded index %s", directory.path)
-            return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, key, encoder.model_key)
-    except IndexCorruptError as err:
-        if on_corrupt != "rebuild":
-            raise
-        log.warning("%s — rebuilding stages 'graph' and 'embeddings' (cheap: embeddings are cached)", err)
 
-    return _build_into(directory, dataset.corpus, Path(dataset.openie_path), encoder, settings, key, inputs, t0)
+    def load() -> KGIndex | None:
+        try:
+            if directory.matches(key):
+                graph, emb, prov = read_kg_files(directory, directory.manifest() or {})
+                log.info("loaded index %s", directory.path)
+                return KGIndex(graph, emb, directory.path, False, time.perf_counter() - t0, prov, key,
+                               encoder.model_key)
+        except IndexCorruptError as err:
+            if on_corrupt != "rebuild":
+                raise
+            log.warning("%s — rebuilding stages 'graph' and 'embeddings' (cheap: embeddings are cached)", err)
+        return None
+
+    found = load()
+    if found is not None:
+        return found
+    with index_writer(directory.path):  # one build at a time; a run that waited loads what the other built
+        found = load()
+        if found is not None:
+            return found
+        return _build_into(directory, dataset.corpus, Path(dataset.openie_path), encoder, settings, key, inputs,
+                           t0)
 
 
 def graph_settings(**overrides: Any) -> GraphSettings:

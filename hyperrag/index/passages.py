@@ -62,14 +62,18 @@ def index_passage_ids(path: str | Path) -> tuple[list[str], list[Passage] | None
     if not directory.path.is_dir():
         raise InputError("index directory not found (build one with `python -m hyperrag.index build`)",
                          path=directory.path, field="index_dir")
-    manifest = directory.verify()
-    meta = graph_folder(directory, manifest) / "graph.json"
-    try:
-        ids = json.loads(meta.read_text(encoding="utf-8"))["passage_ids"]
-    except (OSError, ValueError, KeyError) as err:
-        raise directory.corrupt(str(meta.relative_to(directory.path)), f"unreadable ({type(err).__name__})",
-                                "graph") from None
-    return list(ids), read_passages(directory, manifest), str(manifest.get("key", ""))
+
+    def read() -> tuple[list[str], list[Passage] | None, str]:
+        manifest = directory.verify()
+        meta = graph_folder(directory, manifest) / "graph.json"
+        try:
+            ids = json.loads(meta.read_text(encoding="utf-8"))["passage_ids"]
+        except (OSError, ValueError, KeyError) as err:
+            raise directory.corrupt(str(meta.relative_to(directory.path)), f"unreadable ({type(err).__name__})",
+                                    "graph") from None
+        return list(ids), read_passages(directory, manifest), str(manifest.get("key", ""))
+
+    return directory.read_stable(read)  # no lock: a generation published meanwhile is read instead
 
 
 def dataset_for_index(dataset: Dataset, index_dir: str | Path) -> Dataset:

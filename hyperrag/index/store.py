@@ -10,9 +10,11 @@ recomputes nothing.
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hyperrag.errors import InputError
 from hyperrag.utils.atomic import atomic_write_json
@@ -20,6 +22,7 @@ from hyperrag.utils.hashing import file_digest
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
+T = TypeVar("T")
 
 
 class IndexCorruptError(InputError):
@@ -67,6 +70,27 @@ class IndexDirectory:
         except (ValueError, UnicodeDecodeError):
             return None
         return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+
+    def _manifest_stamp(self) -> tuple[int, int, int] | None:
+        """Identity of the manifest file now (a commit renames a new file over it: another inode)."""
+        try:
+            st = os.stat(self.manifest_path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def read_stable(self, read: Callable[[], T], attempts: int = 3) -> T:
+        """``read()`` — a reader of the manifest and the files it lists — run again when it failed because a writer
+        published a new generation meanwhile (and collected the files the old manifest listed); a failure with the
+        manifest unchanged is the index's own and is raised. Readers take no lock (:mod:`hyperrag.index.lock`)."""
+        for attempt in range(attempts):
+            before = self._manifest_stamp()
+            try:
+                return read()
+            except IndexCorruptError:
+                if attempt == attempts - 1 or self._manifest_stamp() == before:
+                    raise
+        raise AssertionError("unreachable")
 
     def matches(self, key: str) -> bool:
         """True when a complete index with this key is here (checksums verified, else raises)."""

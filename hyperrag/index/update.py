@@ -2,7 +2,9 @@
 
 Each update writes a new generation folder (``gen-<n>/``: graph, provenance, passages, embeddings) and then
 the manifest, atomically; the manifest is the commit point, so a crash mid-update leaves the previous
-generation intact (the half-written folder is cleared by the next update). The manifest's
+generation intact (the half-written folder is cleared by the next update). Each update holds the index's writer
+lock (:mod:`hyperrag.index.lock`: a second writer waits, then stops naming the holder), and reads the index only
+once it holds it, so concurrent updates land one after the other. The manifest's
 ``updates`` list records every operation; ``touched_nodes`` in the result is the hook for local
 Leiden / summary / gate / Poincaré updates (other stages: not redone here).
 
@@ -24,6 +26,7 @@ from hyperrag.data.types import Corpus, Passage
 from hyperrag.errors import InputError
 from hyperrag.graph.incremental import UpdateResult, delete_passages, insert_passages
 from hyperrag.index.kg_index import read_kg_files, save_kg_files
+from hyperrag.index.lock import index_writer
 from hyperrag.index.passages import PASSAGES_FILE, read_passages
 from hyperrag.index.store import IndexDirectory
 from hyperrag.utils.hashing import stable_digest
@@ -80,8 +83,17 @@ def _provenance_or_fail(directory: IndexDirectory, prov: Any) -> Any:
     return prov
 
 
-def delete_documents(index: str | Path, passage_ids: Sequence[str]) -> UpdateResult:
-    """Delete passages and every node and edge supported only by them."""
+def delete_documents(index: str | Path, passage_ids: Sequence[str],
+                     lock_timeout: float | None = None) -> UpdateResult:
+    """Delete passages and every node and edge supported only by them.
+
+    ``lock_timeout``: seconds to wait for another writer of the index (``None``: ``index_lock.timeout_s``).
+    """
+    with index_writer(index, lock_timeout, create=False):
+        return _delete(index, passage_ids)
+
+
+def _delete(index: str | Path, passage_ids: Sequence[str]) -> UpdateResult:
     directory, manifest = _open(index)
     graph, emb, prov = read_kg_files(directory, manifest)
     try:
@@ -95,11 +107,18 @@ def delete_documents(index: str | Path, passage_ids: Sequence[str]) -> UpdateRes
 
 
 def insert_documents(index: str | Path, corpus: Corpus, openie: OpenIERecords, encoder: Encoder,
-                     note: dict[str, Any] | None = None) -> UpdateResult:
+                     note: dict[str, Any] | None = None, lock_timeout: float | None = None) -> UpdateResult:
     """Insert ``corpus`` passages (with their OpenIE records, ``openie.triples[i]`` for ``corpus[i]``).
 
-    ``note``: more fields for the manifest's record of this update (e.g. how the triples were extracted).
+    ``note``: more fields for the manifest's record of this update (e.g. how the triples were extracted);
+    ``lock_timeout``: seconds to wait for another writer of the index (``None``: ``index_lock.timeout_s``).
     """
+    with index_writer(index, lock_timeout, create=False):
+        return _insert(index, corpus, openie, encoder, note)
+
+
+def _insert(index: str | Path, corpus: Corpus, openie: OpenIERecords, encoder: Encoder,
+            note: dict[str, Any] | None) -> UpdateResult:
     directory, manifest = _open(index)
     encoder_key = manifest.get("inputs", {}).get("encoder")
     if encoder_key and getattr(encoder, "model_key", encoder_key) != encoder_key:

@@ -31,6 +31,8 @@ class TaskStats:
     dropped_ids: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # what the replies served from the cache cost when they were made
+    cached_completion_tokens: int = 0
     wall_s: float = 0.0
     failures: Counter = field(default_factory=Counter)
 
@@ -88,6 +90,8 @@ class Accounting:
             s.requests += result.requests
             s.prompt_tokens += result.prompt_tokens
             s.completion_tokens += result.completion_tokens
+            s.cached_prompt_tokens += result.cached_prompt_tokens
+            s.cached_completion_tokens += result.cached_completion_tokens
             s.dropped_ids += result.dropped_ids
             s.repair_rounds += max(0, result.parse_attempts - 1)
             s.repaired_json += int(result.repaired)
@@ -103,9 +107,9 @@ class Accounting:
         with self._lock:
             tot = TaskStats()
             for s in self.tasks.values():
-                for name in ("calls", "ok", "failed", "cache_hits", "requests", "repair_rounds", "repaired_json",
-                             "dropped_ids", "prompt_tokens", "completion_tokens", "wall_s"):
-                    setattr(tot, name, getattr(tot, name) + getattr(s, name))
+                for f in fields(TaskStats):
+                    if f.name != "failures":
+                        setattr(tot, f.name, getattr(tot, f.name) + getattr(s, f.name))
                 tot.failures.update(s.failures)
             return tot
 

@@ -144,7 +144,9 @@ class Session:
                 else:
                     return TaskResult(task.label, True, parsed.output, parsed.value, cached=True,
                                       parse_attempts=1, dropped_ids=parsed.dropped_ids, repaired=parsed.repaired,
-                                      latency_s=time.perf_counter() - start, raw=hit.raw)
+                                      latency_s=time.perf_counter() - start, raw=hit.raw,
+                                      cached_prompt_tokens=hit.prompt_tokens,
+                                      cached_completion_tokens=hit.completion_tokens)
         res = await self._ask(p)
         res.latency_s = time.perf_counter() - start
         return res

@@ -91,6 +91,8 @@ class TaskResult:
         requests: HTTP requests sent for this call (0 when served from the cache).
         parse_attempts: model replies parsed (1 + repair rounds).
         cached: served from the response cache.
+        prompt_tokens / completion_tokens: tokens of the requests this call sent (0 when served from the cache).
+        cached_prompt_tokens / cached_completion_tokens: a cached reply's tokens, as recorded when it was made.
         dropped_ids: IDs the model returned that its prompt never showed (removed from ``output``).
         raw: the last raw model text (useful for debugging failures).
     """
@@ -107,6 +109,8 @@ class TaskResult:
     latency_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cached_completion_tokens: int = 0
     dropped_ids: int = 0
     repaired: bool = False
     raw: str | None = None

@@ -77,6 +77,10 @@ def run_tags(metrics: dict[str, Any]) -> list[str]:
         tags.append("transductive")
     if isinstance(metrics.get("cv_folds"), int) and metrics["cv_folds"] > 1:
         tags.append(f"cross-fitted, {metrics['cv_folds']} folds")
+    if metrics.get("models") == "substituted":
+        tags.append("substituted models")
+    if isinstance(metrics.get("protocol"), str) and metrics["protocol"] not in ("", "transductive"):
+        tags.append(str(metrics["protocol"]))
     return tags
 
 

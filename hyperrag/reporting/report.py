@@ -15,6 +15,7 @@ from typing import Any
 from hyperrag.errors import InputError
 from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
+from hyperrag.reporting.cost import cost_table, has_cost, plot_recall_vs_cost
 from hyperrag.reporting.paper_rows import paper_sections
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
 from hyperrag.reporting.significance import paired_table, paired_tests
@@ -35,7 +36,8 @@ TAG_MEANINGS = {
     "streaming": "questions answered one at a time in arrival order, none seen before it arrives",
     "held-out graphs": "the scored questions' query graphs kept out of the index",
 }
-EFFICIENCY = ("index_seconds", "retrieve_seconds", "queries_per_second", "llm_calls_per_query", "answer_seconds")
+EFFICIENCY = ("index_seconds", "retrieve_seconds", "queries_per_second", "latency_seconds", "seed_latency_seconds",
+              "edge_weighting_latency_seconds", "llm_calls_per_query", "answer_seconds")
 
 
 def default_name(specs: Sequence[str], runs: Sequence[RunRecord]) -> str:
@@ -86,8 +88,10 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
         sections += ["## Paired tests against the strongest baseline", "",
                      (f"Rows under test: {tested}. Δ = row − the strongest baseline of that dataset and metric, over "
                       "the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
-                      "paired permutation test. ✓ better and the interval excludes 0; ✗ worse and it excludes 0; "
-                      "~ the interval includes 0 (no difference shown)."), "", paired_table(tests), ""]
+                      "paired permutation test, and how many queries differ. ✓ better: the interval excludes 0 and "
+                      "p < 0.05; ✗ worse, likewise; ~ no difference shown (the interval includes 0); ~* no "
+                      "difference shown although the interval excludes 0 (too few queries differ for the exact "
+                      "test to reject)."), "", paired_table(tests), ""]
     sections += paper_sections(experiment or name, runs)
     ceiling = ceiling_table(runs)
     if ceiling:
@@ -97,6 +101,10 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     eff = present_metrics(runs, EFFICIENCY)
     if eff:
         sections += ["## Efficiency", "", comparison_table(runs, eff, digits=2), ""]
+    if has_cost(runs):
+        sections += ["## Cost", "", ("LLM calls and tokens (prompt + completion, the cached replies' original tokens "
+                     "included: what an uncached run pays) per backend, for indexing and per 1,000 queries; wall "
+                     "seconds; the index's size on disk."), "", cost_table(runs), ""]
     plots: list[tuple[str, Path | None]] = [
         ("recall@k curves", plot_recall_curves(runs, folder / "recall_at_k.png")),
         ("method comparison", plot_bars(runs, [m for m in plot_metrics if m in shown] or shown[:2],
@@ -104,6 +112,9 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     ]
     if ceiling:
         plots.append(("oracle ceiling", plot_ceiling(runs, folder / "oracle_ceiling.png")))
+    if has_cost(runs):
+        plots.append(("recall against cost", plot_recall_vs_cost(runs, folder / "recall_vs_cost.png",
+                                                                 (list(plot_metrics) or ["recall@5"])[0])))
     sweep_keys = numeric_sweep_keys(runs)
     short = [k.rsplit(".", 1)[-1] for k in sweep_keys]
     if len(sweep_keys) == 1:

@@ -35,8 +35,9 @@ class PairedTest:
 
     @property
     def better(self) -> bool | None:
-        """True: the row is better and the interval excludes zero; False: worse and excludes zero; None: not shown."""
-        if not self.result.excludes_zero:
+        """True: the row is better (the interval excludes zero and the permutation test rejects); False: worse,
+        likewise; None: no difference shown."""
+        if not self.result.shown:
             return None
         gain = self.result.difference.estimate
         return (gain < 0) if lower_is_better(self.metric) else (gain > 0)
@@ -116,8 +117,10 @@ def paired_table(tests: Sequence[PairedTest], digits: int = 1) -> str:
                 continue
             d = t.result.difference
             mark = {True: "✓", False: "✗", None: "~"}[t.better]
+            if t.better is None and t.result.excludes_zero:
+                mark = "~*"  # the interval excludes 0, the exact test does not reject: too few queries differ
             row.append(f"{d.estimate:+.{digits}f} [{d.low:+.{digits}f}, {d.high:+.{digits}f}] "
-                       f"p={t.result.p_value:.3f} {mark}")
+                       f"p={t.result.p_value:.3f} ({t.result.discordant} differ) {mark}")
         n = max(c.result.difference.n for c in cells.values())
         rows.append(row + [str(n)])
     header = ["row", "data", "against (strongest baseline)"] + [f"Δ {m}" for m in metrics] + ["queries"]

@@ -303,8 +303,14 @@ class HugRAGSettings:
 
     Attributes:
         alpha: weight of the cosine in the hybrid score (``1 − alpha`` on the lexical score).
-        lexical: ``bm25`` (bm25s scores / per-query max) or ``overlap`` (token-set overlap coefficient).
-        k0, kl: MMR seeds per query among entities (H0) and among modules (H>0).
+        lexical: ``token_overlap`` (the paper's normalised token overlap ``|Q ∩ T| / |Q|``), ``bm25`` (bm25s scores
+            / per-query max; a labelled option off the paper) or ``overlap`` (token-set overlap coefficient).
+        lexical_text: what Lex reads of an entity: ``title+description`` (name and description — its facts when
+            the graph has no descriptions — cut to ``node_tokens``; the paper's "title and summary") or ``title``.
+        seeding: ``per_level`` (Algorithm 1 line 12: ``k0`` entities and ``kl`` modules of every module level) or
+            ``pooled`` (``kl`` modules of all levels together: a labelled option off the paper).
+        k0, kl: MMR seeds per query among entities (K_0) and per module level (K_ℓ; ``pooled``: in all).
+        max_hops: the hop limit h of the gated traversal (``null``: none).
         mmr_lambda: MMR trade-off λ (1 = pure relevance); ``mmr_pool``: candidates the MMR chooses from.
         gamma: hop decay γ of the expansion gain.
         edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
@@ -324,13 +330,17 @@ class HugRAGSettings:
         graph: the knowledge-graph index settings (``graph/``).
         index_root: where KG and hierarchy indexes live (``null``: ``$HYPERRAG_CACHE/index``).
         details_nodes: expanded nodes listed per query in the prediction details.
+        answer_style: the answer step's ``short`` or ``explanatory`` answers (the run's ``answer_style``).
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hugrag.HugRAGRetriever"
     alpha: Probability
-    lexical: Literal["bm25", "overlap"]
+    lexical: Literal["token_overlap", "bm25", "overlap"]
+    lexical_text: Literal["title+description", "title"]
+    seeding: Literal["per_level", "pooled"]
     k0: NonNegativeInt
     kl: NonNegativeInt
+    max_hops: PositiveInt | None
     mmr_lambda: Probability
     mmr_pool: PositiveInt
     gamma: Annotated[float, Field(gt=0, le=1)]
@@ -352,6 +362,7 @@ class HugRAGSettings:
     graph: GraphSettings
     index_root: str | None
     details_nodes: NonNegativeInt
+    answer_style: Literal["short", "explanatory"]
 
 
 # ---- HyperRAG ----------------------------------------------------------------------------------------------
@@ -406,11 +417,11 @@ class PoincareTrainSettings:
 
 @settings
 class StreamingSettings:
-    """HyperRAG's ``streaming``: query graphs join the ball at retrieval time when ``enabled``; every
-    ``update_frequency`` queries the new and touched nodes train ``epochs`` epochs; query nodes unseen for
-    ``max_query_age`` queries (or beyond ``max_query_nodes``) are pruned (``null``: never)."""
+    """HyperRAG's ``streaming`` (``protocol: streaming``): query graphs join the ball as questions arrive; every
+    ``update_frequency`` questions the new and touched nodes train ``epochs`` epochs (1: each question's graph is
+    trained before it is ranked); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
+    beyond ``max_query_nodes``) are pruned (``null``: never)."""
 
-    enabled: bool
     update_frequency: PositiveInt
     epochs: PositiveInt
     max_query_age: PositiveInt | None
@@ -431,6 +442,12 @@ class HyperRAGSettings:
 
     Attributes:
         graph: ``explicit`` | ``implicit`` | ``fused`` — the forest the ball is trained on.
+        query_graph: ``passages`` (the paper's query graph: passage nodes, passage–passage edges) or
+            ``question_root`` (labelled variant: the question is a node tied to its passages, and to their children
+            ``query_closure_depth`` edges down).
+        protocol: ``transductive`` (the query file's questions' graphs are built into the ball at index time) or
+            ``streaming`` (Algorithm 1: the questions arrive one at a time; each one's graph joins and trains only
+            when it arrives, then it is ranked; no question's graph is in the ball before it arrives).
         keywords, explicit, key_entity, implicit: the passage graph's keyword sets, keyword edges, key-entity
             links (the fusion's entity merge) and query graphs.
         implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
@@ -443,7 +460,10 @@ class HyperRAGSettings:
         multi_step: decompose with the LLM, answer the sub-questions in order, synthesise (without an LLM: single
             step, counted as skipped); ``max_sub_questions`` used at most; ``reader_passages`` shown to the reader
             per (sub-)question.
-        streaming: query graphs at retrieval time.
+        route_simple: with ``multi_step``, the LLM first says whether the question is single-hop; those are
+            answered in a single step (§4.2: "for straightforward queries, a single retrieval and reasoning cycle").
+        answer_style: the multi-step final answer's style (``short`` | ``explanatory``: the run's ``answer_style``).
+        streaming: the update schedule of ``protocol: streaming``.
         models_dir: root of trained models (``<models_dir>/hyperrag/...``).
         index_root: cache of keyword sets.
         retrain: train even when a checkpoint exists.
@@ -453,6 +473,8 @@ class HyperRAGSettings:
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hyperrag.HyperRAGRetriever"
     graph: Literal["explicit", "implicit", "fused"]
+    query_graph: Literal["passages", "question_root"]
+    protocol: Literal["transductive", "streaming"]
     keywords: KeywordSettings
     explicit: ExplicitSettings
     key_entity: KeyEntitySettings
@@ -465,8 +487,10 @@ class HyperRAGSettings:
     model: PoincareModelSettings
     train: PoincareTrainSettings
     multi_step: bool
+    route_simple: bool
     max_sub_questions: PositiveInt
     reader_passages: PositiveInt
+    answer_style: Literal["short", "explanatory"]
     streaming: StreamingSettings
     models_dir: str
     index_root: str | None

@@ -13,6 +13,8 @@ processes receive both from it once the process group is up, so every process sh
 own ``out`` resolved to. After the loop the other ranks send rank 0 their query-time counters (LLM usage,
 skipped LLM steps, answer time) and rank 0 alone merges the shards, writes ``predictions.jsonl`` and
 ``metrics.json``.
+``metrics.json`` also records what the run cost (:mod:`hyperrag.runners.cost`): ``cost.index.*`` and ``cost.query.*``
+per LLM backend (calls, tokens, seconds; the query phase also per 1,000 queries) and ``index_bytes``.
 ``predictions.meta.json`` keys the rows to (dataset, corpus, retriever, top_k, answering, and the index
 version when retrieving over an index directory): a run with other settings, or over an index updated
 since, starts afresh; so does ``resume=False``.
@@ -38,6 +40,7 @@ from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.llm.accounting import Accounting, TaskStats, stats_since
 from hyperrag.retrievers.base import Retriever
+from hyperrag.runners.cost import CostMark, index_bytes, run_cost
 from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
 from hyperrag.utils.hashing import Hasher, stable_digest
 
@@ -64,7 +67,7 @@ class RetrievalModule(L.LightningModule):
     """Wraps a retriever so Lightning can shard query batches over devices/processes; answers per batch."""
 
     def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int, llm: LanguageModel | None = None,
-                 answer_top_n: int = 0) -> None:
+                 answer_top_n: int = 0, answer_style: str = "short") -> None:
         super().__init__()
         self.retriever = retriever
         self.corpus: Corpus = dataset.corpus
@@ -72,6 +75,7 @@ class RetrievalModule(L.LightningModule):
         self.top_k = top_k
         self.llm = llm
         self.answer_top_n = answer_top_n
+        self.answer_style = answer_style
         self.answer_seconds = 0.0
 
     def transfer_batch_to_device(self, batch: list[Query], device: torch.device, dataloader_idx: int) -> list[Query]:
@@ -93,7 +97,7 @@ class RetrievalModule(L.LightningModule):
                 row.update(options=list(q.options), answer_index=q.answer_index)
             rows.append(row)
         t0 = time.perf_counter()
-        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n)
+        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n, style=self.answer_style)
         self.answer_seconds += time.perf_counter() - t0
         return rows
 
@@ -194,12 +198,15 @@ def is_worker_process() -> bool:
     return getattr(rank_zero_only, "rank", 0) != 0
 
 
-def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool) -> str:
+def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool,
+               answer_style: str = "short") -> str:
     corpus = Hasher()
     for pid in dataset.corpus.ids:
         corpus.update(pid).update(b"\0")
     spec = {"dataset": dataset.name, "corpus": corpus.hexdigest(), "retriever": type(retriever).__qualname__,
             "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
+    if answering and answer_style != "short":  # short answers keep the key rows were written under before
+        spec["answer_style"] = answer_style
     index_key = getattr(retriever, "index_key", None)
     if index_key:  # retrieving over an index directory: an insert/delete since invalidates the rows
         spec["index"] = index_key
@@ -233,7 +240,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
-                        reader_llm: LanguageModel | None = None) -> dict[str, Any]:
+                        reader_llm: LanguageModel | None = None, answer_style: str = "short",
+                        labels: dict[str, Any] | None = None, cost_since: CostMark | None = None) -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
 
@@ -241,13 +249,19 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         llm: the retrieval LLM (the retriever's); its label marks the figures (LLM-free, oracle, model).
         reader_llm: the QA reader (default: ``llm``) — another model or endpoint than the one that scores edges
             or filters facts, as CatRAG and HippoRAG 2 run it.
+        answer_style: the reader's ``short`` answers or ``explanatory`` ones (an explanation plus the short answer
+            that EM / F1 score).
+        labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
+            "substituted"}`` for ``models=offline``).
+        cost_since: where the index phase began (:class:`~hyperrag.runners.cost.CostMark`, taken before OpenIE
+            and ``index()``); ``None``: the LLM calls made before the loop and ``index_seconds``.
 
     Returns the metrics dict (empty on ranks other than 0).
     """
     reader = reader_llm if reader_llm is not None else llm
     answering = bool(answer_top_n and getattr(reader, "available", False))
     top = max(top_k, max(ks))
-    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0)
+    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0, answer_style)
     trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
                         enable_model_summary=False, callbacks=[_AppendWriter()],
                         enable_progress_bar=len(dataset.queries) > batch_size)
@@ -255,7 +269,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     # node 0; processes it started (or a cluster launched) are not, and leave the resume state to rank 0.
     launcher = trainer.node_rank == 0 and trainer.local_rank == 0
     out = Path(out_dir)
-    key = resume_key(dataset, retriever, top, answering)
+    key = resume_key(dataset, retriever, top, answering, answer_style)
     done: dict[str, dict[str, Any]] = {}
     todo_ids: list[str] | None = None
     if launcher:
@@ -290,6 +304,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     seconds = time.perf_counter() - t0
     if rank != 0:
         return {}
+    loop_end = CostMark.now(llm, reader)  # rank 0's counters hold the other ranks' by now
+    loop_end.seconds = t0 + seconds
     calls_before = before.llm_calls
     reader_calls_before = before.reader_calls
     rows_by_id = finished_rows(out, key, {q.id for q in dataset.queries}) if todo_ids else done
@@ -304,6 +320,11 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         metrics["processes"] = processes  # DDP ranks that retrieved a shard
     if "answer_failures" in metrics:
         metrics["answer_seconds"] = round(module.answer_seconds, 3)
+    if todo_ids:  # per-query latency of retrieval (the reader's answers apart) and of each timed stage
+        n = len(todo_ids)
+        metrics["latency_seconds"] = round((seconds - module.answer_seconds) / n, 4)
+        for stage, total in sorted(getattr(retriever, "stage_seconds", {}).items()):
+            metrics[f"{stage}_latency_seconds"] = round(total / n, 4)
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
         metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(todo_ids), 1), 2)
@@ -316,11 +337,19 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         log.warning("%s: configured LLM steps that did not run (no LLM, failed call or budget cap): %s",
                     getattr(retriever, "name", "retriever"), ", ".join(f"{k} {v}" for k, v in skipped.items()))
     metrics.update(run_labels(llm, reader, retriever))
+    metrics.update(labels or {})
     atomic_write_jsonl(out / PREDICTIONS, rows)
     for shard in out.glob("predictions.rank*.jsonl"):
         shard.unlink()
     if index_seconds is not None:
         metrics["index_seconds"] = round(index_seconds, 3)
+    loop_start = CostMark(t0, before.llm, before.reader)
+    mark = cost_since or CostMark(t0 - (index_seconds or 0.0))
+    metrics.update(run_cost(mark, loop_start, loop_end, len(todo_ids), has_llm=bool(getattr(llm, "available", False)),
+                            has_reader=answering, reader_is_llm=reader is llm))
+    size = index_bytes(retriever)
+    if size is not None:
+        metrics["index_bytes"] = size
     record = {"dataset": dataset.name, **retriever.describe(), "metrics": metrics}
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
@@ -339,7 +368,8 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
         n = answer_top_n or 5
         chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
         metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
-                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows]))
+                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows],
+                                  short_answers=[r.get("short_answer") for r in rows]))
         metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
@@ -371,6 +401,8 @@ def run_labels(llm: LanguageModel | None, reader: LanguageModel | None, retrieve
         out["reader_llm_label"] = llm_label(reader)
     if getattr(retriever, "transductive", False):
         out["transductive"] = True
+    if isinstance(getattr(retriever, "protocol", None), str):  # "streaming" | "transductive" | "held-out graphs"
+        out["protocol"] = retriever.protocol
     return out
 
 
@@ -394,5 +426,18 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
         table.add_column(k, justify="right")
     table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
     Console().print(table)
-    extra = {k: v for k, v in metrics.items() if k not in keys}
+    extra = {k: v for k, v in metrics.items() if k not in keys and not k.startswith("cost.")}
     Console().print(extra)
+    Console().print(cost_line(metrics))
+
+
+def cost_line(metrics: dict[str, Any]) -> str:
+    """One line of what the run cost (the ``cost.*`` keys in full are in ``metrics.json``)."""
+    def part(phase: str) -> str:
+        calls = metrics.get(f"cost.{phase}.llm_calls", 0)
+        tokens = metrics.get(f"cost.{phase}.prompt_tokens", 0) + metrics.get(f"cost.{phase}.completion_tokens", 0)
+        return f"{phase} {metrics.get(f'cost.{phase}.seconds', 0):.1f} s, {calls} LLM calls, {tokens:,} tokens"
+
+    size = metrics.get("index_bytes")
+    tail = f"; index on disk {size / 2**20:.1f} MiB" if isinstance(size, int) else ""
+    return f"cost: {part('index')}; {part('query')}{tail}"

@@ -100,3 +100,18 @@ def test_run_per_query_reads_a_run_and_pairs_by_query_id(tmp_path, capsys):
     assert main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "recall@3" in out and "b − a" in out
+
+
+def test_few_differing_queries_are_not_shown_even_when_the_bootstrap_interval_excludes_zero():
+    """3 full-chain hits gained and none lost over 51 queries: every bootstrap resample has a mean ≥ 0, so the
+    interval excludes 0, but three sign flips give an exact two-sided p of 0.25: no difference is shown."""
+    base = np.zeros(51)
+    better = base.copy()
+    better[:3] = 1.0
+    cmp = paired_comparison(better, base)
+    assert cmp.excludes_zero and cmp.discordant == 3
+    assert cmp.p_value == pytest.approx(0.25, abs=0.02)
+    assert not cmp.shown and "too few queries differ" in cmp.verdict("ours", "base")
+    many = base.copy()
+    many[:12] = 1.0
+    assert paired_comparison(many, base).shown   # 12 of 12 differing queries gained: p ≈ 0.0005

@@ -48,7 +48,7 @@ def test_insert_delete_directory_equals_full_build(tmp_path):
     loaded = load_kg_directory(kg.directory)
     manifest = json.loads((kg.directory / "manifest.json").read_text())
     assert [u["op"] for u in manifest["updates"]] == ["insert", "delete"]
-    assert sorted(p.name for p in kg.directory.iterdir()) == ["gen-2", "manifest.json"]
+    assert sorted(p.name for p in kg.directory.iterdir()) == [".writer.lock", "gen-2", "manifest.json"]  # + the lock
     ds = sample_dataset()
     keep = [i for i, p in enumerate(ds.corpus.passages) if p.id not in gone]
     openie = read_openie(ds.openie_path, ds.corpus)

@@ -28,6 +28,7 @@ REGISTRY: dict[str, str] = {
     "passage_relations": "passage_relations:PassageRelations",
     "missing_concepts": "missing_concepts:MissingConcepts",
     "query_refinement": "query_refinement:QueryRefinement",
+    "question_routing": "question_routing:QuestionRouting",
     "causal_pair_verification": "causal_pair_verification:CausalPairVerification",
     "causal_entailment": "causal_entailment:CausalEntailment",
     "claim_extraction": "claim_extraction:ClaimExtraction",
