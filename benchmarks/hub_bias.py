@@ -28,7 +28,6 @@ from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.hub_bias import hub_bias, node_strength, plot_hub_bias
 from hyperrag.eval.retrieval import retrieval_metrics
-from hyperrag.graph.knowledge_graph import EdgeType
 from hyperrag.llm import build_llm, llm_label
 from hyperrag.retrievers.catrag import CatRAGRetriever
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
@@ -68,8 +67,8 @@ def main() -> None:
         static = methods["hipporag2"]
         static.index(ds)
         graph = static.graph
-        ei, w = graph.weighted_edges({EdgeType[k.upper()]: v for k, v in static.settings.edge_weights.items()})
-        strength = node_strength(ei, w, graph.num_nodes)  # the shared yardstick
+        w = static.ppr_weights  # HippoRAG 2's weighted graph, as its PPR sees it
+        strength = node_strength(w.edge_index, w.weight, graph.num_nodes)  # the shared yardstick
         for name, retriever in methods.items():
             if retriever is not static:
                 retriever.index(ds)

@@ -30,7 +30,7 @@ def test_oracle_run_is_labelled_upper_bound(tmp_path, capsys):
     assert metrics["llm_kind"] == "oracle" and metrics["llm_label"] == "upper bound (oracle)"
     record = saved(tmp_path)
     assert record["metrics"]["llm_kind"] == "oracle"
-    assert record["llm_usage"]["fact_filter/max4"]["ok"] == 6  # the fact filter really ran, on gold
+    assert record["llm_usage"]["fact_filter/max5-ask4"]["ok"] == 6  # the fact filter really ran, on gold
     assert record["metrics"]["llm_steps_skipped"] == {}
     assert "upper bound (oracle)" in capsys.readouterr().out
     # every answer equals the gold answer exactly when the full chain is in the reader's top-5

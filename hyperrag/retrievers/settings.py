@@ -235,8 +235,15 @@ class HippoRAG2Settings:
         link_top_k: seed entities kept per query (0: every entity a seed fact names).
         passage_node_weight: reset mass of passage nodes relative to entity seeds.
         fact_filter: HippoRAG 2's recognition memory (the LLM keeps the relevant top facts); needs an LLM.
-        fact_filter_max: facts the filter keeps at most.
-        edge_weights: per-type multipliers of the stored edge weights.
+        fact_filter_max: facts the filter keeps at most (HippoRAG 2's code: 5).
+        fact_filter_asked: facts the filter prompt asks the model for at most (HippoRAG 2's prompt: 4;
+            ``null``: no number).
+        graph_weights: ``reference`` — the PPR graph weighted as HippoRAG 2's code builds it (each relation
+            key in both directions with the triple count, each synonym key from each endpoint's neighbour
+            list, replacing the relation key of the same ordered pair: :mod:`hyperrag.graph.reference_weights`);
+            ``single`` — one edge per pair with the stored weight (triple count, cosine).
+        synonym_max_neighbours: with ``reference``, synonyms listed per entity at most (HippoRAG 2: 101).
+        edge_weights: per-type multipliers of the edge weights (with ``reference``: of each key).
         graph: the knowledge-graph index settings (``graph/``).
         tol, max_iter: PPR convergence.
         index_root: where KG indexes live (``null``: ``$HYPERRAG_CACHE/index``).
@@ -249,6 +256,9 @@ class HippoRAG2Settings:
     passage_node_weight: NonNegativeFloat
     fact_filter: bool
     fact_filter_max: PositiveInt
+    fact_filter_asked: PositiveInt | None
+    graph_weights: Literal["reference", "single"]
+    synonym_max_neighbours: PositiveInt
     edge_weights: KGEdgeWeights
     graph: GraphSettings
     tol: PositiveFloat
@@ -261,20 +271,27 @@ class CatRAGSettings(HippoRAG2Settings):
     """``method/catrag.yaml``: HippoRAG 2's settings plus
 
     Attributes:
+        variant: ``paper`` | ``authors_code`` — which of the paper's and its authors' code's choices the YAML's
+            per-choice settings take (``boost_beta``, ``boost_renormalise``, ``edge_weights.synonym``,
+            ``edge_scoring.{score_scale, weak_multiplier, tau_facts, max_facts_shown, seed_pool}``); an
+            explicit value of one of them still wins.
         anchoring: query-named entities as weak seeds; ``anchor_epsilon`` their reset mass before division by
             their passage count; ``anchor_min_chars`` the shortest entity name anchored; with an LLM, a mention
             from query NER anchors its nearest entity when their cosine is at least ``anchor_link_threshold``.
-        passage_boost: context arcs seed entity → passage holding a seed fact weighted ``× (1 + boost_beta)``.
+        passage_boost: context arcs seed entity → passage holding a seed fact weighted ``× (1 + boost_beta)``;
+            ``boost_renormalise``: then every passage arc of that entity rescaled to the old total.
         edge_weighting: LLM dynamic edge weights (skipped without an LLM), with ``edge_scoring``.
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.catrag.CatRAGRetriever"
+    variant: Literal["paper", "authors_code"]
     anchoring: bool
     anchor_epsilon: NonNegativeFloat
     anchor_min_chars: NonNegativeInt
     anchor_link_threshold: Cosine
     passage_boost: bool
     boost_beta: NonNegativeFloat
+    boost_renormalise: bool
     edge_weighting: bool
     edge_scoring: EdgeScoringSettings
 
