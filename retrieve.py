@@ -106,6 +106,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                           devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
                                           answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader,
                                           answer_style=cfg.answer_style, labels=run_labels,
+                                          reader_prompt=reader_prompt_of(cfg),
                                           cost_since=cost_mark[0])
             cost_mark[0] = CostMark.now(llm, reader)  # the next fold's index phase starts here
             return metrics
@@ -119,6 +120,13 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         tracker.finish(metrics)
         print(f"predictions and metrics in {cfg.out}")
     return metrics
+
+
+def reader_prompt_of(cfg: DictConfig) -> str:
+    """The QA reader's prompt (``reader_prompt``; ``auto``: the method's own)."""
+    from hyperrag.generation.reader import resolve_reader_prompt
+
+    return resolve_reader_prompt(str(cfg.get("reader_prompt", "auto")), cfg.method.get("reader_prompt"))
 
 
 def substituted_models(cfg: DictConfig) -> dict[str, str]:

@@ -67,7 +67,7 @@ class RetrievalModule(L.LightningModule):
     """Wraps a retriever so Lightning can shard query batches over devices/processes; answers per batch."""
 
     def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int, llm: LanguageModel | None = None,
-                 answer_top_n: int = 0, answer_style: str = "short") -> None:
+                 answer_top_n: int = 0, answer_style: str = "short", reader_prompt: str = "grounded") -> None:
         super().__init__()
         self.retriever = retriever
         self.corpus: Corpus = dataset.corpus
@@ -76,6 +76,7 @@ class RetrievalModule(L.LightningModule):
         self.llm = llm
         self.answer_top_n = answer_top_n
         self.answer_style = answer_style
+        self.reader_prompt = reader_prompt
         self.answer_seconds = 0.0
 
     def transfer_batch_to_device(self, batch: list[Query], device: torch.device, dataloader_idx: int) -> list[Query]:
@@ -97,7 +98,8 @@ class RetrievalModule(L.LightningModule):
                 row.update(options=list(q.options), answer_index=q.answer_index)
             rows.append(row)
         t0 = time.perf_counter()
-        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n, style=self.answer_style)
+        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n, style=self.answer_style,
+                    prompt=self.reader_prompt)
         self.answer_seconds += time.perf_counter() - t0
         return rows
 
@@ -199,7 +201,7 @@ def is_worker_process() -> bool:
 
 
 def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool,
-               answer_style: str = "short") -> str:
+               answer_style: str = "short", reader_prompt: str = "grounded") -> str:
     corpus = Hasher()
     for pid in dataset.corpus.ids:
         corpus.update(pid).update(b"\0")
@@ -207,6 +209,8 @@ def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bo
             "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
     if answering and answer_style != "short":  # short answers keep the key rows were written under before
         spec["answer_style"] = answer_style
+    if answering and reader_prompt != "grounded":
+        spec["reader_prompt"] = reader_prompt
     index_key = getattr(retriever, "index_key", None)
     if index_key:  # retrieving over an index directory: an insert/delete since invalidates the rows
         spec["index"] = index_key
@@ -241,7 +245,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
                         devices: int | str = 1, index_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
                         reader_llm: LanguageModel | None = None, answer_style: str = "short",
-                        labels: dict[str, Any] | None = None, cost_since: CostMark | None = None) -> dict[str, Any]:
+                        labels: dict[str, Any] | None = None, cost_since: CostMark | None = None,
+                        reader_prompt: str = "grounded") -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
 
@@ -251,6 +256,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
             or filters facts, as CatRAG and HippoRAG 2 run it.
         answer_style: the reader's ``short`` answers or ``explanatory`` ones (an explanation plus the short answer
             that EM / F1 score).
+        reader_prompt: the QA reader's prompt, ``grounded`` or ``hipporag2`` (HippoRAG 2's reader structure).
         labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
             "substituted"}`` for ``models=offline``).
         cost_since: where the index phase began (:class:`~hyperrag.runners.cost.CostMark`, taken before OpenIE
@@ -261,7 +267,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     reader = reader_llm if reader_llm is not None else llm
     answering = bool(answer_top_n and getattr(reader, "available", False))
     top = max(top_k, max(ks))
-    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0, answer_style)
+    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0, answer_style,
+                             reader_prompt)
     trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
                         enable_model_summary=False, callbacks=[_AppendWriter()],
                         enable_progress_bar=len(dataset.queries) > batch_size)
@@ -269,7 +276,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     # node 0; processes it started (or a cluster launched) are not, and leave the resume state to rank 0.
     launcher = trainer.node_rank == 0 and trainer.local_rank == 0
     out = Path(out_dir)
-    key = resume_key(dataset, retriever, top, answering, answer_style)
+    key = resume_key(dataset, retriever, top, answering, answer_style, reader_prompt)
     done: dict[str, dict[str, Any]] = {}
     todo_ids: list[str] | None = None
     if launcher:

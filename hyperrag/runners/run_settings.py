@@ -26,6 +26,7 @@ class RetrieveRunSettings:
     ks: tuple[PositiveInt, ...]
     answer_top_n: NonNegativeInt
     answer_style: Literal["short", "explanatory"]
+    reader_prompt: Literal["auto", "grounded", "hipporag2"]
     shared_graph: Literal["graphrag"] | None
     limit_queries: PositiveInt | None
     seed: int

@@ -269,6 +269,21 @@ def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Repl
 
 
 ORACLES["grounded_answer"] = answer_reply
+
+
+@oracle_for("hipporag_qa")
+def hipporag_qa(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """HippoRAG 2's reader: the reasoning is the gold hops that the shown passages hold, the answer as
+    :func:`answer_reply` gives it (gold when every gold passage the question needs is shown, else "unknown")."""
+    from hyperrag.llm.tasks.grounded_answer import GroundedAnswer
+
+    short = answer_reply(GroundedAnswer(), inputs, gold)
+    qg, hop = query_or_hop(inputs, gold)
+    steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+    known = short["answer"] != UNKNOWN
+    thought = " ".join(steps) + f" So the answer is {short['answer']}." if known else \
+        "The passages do not give the answer."
+    return {"thought": thought.strip(), "answer": short["answer"]}
 ORACLES["strict_rewrite"] = answer_reply
 
 

@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "causal_gate": "causal_gate:CausalGate",
     "causal_path_selection": "causal_path_selection:CausalPathSelection",
     "grounded_answer": "grounded_answer:GroundedAnswer",
+    "hipporag_qa": "hipporag_qa:HippoRAGQA",
     "subgraph_answer": "subgraph_answer:AnswerFromSubgraph",
     "fact_filter": "fact_filter:FactFilter",
     "neighbor_scoring": "neighbor_scoring:NeighborScoring",
