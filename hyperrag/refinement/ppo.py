@@ -274,7 +274,7 @@ def policy_compatibility(settings: CDFRAGSettings, encoder: Encoder, llm: Langua
     was trained against."""
     s = settings
     return stable_digest(getattr(encoder, "model_key", ""), as_dict(s.causal), as_dict(s.traversal),
-                         s.causal_retrieval, s.semantic_k, s.knowledge_k, s.max_refine_steps, s.expand_keywords,
+                         s.causal_retrieval, s.semantic_k, s.causal_k, s.union_order, s.max_refine_steps, s.expand_keywords,
                          s.refine_with_llm, llm_identity(llm) if s.refine_with_llm else "stand-ins",
                          length=16)
 

@@ -35,24 +35,22 @@ def ranks(r: CDFRAGRetriever, ds) -> dict[str, list[int]]:
 
 
 def test_knowledge_set_is_the_semantic_top_k_union_the_causal_paths(tmp_path, encoder):
-    """K = T_sem ∪ passages of C_graph: with one semantic place the causal chain's passages fill the rest of K
-    (ranked first); with the causal graph off the same places go to the next semantic passages, and no causal
-    path, pair or check exists anywhere."""
+    """K = T_sem ∪ passages of C_graph: T_sem keeps its dense ranks, the causal chain's passages follow it
+    (``semantic_first``); with the causal graph off K is T_sem alone and no causal path, pair or check exists."""
     ds = causal_dataset(tmp_path)
-    off = make(encoder, tmp_path, fixed_action="none", causal_retrieval=False, semantic_k=1, knowledge_k=3)
+    off = make(encoder, tmp_path, fixed_action="none", causal_retrieval=False, semantic_k=1, causal_k=2)
     off.index(ds)
-    dual = make(encoder, tmp_path, fixed_action="none", semantic_k=1, knowledge_k=3)
+    dual = make(encoder, tmp_path, fixed_action="none", semantic_k=1, causal_k=2)
     dual.index(ds)
     q = "Why did the town of Varden lose its drinking water supply?"
     a, b = off.retrieve([q], 6).details[0], dual.retrieve([q], 6).details[0]
     assert off.causal_index is None and a["causal_pairs"] == [] and a["causal_paths"] == []
-    assert a["knowledge"]["causal"] == [] and len(a["knowledge_ids"]) == 3 and a["causal_path_depths"] == []
+    assert a["knowledge"]["causal"] == [] and len(a["knowledge_ids"]) == 1 and a["causal_path_depths"] == []
     assert b["knowledge"]["semantic"] == a["knowledge"]["semantic"] and b["knowledge"]["causal"]
-    assert set(b["knowledge"]["causal"]) <= set(b["causal_passage_ids"])
-    assert len(b["knowledge_ids"]) == 3
-    assert b["knowledge_ids"][: 1 + len(b["knowledge"]["causal"])] == b["knowledge"]["semantic"] + b["knowledge"]["causal"]
+    assert set(b["knowledge"]["causal"]) <= set(b["causal_passage_ids"]) and len(b["knowledge"]["causal"]) <= 2
+    assert b["knowledge_ids"] == b["knowledge"]["semantic"] + b["knowledge"]["causal"]
     ranked = [ds.corpus[i].id for i in dual.retrieve([q], 6).indices[0].tolist()]
-    assert ranked[:3] == b["knowledge_ids"]
+    assert ranked[: len(b["knowledge_ids"])] == b["knowledge_ids"]
     chains = [p["chain"] for p in b["causal_paths"]]
     assert any("silting of the Varden reservoir" in c for c in chains)
     pair = b["causal_pairs"][0]
@@ -195,7 +193,7 @@ def test_feedback_loop_re_enters_refinement_and_retrieval(tmp_path, encoder):
     ds = causal_dataset(tmp_path)
     with FakeOpenAIServer(responder=LoopScript()) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
         r = make(encoder, tmp_path, llm=llm, fixed_action="simplify", causal_retrieval=False, semantic_k=2,
-                 knowledge_k=2, generation={"max_requery": 2, "rewrite_context": False})
+                 causal_k=0, generation={"max_requery": 2, "rewrite_context": False})
         r.index(ds)
         out = r.retrieve(["What made the port city of Maren grow rapidly?"], 5)
     row = out.details[0]
@@ -294,3 +292,22 @@ def test_musique_beats_dense(tmp_path):
     m = retrieval_metrics([[ds.corpus[i].id for i in row] for row in out.indices.tolist()],
                           [q.gold_ids for q in ds.queries], (5,))
     assert m["recall@5"] > 62.0 and m["fcr@5"] > 40.0  # dense MiniLM: 58.7 / 31.4
+
+
+@pytest.mark.parametrize("union_order", ["semantic_first", "dense"])
+def test_the_union_never_pushes_a_semantic_top_k_passage_below_its_dense_rank(union_order):
+    """Whatever the causal paths bring, every T_sem passage keeps its dense rank; ``semantic_first`` puts the
+    C_graph passages (at most ``causal_k`` new ones, best path first) right after T_sem, ``dense`` leaves every
+    other passage at its dense place."""
+    from hyperrag.retrievers.cdfrag import knowledge_union
+
+    dense = [7, 3, 9, 1, 4, 0, 2, 5, 6, 8]
+    causal = [9, 8, 6, 2]  # 9 is already semantic
+    semantic, added, ranked = knowledge_union(dense, causal, 5, 2, union_order)
+    assert semantic == [7, 3, 9, 1, 4] and added == [8, 6]
+    assert all(ranked.index(j) == dense.index(j) for j in semantic)
+    assert sorted(ranked) == sorted(dense)
+    if union_order == "semantic_first":
+        assert ranked[:7] == [7, 3, 9, 1, 4, 8, 6] and ranked[7:] == [0, 2, 5]
+    else:
+        assert ranked == dense
