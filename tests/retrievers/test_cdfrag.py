@@ -80,11 +80,11 @@ def test_fixed_actions_refine_the_query(tmp_path, encoder):
 
 def save_policy(path, favour: str, dataset: str = "causal_toy", query_ids=(), compatibility: str = "",
                 then: str = "stop") -> None:
-    """A policy that takes ``favour`` first and then ``then`` (the trunk is zero, so only the biases speak; the
+    """A policy that takes ``favour`` first and then ``then`` (the policy head's weights are zero, so only its biases speak; the
     stop logit is masked at the first step)."""
     policy = PPOPolicy(**task_arguments("ppo", state_dim=384, hidden=8, max_steps=2))
     with torch.no_grad():
-        policy.net.trunk[1].weight.zero_()
+        policy.net.policy.weight.zero_()
         policy.net.policy.bias[policy.actions.index(favour)] = 5.0
         policy.net.policy.bias[policy.actions.index(then)] = 6.0 if then == "stop" else 4.0
     path.parent.mkdir(parents=True)
@@ -146,8 +146,12 @@ def test_an_artifact_never_scores_the_queries_it_trained_on(tmp_path):
 def test_llm_wiring_verification_refinement_generation(tmp_path, encoder):
     """Every LLM stage runs against the fake server (schema-valid filler replies) and is recorded."""
     ds = causal_dataset(tmp_path)
-    with FakeOpenAIServer(responder=lambda body: schema_reply(body, random.Random(0))) as server, \
-            fake_llm(server, tmp_path) as llm:
+    def filler(body: dict) -> str:  # schema-valid filler; decompose gets two distinct sub-questions (its minimum)
+        if task_of(body) == "query_refinement":
+            return json.dumps({"queries": ["Where is Maren?", "Why did the port grow?"]})
+        return schema_reply(body, random.Random(0))
+
+    with FakeOpenAIServer(responder=filler) as server, fake_llm(server, tmp_path) as llm:
         r = make(encoder, tmp_path, llm=llm, fixed_action="decompose", generation={"max_rounds": 1, "max_requery": 0})
         r.index(ds)
         verified = sum(task_of(b) == "causal_pair_verification" for b in server.requests)
@@ -173,7 +177,7 @@ class LoopScript:
     def __call__(self, body: dict) -> str:
         task, prompt = task_of(body), user_text(body)
         if task == "query_refinement":
-            simplify = "precision" in body["messages"][0]["content"]
+            simplify = "You simplify" in body["messages"][0]["content"]
             return json.dumps({"queries": ["Maren harbour timber and grain"] if simplify else
                                ["famine of 1991 resulted in mass migration to the coast"]})
         if task == "grounded_answer":
@@ -266,14 +270,20 @@ def test_retrieve_entry_method_cdfrag(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert saved["method"] == "cdfrag" and "causal_graph" in saved and saved["policy"] is None
     assert saved["metrics"]["llm_steps_skipped"]["grounded_answer"] == 6
-    # evaluate.py reads the run's causal index for CRC (the evaluation layer gets the reader from the entry point);
-    # without a trained classifier the graph has no edge, so no retrieved item lies on a causal path
+    # evaluate.py reads the run's causal index for CRC (the evaluation layer gets the reader from the entry point).
+    # crc_reference=graph: the paths from the question; without a trained classifier the graph has no edge, so no
+    # retrieved item lies on one. The default reference (gold) is the gold passages and their pairs: CRC is then
+    # the share of the top-5 passages that are gold
     import evaluate
     from tests.test_evaluate_entry import compose_evaluate
 
-    (record,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc,ccd]"))
+    (record,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc,ccd]",
+                                              "crc_reference=graph"))
     assert not record["skipped"], record["skipped"]
     assert record["metrics"]["crc"] == 0.0 and record["metrics"].get("ccd") is None  # no path: CCD undefined
+    (gold,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc]"))
+    share = [sum(p in r["gold_ids"] for p in r["ranked_ids"][:5]) / 5 for r in rows]
+    assert gold["metrics"]["crc"] == pytest.approx(100 * sum(share) / len(share))
 
 
 @pytest.mark.slow

@@ -66,6 +66,10 @@ class Queries(BaseModel):
     queries: list[Name] = Field(min_length=1, max_length=8)
 
 
+class SubQuestions(BaseModel):
+    queries: list[Name] = Field(min_length=2, max_length=8)  # the schema asks for at least two
+
+
 class QueryRefinement(Task):
     """Inputs: ``query``; optionally ``context`` (background passages or a domain note: the templates' "Provided
     contexts"). ``value``: the refined queries (expand and simplify: one; decompose: two to four sub-questions —
@@ -89,6 +93,9 @@ class QueryRefinement(Task):
     def ROLE(self) -> str:  # type: ignore[override]
         return _ROLES[self.mode]
 
+    def output_model(self) -> type[BaseModel]:
+        return SubQuestions if self.mode == "decompose" else Queries
+
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "query", task=self.name)
         context = str(inputs.get("context") or "").strip()
@@ -109,7 +116,7 @@ class QueryRefinement(Task):
         least, most = _LIMITS[self.mode]
         if len(out) < least:
             raise OutputInvalid(f"{self.mode} needs at least {least} distinct sub-questions, got {len(out)}")
-        return Queries(queries=out[:most]), 0
+        return self.output_model()(queries=out[:most]), 0
 
     def interpret(self, output: BaseModel, inputs: Mapping[str, Any]) -> list[str]:
         return list(output.queries)  # type: ignore[attr-defined]
