@@ -65,6 +65,10 @@ def causal_reference(cfg: Any, saved: dict[str, Any], run_cfg: Any, rows: list[d
     ``reference`` reads the graph (``evaluate.py`` passes
     :func:`hyperrag.causal.reference.causal_reference_from_index`); None when there is no reference at all."""
     mode = str(cfg.get("crc_reference") or "gold")
+    if mode not in ("gold", "graph"):
+        from hyperrag.errors import InputError
+
+        raise InputError(f"must be gold or graph, got {mode!r}", setting="crc_reference")
     directory = cfg.get("causal_index") or saved.get("causal_index_dir")
     if directory and not (Path(directory) / "causal_graph.json").is_file():
         from hyperrag.errors import InputError

@@ -95,6 +95,10 @@ def test_crc_is_defined_for_a_run_without_a_causal_graph():
     assert per[0]["crc"] == pytest.approx(2 / 3) and per[1]["crc"] is None and agg["crc"] == pytest.approx(200 / 3)
     graph_mode = OmegaConf.create({"crc_reference": "graph", "causal_index": None})
     assert causal_reference(graph_mode, {}, None, rows, None, None) is None  # no graph: undefined
+    from hyperrag.errors import InputError
+
+    with pytest.raises(InputError, match="crc_reference: must be gold or graph"):
+        causal_reference(OmegaConf.create({"crc_reference": "run"}), {}, None, rows, None, None)
 
 
 def test_answer_precision_and_recall_beside_f1():

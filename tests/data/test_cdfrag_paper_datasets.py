@@ -100,6 +100,8 @@ def test_medqa_retrieves_from_its_textbooks(paper):
     assert {p.title for p in ds.corpus.passages} == {"Pathology_Robbins", "Physiology_Levy"}
     with pytest.raises(InputError, match="data.chunk_words"):
         paper_dataset(paper, "medqa")
+    with pytest.raises(InputError, match="data.chunk_words: must be >= 1, got 0"):
+        paper_dataset(paper, "medqa", chunk_words=0)
 
 
 def test_medmcqa_retrieves_from_the_train_explanations(paper):

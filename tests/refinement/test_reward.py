@@ -97,3 +97,13 @@ def test_every_cdfrag_preset_trains_the_papers_policy_with_the_label_free_reward
         assert train.task.env.relevance == "context"
         assert set(train.task.env.weights) == {"relevance", "causal_depth", "similarity",
                                                               "hallucination"}
+
+
+@pytest.mark.parametrize("override, line", [("task.model.layers=0", "task.model.layers: must be >= 1, got 0"),
+                                            ("task.env.relevance=recall", "task.env.relevance")])
+def test_new_ppo_settings_are_bounded(override, line):
+    from hyperrag.config.validation import check_config
+    from hyperrag.errors import InputError
+
+    with pytest.raises(InputError, match=line):
+        check_config(compose_config("train", ["task=ppo", override]), "")

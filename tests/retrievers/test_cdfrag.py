@@ -321,3 +321,30 @@ def test_the_union_never_pushes_a_semantic_top_k_passage_below_its_dense_rank(un
         assert ranked[:7] == [7, 3, 9, 1, 4, 8, 6] and ranked[7:] == [0, 2, 5]
     else:
         assert ranked == dense
+
+
+@pytest.mark.parametrize("overrides, style", [(["method=cdfrag"], "short"),
+                                              (["method=cdfrag", "answer_style=explanatory"], "explanatory"),
+                                              (["experiment=cdfrag_paper"], "explanatory"),
+                                              (["experiment=cdfrag_ablation", "cdfrag_stage=full"], "explanatory")])
+def test_the_loops_answer_style_is_the_runs(overrides, style):
+    """method.retriever.answer_style follows the run's answer_style; the paper's presets explain their answers."""
+    from hydra.utils import instantiate
+
+    from hyperrag.config import compose_config
+
+    settings = instantiate(compose_config("retrieve", overrides).method.retriever)
+    assert settings.answer_style == style
+    retriever = CDFRAGRetriever(settings, encoder=None, llm=NoLLM(), device="cpu")
+    assert retriever.generator.answer_task.style == style and retriever.generator.fallback_task.style == style
+
+
+@pytest.mark.parametrize("key, value", [("answer_style", "verbose"), ("generation.check_scope", "cited"),
+                                        ("union_order", "causal_first"), ("causal_k", -1)])
+def test_new_settings_are_bounded(key, value):
+    from hydra.utils import instantiate
+
+    from hyperrag.config import compose_config
+
+    with pytest.raises(Exception, match=key.split(".")[-1]):
+        instantiate(compose_config("retrieve", ["method=cdfrag", f"method.retriever.{key}={value}"]).method.retriever)
