@@ -35,10 +35,12 @@ class PaperDataset:
 
     Attributes:
         name: the dataset's name in configs, reports and the published-number files.
-        files: the files it needs, relative to ``paper_data``.
+        files: the files (a trailing ``/``: a directory) it needs, relative to ``paper_data``.
         layout: the reader: ``hipporag2_release`` (``<name>.json`` + ``<name>_corpus.json``),
             ``multiple_choice`` (``<name>.jsonl``: questions with options, passages in the records or a corpus),
             ``msmarco`` (:mod:`hyperrag.data.msmarco`), ``qasc`` (:mod:`hyperrag.data.qasc`), ``jsonl``.
+            ``adversarialqa`` (SQuAD-format JSON), ``medqa`` (the release's questions + its English textbooks as
+            the corpus), ``medmcqa`` (the release's dev split + its train split's explanations as the corpus).
         source: where the files are published.
         papers: the papers whose tables use it.
         reader_issue: set when no reader exists yet (the line names the issue that adds it).
@@ -65,16 +67,18 @@ PAPER_DATASETS: dict[str, PaperDataset] = {d.name: d for d in (
     # CatRAG's HoVer subset (1,000 claims, 9,440 passages) in the HippoRAG 2 release layout
     _release("hover", ("CatRAG",), "kwunhang/CatRAG, reproduce/dataset/hover.json + hover_corpus.json"),
     PaperDataset("cosmosqa", ("cosmosqa.jsonl",), "multiple_choice",
-                 "CosmosQA (Huang et al., 2019; allenai, the Hugging Face 'cosmos_qa' validation split as JSONL)",
-                 ("CDF-RAG",)),
-    PaperDataset("medqa", ("medqa.jsonl", "medqa_corpus.json"), "multiple_choice",
-                 "MedQA-USMLE (Jin et al., 2021; jind11/MedQA, the US test split as JSONL) + its textbook corpus",
-                 ("CDF-RAG",)),
-    PaperDataset("medmcqa", ("medmcqa.jsonl", "medmcqa_corpus.json"), "multiple_choice",
-                 "MedMCQA (Pal et al., 2022; medmcqa/medmcqa, the dev split as JSONL) + a knowledge-base corpus",
-                 ("CDF-RAG",)),
-    PaperDataset("adversarialqa", ("adversarialqa.json",), "adversarialqa",
-                 "AdversarialQA (Bartolo et al., 2020; the dev split)", ("CDF-RAG",), reader_issue="issue 33"),
+                 "CosmosQA (Huang et al., 2019; allenai, the Hugging Face 'cosmos_qa' validation split as JSONL: "
+                 "context, question, answer0-answer3, label); its contexts are the corpus", ("CDF-RAG",)),
+    PaperDataset("medqa", ("medqa/questions/US/test.jsonl", "medqa/textbooks/en/"), "medqa",
+                 "MedQA-USMLE (Jin et al., 2021; jind11/MedQA, the data_clean folder of its release: "
+                 "questions/US/test.jsonl, and textbooks/en/*.txt — the 18 English textbooks shipped as MedQA's "
+                 "retrieval corpus, chunked into passages)", ("CDF-RAG",)),
+    PaperDataset("medmcqa", ("medmcqa/dev.json", "medmcqa/train.json"), "medmcqa",
+                 "MedMCQA (Pal et al., 2022; medmcqa/medmcqa release: dev.json scored, the expert explanations "
+                 "('exp') of train.json as the corpus)", ("CDF-RAG",)),
+    PaperDataset("adversarialqa", ("adversarialqa/combined/dev.json",), "adversarialqa",
+                 "AdversarialQA (Bartolo et al., 2020; adversarialQA_data.zip from adversarialqa.github.io, "
+                 "combined/dev.json: SQuAD-format data/paragraphs/qas; its paragraphs are the corpus)", ("CDF-RAG",)),
     PaperDataset("msmarco", ("msmarco.json",), "msmarco",
                  "MS MARCO QnA v2.1 (Bajaj et al., 2018; microsoft/MSMARCO-Question-Answering, dev_v2.1.json or a "
                  "sample of its rows; the corpus is the passages given with the questions)", ("HugRAG",)),
@@ -101,7 +105,11 @@ def present(paper_data: str | Path | None, name: str) -> bool:
     """Whether every file ``name`` needs is under ``paper_data`` (and it has a reader)."""
     spec = known(name)
     return (paper_data is not None and spec.reader_issue is None
-            and all((Path(paper_data) / f).is_file() for f in spec.files))
+            and all(_exists(Path(paper_data), f) for f in spec.files))
+
+
+def _exists(root: Path, name: str) -> bool:
+    return (root / name).is_dir() if name.endswith("/") else (root / name).is_file()
 
 
 def missing_line(paper_data: str | Path | None, name: str) -> str:
@@ -110,7 +118,7 @@ def missing_line(paper_data: str | Path | None, name: str) -> str:
     if spec.reader_issue is not None:
         return f"{name}: no reader yet ({spec.reader_issue}); its files would be {', '.join(spec.files)} ({spec.source})"
     where = Path(paper_data) if paper_data is not None else Path("<paper_data>")
-    lacking = [f for f in spec.files if not (where / f).is_file()]
+    lacking = [f for f in spec.files if not _exists(where, f)]
     return f"{name}: put {' + '.join(lacking)} under {where}/ (from {spec.source})"
 
 
@@ -142,7 +150,8 @@ def find_openie(paper_data: str | Path, name: str) -> Path | None:
     return None
 
 
-def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None = "auto") -> Dataset:
+def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None = "auto",
+                  chunk_words: int | None = None) -> Dataset:
     """Read the paper dataset ``name`` from the ``paper_data`` directory ``dir``.
 
     Args:
@@ -150,6 +159,8 @@ def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None =
         name: a key of :data:`PAPER_DATASETS`.
         openie: ``auto`` (a released extraction found by :func:`find_openie`, else none: the configured LLM
             extracts), a file, or ``null`` (always extract with the LLM).
+        chunk_words: words per passage at most when a textbook corpus is cut into passages (MedQA;
+            ``data/paper.yaml``).
 
     Raises:
         InputError: ``paper_data`` unset, or the dataset's files are missing (the message is :func:`missing_line`).
@@ -170,9 +181,26 @@ def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None =
         from hyperrag.data.datasets import multiple_choice_dataset
 
         corpus = next((root / f for f in spec.files[1:]), None)
-        # MedMCQA's released files number the correct option 1-4 (cop); the others give 0-based indices or letters
-        dataset = multiple_choice_dataset(root / spec.files[0], cop_base=1 if name == "medmcqa" else 0,
-                                          corpus=corpus, name=name)
+        dataset = multiple_choice_dataset(root / spec.files[0], cop_base=0, corpus=corpus, name=name)
+    elif spec.layout == "adversarialqa":
+        from hyperrag.data.adversarialqa import read_adversarialqa
+
+        dataset = read_adversarialqa(root / spec.files[0], name=name)
+    elif spec.layout == "medqa":
+        from hyperrag.data.medical import textbook_corpus
+        from hyperrag.data.multiple_choice import read_multiple_choice
+
+        if chunk_words is None:
+            raise InputError("set data.chunk_words (words per textbook passage)", setting="data.chunk_words")
+        dataset = read_multiple_choice(root / spec.files[0], textbook_corpus(root / spec.files[1], chunk_words),
+                                       name, cop_base=0)
+    elif spec.layout == "medmcqa":
+        from hyperrag.data.medical import explanation_corpus
+        from hyperrag.data.multiple_choice import read_multiple_choice
+
+        # the release numbers the correct option 1-4 (cop)
+        dataset = read_multiple_choice(root / spec.files[0], explanation_corpus(root / spec.files[1]), name,
+                                       cop_base=1)
     elif spec.layout == "msmarco":
         from hyperrag.data.msmarco import read_msmarco
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from hyperrag.utils.answers import OPTION_LETTERS, normalize_answer, option_letter, parse_option
 
 __all__ = ["OPTION_LETTERS", "exact_match", "normalize_answer", "option_accuracy", "option_correct",
-           "option_letter", "parse_option", "qa_metrics", "token_f1"]
+           "option_letter", "parse_option", "qa_metrics", "token_f1", "token_precision_recall"]
 
 
 def exact_match(prediction: str, golds: Sequence[str]) -> float:
@@ -41,6 +41,23 @@ def token_f1(prediction: str, golds: Sequence[str]) -> float:
         precision, recall = overlap / len(pred_tokens), overlap / len(gold_tokens)
         best = max(best, 2 * precision * recall / (precision + recall))
     return best
+
+
+def token_precision_recall(prediction: str, golds: Sequence[str]) -> tuple[float, float]:
+    """Token-overlap precision and recall of the prediction against the gold answer it overlaps best (the one
+    :func:`token_f1` scores; CDF-RAG's Tables 3-5 report precision and recall beside F1)."""
+    pred_tokens = normalize_answer(prediction).split()
+    best = (-1.0, 0.0, 0.0)
+    for gold in golds:
+        gold_tokens = normalize_answer(gold).split()
+        if not pred_tokens or not gold_tokens:
+            same = float(pred_tokens == gold_tokens)
+            best = max(best, (same, same, same))
+            continue
+        overlap = sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
+        p, r = overlap / len(pred_tokens), overlap / len(gold_tokens)
+        best = max(best, (2 * p * r / (p + r) if overlap else 0.0, p, r))
+    return (best[1], best[2]) if best[0] >= 0 else (0.0, 0.0)
 
 
 def answer_in_response(prediction: str, golds: Sequence[str]) -> float:

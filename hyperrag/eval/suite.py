@@ -10,6 +10,8 @@ name                     reports (percent, mean over the queries it applies to) 
 ``context_recall_claims_lexical`` the same by content-word overlap (labelled fallback)     answers, corpus
 ``qa``                   ``em``, ``f1``, ``match_acc`` (answer in the response), ``jsr``      answers
                          (full chain in the context + answer in it)
+``answer_overlap``       ``precision``, ``recall``: token overlap of the (short) answer with  answers
+                         the gold answer F1 scores (CDF-RAG's Tables 3-5)
 ``judge_acc``            LLM-judged accuracy (HyperRAG's GPT-Acc), ``answer_judge`` task     answers, LLM
 ``accuracy``             ``accuracy`` — the answer names the correct option                  answers, options
 ``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
@@ -22,8 +24,10 @@ name                     reports (percent, mean over the queries it applies to) 
                          retrieved passage or causal triple (share ≥ ``span_threshold``)
 ``context_relevance``    CDF-RAG §3.3: mean SBERT cosine, question vs retrieved items         encoder, corpus
                          (top passages + retrieved causal triples)
-``crc``                  CDF-RAG CRC: share of retrieved items on a causal path aligned with  causal graph
-                         the question (the causal graph's paths from the question)
+``crc``                  CDF-RAG CRC: share of retrieved items on a causal path aligned with  causal reference
+                         the question (``crc_reference``: gold — the gold supporting passages
+                         and the causal pairs extracted from them; graph — the paths a causal
+                         graph holds from the question)
 ``ccd``                  CDF-RAG CCD: mean hops of the retrieved causal paths (in hops)       causal paths
 ``srs``                  CDF-RAG SRS: cosine of the original and the refined queries          refinements
 ``causal_coverage``      gold causal pairs with both ends in the context                     causal_pairs
@@ -61,6 +65,7 @@ from hyperrag.eval.qa import (
     response_correct,
     scored_answer,
     token_f1,
+    token_precision_recall,
 )
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
@@ -93,7 +98,7 @@ class EvalInputs:
     progress: bool = False
     hr_delta: float = 0.0         # a response is flagged as hallucinated when its unsupported share exceeds this
     span_threshold: float = 0.8   # span alignment at which an answer sentence counts as traced (groundedness_span)
-    causal_reference: list[tuple[set[str], set[tuple[str, str]]]] | None = None  # per row, for CRC
+    causal_reference: list[tuple[set[str], set[tuple[str, str]]] | None] | None = None  # per row, for CRC
     _texts: dict[str, str] = field(default_factory=dict, repr=False)
 
     def context_ids(self, row: dict[str, Any]) -> list[str]:
@@ -211,6 +216,18 @@ def m_qa(e: EvalInputs) -> Result:
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "match_acc", "jsr")}, per
 
 
+def m_answer_overlap(e: EvalInputs) -> Result:
+    per = []
+    for r in e.rows:
+        golds, pred = r.get("answers") or [], r.get("answer") or ""
+        if not golds or "answer" not in r:
+            per.append({"precision": None, "recall": None})
+            continue
+        p, rec = token_precision_recall(scored_answer(pred, r.get("short_answer")), golds)
+        per.append({"precision": p, "recall": rec})
+    return {k: _mean([p[k] for p in per]) for k in ("precision", "recall")}, per
+
+
 def m_judge_acc(e: EvalInputs) -> Result:
     res = llm_judge_accuracy(e.llm, [r["question"] for r in e.rows], _answers(e),
                              [r.get("answers") or [] for r in e.rows], progress=e.progress)
@@ -295,7 +312,8 @@ def m_context_relevance(e: EvalInputs) -> Result:
 
 def m_crc(e: EvalInputs) -> Result:
     assert e.causal_reference is not None
-    per = [{"crc": causal_retrieval_coverage(e.context_ids(r), retrieved_pairs(r), ref[0], ref[1])}
+    per = [{"crc": None if ref is None else causal_retrieval_coverage(e.context_ids(r), retrieved_pairs(r), ref[0],
+                                                                       ref[1])}
            for r, ref in zip(e.rows, e.causal_reference)]
     return {"crc": _mean([p["crc"] for p in per])}, per
 
@@ -337,6 +355,7 @@ METRICS: dict[str, Metric] = {
     "context_recall_claims": Metric(m_context_recall_claims, frozenset({"answers", "llm"})),
     "context_recall_claims_lexical": Metric(m_context_recall_claims_lexical, frozenset({"answers", "corpus"})),
     "qa": Metric(m_qa, frozenset({"answers"})),
+    "answer_overlap": Metric(m_answer_overlap, frozenset({"answers"})),
     "judge_acc": Metric(m_judge_acc, frozenset({"answers", "llm"})),
     "accuracy": Metric(m_accuracy, frozenset({"answers", "options"})),
     "answer_relevancy": Metric(m_answer_relevancy, frozenset({"answers", "llm", "encoder"})),

@@ -516,10 +516,13 @@ class CDFRAGSettings:
         expand_keywords: words the expand stand-in adds.
         causal_retrieval: the causal graph half of dual-path retrieval (Table 3's "Causal Graph"); off: no causal
             graph, no causal paths, no causal pairs for generation, no causal check.
-        semantic_k: k of the semantic top-k T_sem in the knowledge set.
-        knowledge_k: size of the knowledge set K = T_sem ∪ (passages of the causal paths C_graph): the causal
-            passages fill the places after T_sem (best path first), then more semantic ones.
+        semantic_k: k of the semantic top-k T_sem in the knowledge set K = T_sem ∪ (passages of C_graph).
+        causal_k: passages of the causal paths C_graph (not in T_sem; best path first) that join K, at most.
+        union_order: the ranking K gives (``semantic_first``: T_sem, C_graph's passages, the rest by cosine;
+            ``dense``: T_sem, then the rest by cosine); both keep every T_sem passage at its dense rank.
         causal, traversal, generation: the causal graph, its traversal and generation with its checks.
+        answer_style: how the loop's answer, fallback and rewrite answer: ``short`` or ``explanatory`` (the paper's
+            explanations, with the short answer EM/F1 score); the run's ``answer_style`` under ``retrieve.py``.
         details_paths: causal paths written per query in the prediction details.
         models_dir: where ``auto`` looks for checkpoints.
         index_root: where causal indexes are cached (``null``: ``$HYPERRAG_CACHE/index``).
@@ -535,10 +538,12 @@ class CDFRAGSettings:
     expand_keywords: NonNegativeInt
     causal_retrieval: bool
     semantic_k: PositiveInt
-    knowledge_k: PositiveInt
+    causal_k: NonNegativeInt
+    union_order: Literal["semantic_first", "dense"]
     causal: CausalGraphSettings
     traversal: TraversalSettings
     generation: GenerationSettings
+    answer_style: Literal["short", "explanatory"]
     details_paths: NonNegativeInt
     models_dir: str
     index_root: str | None

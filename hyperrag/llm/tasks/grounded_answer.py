@@ -36,7 +36,11 @@ SCHEMA_VERSION = "1"
 
 AnswerStyle = Literal["short", "explanatory"]
 ANSWER_STYLES: tuple[str, ...] = ("short", "explanatory")
-LongText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=3000)]
+# An explanation of "two to four sentences" fits in 1,000 characters. The bound is also what keeps the embedded
+# llama.cpp server alive: its JSON-schema grammar expands maxLength into nested optional repetitions, and SmolLM2's
+# server died (connection refused, every later call failed) on the first explanatory answer with maxLength 1,500
+# or 3,000, but not with 1,000 (measured 2026-11-28, issue 33).
+LongText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
 
 
 class Answer(BaseModel):
