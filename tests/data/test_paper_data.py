@@ -150,3 +150,11 @@ def test_catrag_table_command_on_a_slice_of_paper_format(tmp_path):
     assert "substituted models" in text and "## Paired tests against the strongest baseline" in text
     assert "| paper (published): CatRAG | 64.9 |" in text and "Δ ours − paper (CatRAG)" in text
     assert " [" in text.split("## Results")[1].split("##")[0]  # intervals beside the means
+
+
+def test_docs_reproduce_lists_every_registered_dataset_with_its_files():
+    text = (REPO_ROOT / "docs" / "reproduce.md").read_text()
+    for name, spec in PAPER_DATASETS.items():
+        line = next((x for x in text.splitlines() if x.startswith(f"| `{name}` |")), None)
+        assert line is not None, name
+        assert all(f"`{f}`" in line for f in spec.files), name
