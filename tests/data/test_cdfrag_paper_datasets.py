@@ -153,3 +153,20 @@ def test_retrieve_entry_stops_with_one_line_and_exit_2(paper, tmp_path):
     line = (f"error: {paper / 'adversarialqa/combined/dev.json'}: field 'data[0].paragraphs[0].context': expected "
             "a string, got missing")
     assert proc.stderr.strip().splitlines() == [line]
+
+
+def test_cdfrag_table_command_runs_the_datasets_present_in_their_release_layouts(paper, tmp_path):
+    """CDF-RAG's table has no MuSiQue: its command runs on the four tiny fixtures above, in their releases'
+    layouts (the baseline rows; the substituted models and the oracle keep it offline)."""
+    sweep = tmp_path / "multirun"
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline",
+               HYPERRAG_CACHE=os.environ.get("HYPERRAG_CACHE", str(tmp_path / "cache")))
+    proc = subprocess.run([sys.executable, "retrieve.py", "-m", "experiment=cdfrag_table", f"paper_data={paper}",
+                           "models=offline", "llm=oracle", "tracking=none", "method=bm25", "data.chunk_words=60",
+                           f"hydra.sweep.dir={sweep}"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    done = {json.loads(p.read_text())["dataset"]: json.loads(p.read_text())["metrics"] for p in sweep.rglob("metrics.json")}
+    assert set(done) == {"cosmosqa", "medqa", "medmcqa", "adversarialqa"}
+    assert all(m["models"] == "substituted" for m in done.values())
+    assert "accuracy" in done["cosmosqa"] and "em" in done["adversarialqa"]

@@ -74,3 +74,29 @@ def test_registry_reads_them_and_names_holisqa_domains(tmp_path):
     assert paper_dataset(tmp_path, "msmarco").name == "msmarco" and len(paper_dataset(tmp_path, "qasc").queries) == 2
     for domain in ("medicine", "computer_science", "business", "biology", "psychology"):
         assert PAPER_DATASETS[f"holisqa_{domain}"].files[0] == f"holisqa/{domain}/queries.jsonl"
+
+
+def test_hugrag_table_command_runs_the_datasets_present(tmp_path):
+    """HugRAG's table has no MuSiQue: its command runs on MS MARCO and QASC fixtures in their releases' layouts and
+    names the eight missing datasets (baseline row only; substituted models, oracle: offline)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    data = tmp_path / "paper_data"
+    data.mkdir()
+    (data / "msmarco.json").write_text(json.dumps(MSMARCO))
+    (data / "qasc.jsonl").write_text("\n".join(json.dumps(r) for r in QASC) + "\n")
+    sweep = tmp_path / "multirun"
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline",
+               HYPERRAG_CACHE=os.environ.get("HYPERRAG_CACHE", str(tmp_path / "cache")))
+    proc = subprocess.run([sys.executable, "retrieve.py", "-m", "experiment=hugrag_table", f"paper_data={data}",
+                           "models=offline", "llm=oracle", "tracking=none", "method=bm25", "shared_graph=null",
+                           f"hydra.sweep.dir={sweep}"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sum(x.startswith("missing dataset holisqa_") for x in proc.stderr.splitlines()) == 5
+    done = {json.loads(p.read_text())["dataset"] for p in sweep.rglob("metrics.json")}
+    assert done == {"msmarco", "qasc"}
