@@ -236,7 +236,11 @@ def _field(loc: tuple[Any, ...]) -> str:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        loader = _UniqueKeyLoader(path.read_text(encoding="utf-8"))  # a SafeLoader: plain data only
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         raise InputError(f"not valid YAML: {err.problem or err}", path=path,

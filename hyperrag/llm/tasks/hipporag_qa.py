@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, StringConstraints
 
-from hyperrag.llm.prompting import make_items, system_prompt
+from hyperrag.llm.prompting import make_items, sanitize, system_prompt
 from hyperrag.llm.tasks.base import Task, Text, passage_string
 from hyperrag.llm.tasks.grounded_answer import ANSWER_STYLES, AnswerStyle
 
@@ -52,6 +52,7 @@ def wikipedia_layout(passages: list[Any]) -> str:
     for p in passages:
         text = passage_string(p[1] if isinstance(p, tuple) else p)
         title, _, body = text.partition("\n")
+        title, body = sanitize(title).strip(), sanitize(body).strip()  # no chat-template or role markers
         out.append(f"Wikipedia Title: {title}\n{body}" if body else f"Wikipedia Title: \n{title}")
     return "\n\n".join(out)
 
@@ -89,7 +90,7 @@ class HippoRAGQA(Task):
         return make_items(list(inputs["passages"]), "P")
 
     def _turn(self, passages: list[Any], question: str) -> str:
-        return f"{wikipedia_layout(passages)}\n\nQuestion: {question}\nThought:"
+        return f"{wikipedia_layout(passages)}\n\nQuestion: {sanitize(question).strip()}\nThought:"
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         if "question" not in inputs or "passages" not in inputs:
