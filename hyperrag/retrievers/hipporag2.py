@@ -185,8 +185,10 @@ class HippoRAG2Retriever(Retriever):
         return passage_ppr
 
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
-        seeds = self.seed(questions)
-        ppr, reset = self.propagate(seeds, nodes=self.passage_nodes)  # only passages are ranked
+        with self.timed("seed"):  # fact retrieval and the recognition filter (per-stage latency, CatRAG Table 6)
+            seeds = self.seed(questions)
+        with self.timed("ppr"):  # reset vectors, per-query edge deltas (CatRAG: anchors, edge weighting), PPR
+            ppr, reset = self.propagate(seeds, nodes=self.passage_nodes)  # only passages are ranked
         idx, val = topk_rows(self.passage_scores(seeds, ppr, reset), top_k)
         return RetrievalOutput(idx.cpu(), val.cpu(), self.details(seeds))
 

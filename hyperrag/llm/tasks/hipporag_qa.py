@@ -30,10 +30,10 @@ Thought = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100
 
 EXAMPLE_PASSAGES = [
     "Lake Bled\nLake Bled is a lake in the Julian Alps of northwestern Slovenia, where it adjoins the town of Bled.",
-    "Bled Castle\nBled Castle is a medieval castle built on a precipice above the city of Bled in Slovenia, "
-    "overlooking Lake Bled.",
-    "Julian Alps\nThe Julian Alps are a mountain range of the Southern Limestone Alps that stretch from northeastern "
-    "Italy into Slovenia. Their highest peak is Triglav, at 2,864 metres.",
+    ("Bled Castle\nBled Castle is a medieval castle built on a precipice above the city of Bled in Slovenia, "
+    "overlooking Lake Bled."),
+    ("Julian Alps\nThe Julian Alps are a mountain range of the Southern Limestone Alps that stretch from northeastern "
+    "Italy into Slovenia. Their highest peak is Triglav, at 2,864 metres."),
     "Soča\nThe Soča is a river that flows through western Slovenia and northeastern Italy.",
 ]
 EXAMPLE_QUESTION = "What is the highest peak of the mountain range in which Lake Bled lies?"
