@@ -42,7 +42,7 @@ from hyperrag.config.validation import NonNegativeInt, Probability, settings
 from hyperrag.eval.text import content_tokens, is_abstention
 
 if TYPE_CHECKING:
-    from hyperrag.llm.tasks.grounded_answer import AnswerStyle
+    from hyperrag.llm.tasks.answer_style import AnswerStyle
     from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)

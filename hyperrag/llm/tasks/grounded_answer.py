@@ -22,25 +22,23 @@ multiple-choice question is answered with an option's letter in either style.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, StringConstraints
+from pydantic import BaseModel
 
 from hyperrag.llm.errors import OutputInvalid
 from hyperrag.llm.prompting import block, key_map, make_items, render_items, require, system_prompt
+from hyperrag.llm.tasks.answer_style import LongText, StyledAnswer
 from hyperrag.llm.tasks.base import IdList, Task, Text, filter_ids
 from hyperrag.utils.answers import OPTION_LETTERS, option_letter, parse_option
 
 SCHEMA_VERSION = "1"
 
 
-AnswerStyle = Literal["short", "explanatory"]
-ANSWER_STYLES: tuple[str, ...] = ("short", "explanatory")
 # An explanation of "two to four sentences" fits in 1,000 characters. The bound is also what keeps the embedded
 # llama.cpp server alive: its JSON-schema grammar expands maxLength into nested optional repetitions, and SmolLM2's
 # server died (connection refused, every later call failed) on the first explanatory answer with maxLength 1,500
 # or 3,000, but not with 1,000 (measured 2026-11-28, issue 33).
-LongText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
 
 
 class Answer(BaseModel):
@@ -58,7 +56,7 @@ def options_of(inputs: Mapping[str, Any]) -> list[str]:
     return [str(o) for o in inputs.get("options") or ()]
 
 
-class GroundedAnswer(Task):
+class GroundedAnswer(StyledAnswer, Task):
     """Inputs: ``question``, ``passages`` (strings, (key, text) pairs, mappings or Passages), optionally
     ``options`` (answer options of a multiple-choice question).
 
@@ -104,25 +102,8 @@ class GroundedAnswer(Task):
         "option). List the IDs of the passages that support the choice."
     )
 
-    def __init__(self, style: AnswerStyle = "short") -> None:
-        if style not in ANSWER_STYLES:
-            raise ValueError(f"answer style must be one of {ANSWER_STYLES}, got {style!r}")
-        self.style = style
-
-    @property
-    def variant(self) -> str:
-        return "" if self.style == "short" else self.style
-
-    @property
-    def explanatory(self) -> bool:
-        return self.style == "explanatory"
-
     def output_model(self) -> type[BaseModel]:
         return ExplainedAnswer if self.explanatory else Answer
-
-    @property
-    def max_tokens(self) -> int:  # type: ignore[override]  # an explanation needs more room
-        return 768 if self.explanatory else 256
 
     def system(self, inputs: Mapping[str, Any]) -> str:
         passages = bool(list(inputs.get("passages") or ()))

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, StringConstraints
+from pydantic import BaseModel
 
 from hyperrag.llm.prompting import make_items, sanitize, system_prompt
+from hyperrag.llm.tasks.answer_style import LongText, StyledAnswer
 from hyperrag.llm.tasks.base import Task, Text, passage_string
-from hyperrag.llm.tasks.grounded_answer import ANSWER_STYLES, AnswerStyle
 
 SCHEMA_VERSION = "1"
-# at most 1,000 characters: llama.cpp compiles a longer bound into a grammar that crashes its server (issue 33)
-Thought = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
 
 EXAMPLE_PASSAGES = [
     "Lake Bled\nLake Bled is a lake in the Julian Alps of northwestern Slovenia, where it adjoins the town of Bled.",
@@ -42,7 +40,7 @@ EXAMPLE_REPLY = {"thought": "Lake Bled lies in the Julian Alps. The highest peak
 
 
 class ThoughtAnswer(BaseModel):
-    thought: Thought
+    thought: LongText
     answer: Text
 
 
@@ -57,7 +55,7 @@ def wikipedia_layout(passages: list[Any]) -> str:
     return "\n\n".join(out)
 
 
-class HippoRAGQA(Task):
+class HippoRAGQA(StyledAnswer, Task):
     """Inputs: ``question``, ``passages`` (strings ``title\\ntext``, (key, text) pairs or passages).
 
     ``value``: ``{"answer": str, "supporting": []}``, plus ``"short_answer"`` in the explanatory style.
@@ -72,18 +70,7 @@ class HippoRAGQA(Task):
         "each step shows how you got there; then give in answer a concise, definitive answer and nothing more."
     )
 
-    def __init__(self, style: AnswerStyle = "short") -> None:
-        if style not in ANSWER_STYLES:
-            raise ValueError(f"answer style must be one of {ANSWER_STYLES}, got {style!r}")
-        self.style = style
-
-    @property
-    def variant(self) -> str:
-        return "" if self.style == "short" else self.style
-
-    @property
-    def max_tokens(self) -> int:  # type: ignore[override]  # the reasoning comes first
-        return 768
+    SHORT_MAX_TOKENS = 768  # the reasoning comes first in either style
 
     def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]
         """The passages as items (for callers that read what was shown; the prompt shows no IDs)."""

@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from hyperrag.llm.prompting import block, render_items, require, system_prompt
-from hyperrag.llm.tasks.grounded_answer import AnswerStyle, GroundedAnswer, options_of
+from hyperrag.llm.tasks.answer_style import AnswerStyle
+from hyperrag.llm.tasks.grounded_answer import GroundedAnswer, options_of
 from hyperrag.utils.answers import option_letter
 
 SCHEMA_VERSION = "2"

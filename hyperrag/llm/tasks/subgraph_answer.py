@@ -16,17 +16,16 @@ answer relevancy score the whole answer), plus ``short_answer``, the bare answer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, StringConstraints
+from pydantic import BaseModel
 
 from hyperrag.llm.prompting import Item, block, make_items, render_items, require, system_prompt
+from hyperrag.llm.tasks.answer_style import LongText, StyledAnswer
 from hyperrag.llm.tasks.base import Task, Text
 
 SCHEMA_VERSION = "2"
 UNKNOWN = "unknown"
-AnswerStyle = Literal["short", "explanatory"]
-LongText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=3000)]
 
 
 class SubgraphAnswer(BaseModel):
@@ -38,7 +37,7 @@ class ExplainedSubgraphAnswer(BaseModel):
     short_answer: Text
 
 
-class AnswerFromSubgraph(Task):
+class AnswerFromSubgraph(StyledAnswer, Task):
     """Inputs: ``question``, ``evidence`` (strings, (key, text) pairs or mappings with ``text``, optionally
     ``passage_ids``), optional ``draft_answer``. ``value``: ``{"answer": str}`` (+ ``"short_answer"`` when
     explanatory).
@@ -62,23 +61,6 @@ class AnswerFromSubgraph(Task):
                    "number or phrase asked for, not a sentence. If the evidence does not contain the answer, say "
                    f'so in the answer and give "{UNKNOWN}" as short_answer rather than guessing.')
     ROLE = f"{COMMON} {SHORT}"
-
-    def __init__(self, style: AnswerStyle = "short") -> None:
-        if style not in ("short", "explanatory"):
-            raise ValueError(f"answer style must be short or explanatory, got {style!r}")
-        self.style = style
-
-    @property
-    def variant(self) -> str:
-        return "" if self.style == "short" else self.style
-
-    @property
-    def explanatory(self) -> bool:
-        return self.style == "explanatory"
-
-    @property
-    def max_tokens(self) -> int:  # type: ignore[override]  # an explanation needs more room
-        return 768 if self.explanatory else 256
 
     def output_model(self) -> type[BaseModel]:
         return ExplainedSubgraphAnswer if self.explanatory else SubgraphAnswer
