@@ -126,3 +126,6 @@ def test_intervals_paired_tests_and_published_rows(tmp_path):
     cost_row = next(x for x in text.splitlines() if x.startswith("| catrag | musique | 100 | 5,000 | 3.0 |"))
     assert "| 1,000 | 900,000 | 1,000 | 400,000 | 20.0 | 3.0 |" in cost_row
     assert (path.parent / "recall_vs_cost.png").stat().st_size > 5000
+    # the API cost at the report's token prices (GPT-4o-mini's by default): 1.3 M prompt tokens per 1,000 queries
+    eff_row = next(x for x in text.split("## Efficiency")[1].splitlines() if x.startswith("| catrag |"))
+    assert eff_row.rstrip(" |").endswith("| 0.20")  # not bold: the cheapest row is best

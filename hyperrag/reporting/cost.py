@@ -25,6 +25,29 @@ def tokens(run: RunRecord, prefix: str, suffix: str = "") -> float | None:
     return sum(vals) if vals else None
 
 
+def api_cost_per_1k(run: RunRecord, prompt_usd_per_1m: float, completion_usd_per_1m: float) -> float | None:
+    """What 1,000 queries' LLM calls would cost at these prices (USD per 10^6 prompt / completion tokens, cached
+    replies' tokens included), over every backend of the query phase; ``None`` without cost keys."""
+    m = run.metrics
+    prompt = [m.get(f"cost.query.{k}_per_1k_queries") for k in ("prompt_tokens", "cached_prompt_tokens")]
+    completion = [m.get(f"cost.query.{k}_per_1k_queries") for k in ("completion_tokens", "cached_completion_tokens")]
+    if all(v is None for v in prompt + completion):
+        return None
+    return (sum(v or 0.0 for v in prompt) * prompt_usd_per_1m
+            + sum(v or 0.0 for v in completion) * completion_usd_per_1m) / 1e6
+
+
+def add_api_cost(runs: Sequence[RunRecord], prices: tuple[float, float] | None) -> None:
+    """Give each run with cost keys ``api_cost_usd_per_1000_queries`` at ``prices`` (USD per 10^6 prompt /
+    completion tokens), so that a paper's cost column (CatRAG Table 6) has ours beside it."""
+    if not prices:
+        return
+    for r in runs:
+        cost = api_cost_per_1k(r, *prices)
+        if cost is not None:
+            r.metrics["api_cost_usd_per_1000_queries"] = round(cost, 4)
+
+
 def _fmt(v: float | None, digits: int = 0) -> str:
     if v is None:
         return "–"

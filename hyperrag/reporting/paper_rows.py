@@ -28,6 +28,13 @@ def _paper_row_for(run: RunRecord, rows: Sequence[PublishedRow]) -> PublishedRow
     return plain[0] if plain else rows[-1]
 
 
+def _digits(metric: str) -> int:
+    """Percentages with one decimal; seconds, hops, dollars and counts with two."""
+    from hyperrag.reporting.published import KNOWN_METRICS
+
+    return 1 if KNOWN_METRICS.get(metric, ("", True))[1] else 2
+
+
 def _cell(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -44,7 +51,7 @@ def comparison_for(table: PublishedTable, runs: Sequence[RunRecord]) -> str:
     lines: list[list[str]] = []
     for row in table.rows:
         lines.append([f"{PAPER_LABEL}: {row.label}" + (" (uncertain)" if row.uncertain else "")]
-                     + [_cell(table.as_percent(m, (row.values.get(d) or {}).get(m))) for d, m in columns])
+                     + [_cell(table.as_percent(m, (row.values.get(d) or {}).get(m)), _digits(m)) for d, m in columns])
         method_rows = table.rows_for_method(row.method) if row.method else []
         if not row.method or row.method in shown_methods or row is not method_rows[-1]:
             continue  # our runs of a method come once, after the paper's last row of that method
@@ -59,10 +66,11 @@ def comparison_for(table: PublishedTable, runs: Sequence[RunRecord]) -> str:
                 run = per_dataset.get(d)
                 value = run.metrics.get(m) if run is not None else None
                 ci = run.interval(m) if run is not None and value is not None else None
-                ours.append("–" if value is None else (f"{value:.1f} [{ci.low:.1f}, {ci.high:.1f}]"
-                                                       if ci is not None and ci.n > 1 else f"{value:.1f}"))
+                k = _digits(m)
+                ours.append("–" if value is None else (f"{value:.{k}f} [{ci.low:.{k}f}, {ci.high:.{k}f}]"
+                                                       if ci is not None and ci.n > 1 else f"{value:.{k}f}"))
                 paper = table.as_percent(m, (ref.values.get(d) or {}).get(m))
-                delta.append("–" if value is None or paper is None else f"{value - paper:+.1f}")
+                delta.append("–" if value is None or paper is None else f"{value - paper:+.{k}f}")
             lines += [ours, delta]
     header = ["row"] + [f"{d} {m}" if len(table.datasets) > 1 else m for d, m in columns]
     return markdown_table(header, lines)

@@ -15,7 +15,7 @@ from typing import Any
 from hyperrag.errors import InputError
 from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
-from hyperrag.reporting.cost import cost_table, has_cost, plot_recall_vs_cost
+from hyperrag.reporting.cost import add_api_cost, cost_table, has_cost, plot_recall_vs_cost
 from hyperrag.reporting.paper_rows import paper_sections
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
 from hyperrag.reporting.significance import paired_table, paired_tests
@@ -37,7 +37,7 @@ TAG_MEANINGS = {
     "held-out graphs": "the scored questions' query graphs kept out of the index",
 }
 EFFICIENCY = ("index_seconds", "retrieve_seconds", "queries_per_second", "latency_seconds", "seed_latency_seconds",
-              "edge_weighting_latency_seconds", "llm_calls_per_query", "answer_seconds")
+              "edge_weighting_latency_seconds", "llm_calls_per_query", "answer_seconds", "api_cost_usd_per_1000_queries")
 
 
 def default_name(specs: Sequence[str], runs: Sequence[RunRecord]) -> str:
@@ -56,7 +56,8 @@ def default_name(specs: Sequence[str], runs: Sequence[RunRecord]) -> str:
 def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: str | None = None,
                  metrics: Sequence[str] = DEFAULT_METRICS, plot_metrics: Sequence[str] = ("recall@5", "fcr@5"),
                  keep_latest: bool = True, title: str | None = None, test_metrics: Sequence[str] = TEST_METRICS,
-                 methods: Sequence[str] | None = None, experiment: str | None = None) -> Path:
+                 methods: Sequence[str] | None = None, experiment: str | None = None,
+                 token_prices: tuple[float, float] | None = None) -> Path:
     """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md.
 
     Every mean over queries carries its 95% bootstrap interval (from the run's ``predictions.jsonl``), and every
@@ -68,6 +69,7 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     if not runs:
         raise InputError("no retrieval runs (metrics.json) found", path=", ".join(specs))
     runs = latest_only(runs) if keep_latest else sorted(runs, key=sort_key)
+    add_api_cost(runs, token_prices)
     name = name or default_name(specs, runs)
     folder = Path(out) / name
     folder.mkdir(parents=True, exist_ok=True)

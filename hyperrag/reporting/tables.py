@@ -8,6 +8,7 @@ from typing import Any
 from hyperrag.reporting.collect import RunRecord
 
 LOWER_IS_BETTER = ("hallucination_rate", "hallucination_rate_lexical", "index_seconds", "retrieve_seconds",
+                   "api_cost_usd_per_1000_queries",
                    "answer_seconds", "llm_calls_per_query")
 
 
