@@ -153,13 +153,21 @@ def find_runs(specs: str | list[str] | tuple[str, ...]) -> list[RunRecord]:
 
 
 def label_runs(runs: list[RunRecord]) -> list[RunRecord]:
-    """Fill each run's ``variant``: the override keys whose values differ across the collection."""
+    """Fill each run's ``variant``: the override keys whose values differ across the collection, and the method
+    preset (``method.name`` of its YAML) where one method runs under several presets (``hyperrag_paper`` and
+    ``hyperrag_paper_single_step`` are both ``hyperrag``)."""
     keys = sorted({k for r in runs for k in r.overrides if not _SKIP_KEYS.match(k)})
     for key in keys:
         values = {r.overrides.get(key, str(r.config.get(key, "default"))) for r in runs}
         if len(values) > 1:
             for r in runs:
                 r.variant[key] = r.overrides.get(key, str(r.config.get(key, "default")))
+    for method in {r.method for r in runs}:
+        same = [r for r in runs if r.method == method]
+        presets = {str(r.config.get("method.name", method)) for r in same}
+        if len(presets) > 1:
+            for r in same:
+                r.variant["preset"] = str(r.config.get("method.name", method))
     return runs
 
 

@@ -19,10 +19,19 @@ from hyperrag.reporting.tables import markdown_table
 PAPER_LABEL = "paper (published)"
 
 
+def _setting_matches(run: RunRecord, variant: str) -> bool:
+    """A paper row's ``key=value`` variant (``multi_step=false``) against the run's composed config."""
+    key, sep, value = variant.partition("=")
+    if not sep:
+        return False
+    key, value = key.strip(), value.strip().lower()
+    return any((k == key or k.endswith("." + key)) and str(v).lower() == value for k, v in run.config.items())
+
+
 def _paper_row_for(run: RunRecord, rows: Sequence[PublishedRow]) -> PublishedRow:
     variants = set(run.variant.values()) | set(run.overrides.values())
     for row in rows:
-        if row.variant is not None and row.variant in variants:
+        if row.variant is not None and (row.variant in variants or _setting_matches(run, row.variant)):
             return row
     plain = [row for row in rows if row.variant is None]
     return plain[0] if plain else rows[-1]
