@@ -17,6 +17,18 @@ from hyperrag.reporting.published import PublishedRow, PublishedTable, tables_fo
 from hyperrag.reporting.tables import markdown_table
 
 PAPER_LABEL = "paper (published)"
+#: how a metric a published table reports is computed when the runs lack it
+UNMEASURED_HOW = {
+    "judge_acc": "GPT-Acc needs a real judge model: python evaluate.py predictions=<runs> metrics=[judge_acc] llm=<model>"
+                 " (with llm=oracle it is not measured)",
+    "context_recall_claims": "python evaluate.py predictions=<runs> metrics=[context_recall_claims] llm=<judge>",
+    "answer_relevancy": "python evaluate.py predictions=<runs> metrics=[answer_relevancy] llm=<judge>",
+    "groundedness": "python evaluate.py predictions=<runs> metrics=[groundedness] llm=<judge>",
+    "hallucination_rate": "python evaluate.py predictions=<runs> metrics=[groundedness] llm=<judge>",
+    "crc": "python evaluate.py predictions=<runs> metrics=[crc]",
+    "context_relevance": "python evaluate.py predictions=<runs> metrics=[context_relevance]",
+    "api_cost_usd_per_1000_queries": "report.py token_prices=... (the runs record no token counts)",
+}
 
 
 def _setting_matches(run: RunRecord, variant: str) -> bool:
@@ -104,6 +116,12 @@ def paper_sections(experiment: str, runs: Sequence[RunRecord]) -> list[str]:
                      "difference from the paper on other queries, another corpus or other models is not a "
                      "replication result."), "",
                      comparison_for(table, runs), ""]
+        ran = [r for r in runs if r.dataset in table.datasets]
+        unmeasured = [m for m in dict.fromkeys(table.metrics.values()) if ran and not any(m in r.metrics for r in ran)]
+        if unmeasured:
+            sections += [f"Not measured in these runs: {', '.join(unmeasured)} — "
+                         + "; ".join(UNMEASURED_HOW.get(m, "no run of this collection computes it") for m in unmeasured)
+                         + ".", ""]
         if table.note:
             sections += [f"Note: {table.note}", ""]
     return sections
