@@ -82,30 +82,35 @@ def cost_table(runs: Sequence[RunRecord]) -> str:
 
 
 def plot_recall_vs_cost(runs: Sequence[RunRecord], path: Path, metric: str = "recall@5") -> Path | None:
-    """Per dataset: ``metric`` (with its 95% interval) against the query phase's LLM tokens per 1,000 queries and
-    against its wall seconds per 1,000 queries, one point per row."""
+    """Per dataset: ``metric`` (with its 95% interval) against the query phase's wall seconds per 1,000 queries and,
+    when some row called an LLM, against its LLM tokens per 1,000 queries; one point per row."""
     pts = [r for r in runs if metric in r.metrics and "cost.query.seconds_per_1k_queries" in r.metrics]
     if not pts:
         return None
+    axes_spec = [("wall seconds per 1,000 queries (log)",
+                  lambda r: max(r.metrics["cost.query.seconds_per_1k_queries"], 1e-3))]
+    if any((tokens(r, "cost.query", "_per_1k_queries") or 0) > 0 for r in pts):
+        axes_spec.insert(0, ("LLM tokens per 1,000 queries (+1, log)",
+                             lambda r: (tokens(r, "cost.query", "_per_1k_queries") or 0) + 1))
     plt = pyplot()
     datasets = list(dict.fromkeys(r.dataset for r in pts))
-    fig, axes = plt.subplots(len(datasets), 2, figsize=(11, 4.2 * len(datasets)), squeeze=False)
+    fig, axes = plt.subplots(len(datasets), len(axes_spec), figsize=(6.5 * len(axes_spec), 4.6 * len(datasets)),
+                             squeeze=False)
     for row, d in zip(axes, datasets):
         sub = [r for r in pts if r.dataset == d]
-        for ax, (label, xof) in zip(row, (
-                ("LLM tokens per 1,000 queries (+1, log)", lambda r: (tokens(r, "cost.query", "_per_1k_queries") or 0) + 1),
-                ("wall seconds per 1,000 queries (log)", lambda r: max(r.metrics["cost.query.seconds_per_1k_queries"],
-                                                                       1e-3)))):
+        for ax, (label, xof) in zip(row, axes_spec):
             for i, r in enumerate(sub):
                 ci = r.interval(metric)
                 y = r.metrics[metric]
                 yerr = None if ci is None else [[max(y - ci.low, 0.0)], [max(ci.high - y, 0.0)]]
                 ax.errorbar([xof(r)], [y], yerr=yerr, fmt="o", color=f"C{i % 10}", capsize=3, label=r.label)
-                ax.annotate(r.method, (xof(r), y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+                ax.annotate(r.label.split(" (")[0], (xof(r), y), fontsize=6, xytext=(4, 3), textcoords="offset points")
             ax.set_xscale("log")
             ax.set_xlabel(label)
             ax.set_ylabel(f"{metric} (%)")
             ax.set_title(f"{d}: {metric} against query cost", fontsize=9)
             ax.grid(alpha=0.3)
-        row[1].legend(fontsize=6, loc="best")
-    return save_figure(fig, path)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", fontsize=6, ncol=2, bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, min(0.6, 0.04 + 0.025 * ((len(labels) + 1) // 2) / len(datasets)), 1, 1))
+    return save_figure(fig, path, tight=False)
