@@ -35,7 +35,10 @@ def run(cfg: DictConfig) -> Path:
 
     runs = cfg.runs if isinstance(cfg.runs, str) else list(OmegaConf.to_container(cfg.runs))
     path = build_report(runs, cfg.out, name=cfg.name, metrics=list(cfg.metrics), plot_metrics=list(cfg.plot_metrics),
-                        keep_latest=bool(cfg.latest_only), title=cfg.title)
+                        keep_latest=bool(cfg.latest_only), title=cfg.title, test_metrics=list(cfg.test_metrics),
+                        methods=list(cfg.methods) if cfg.methods else None, experiment=cfg.published,
+                        token_prices=(float(cfg.token_prices.prompt), float(cfg.token_prices.completion))
+                        if cfg.get("token_prices") else None)
     print(path.read_text())
     log.info("report: %s (plots: %s)", path, ", ".join(p.name for p in sorted(path.parent.glob("*.png"))))
     return path

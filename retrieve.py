@@ -45,6 +45,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.runners.run_settings import check_retrieve_config
 
     check_retrieve_config(cfg)  # a bad setting stops here, before anything is loaded, with one line naming it
+    from hyperrag.runners.paper_tables import check_paper_data
+
+    if not check_paper_data(cfg):  # a paper table's dataset missing under paper_data: this job is skipped
+        return {}
 
     import lightning as L
 
@@ -67,6 +71,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.utils.artifacts import check_unseen
 
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
+    run_labels = substituted_models(cfg)
     L.seed_everything(cfg.seed, verbose=False)
     check_llm_required(cfg)
     check_devices(cfg)
@@ -83,7 +88,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         # cv_folds each fold's training since the last fold's queries
         cost_mark = [CostMark.now(llm, reader)]
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
-                                  extraction=getattr(settings, "extraction", None))
+                                  extraction=getattr(settings, "extraction", None),
+                                  shared_graph=cfg.shared_graph)
 
         def run_fold(data: Any, trained: dict[str, str], out: str) -> dict[str, Any]:
             """Index and retrieve ``data`` with the method's settings (``trained``: checkpoints to use)."""
@@ -99,6 +105,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                           ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
                                           devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
                                           answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader,
+                                          answer_style=cfg.answer_style, labels=run_labels,
+                                          reader_prompt=reader_prompt_of(cfg),
                                           cost_since=cost_mark[0])
             cost_mark[0] = CostMark.now(llm, reader)  # the next fold's index phase starts here
             return metrics
@@ -112,6 +120,23 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         tracker.finish(metrics)
         print(f"predictions and metrics in {cfg.out}")
     return metrics
+
+
+def reader_prompt_of(cfg: DictConfig) -> str:
+    """The QA reader's prompt (``reader_prompt``; ``auto``: the method's own)."""
+    from hyperrag.generation.reader import resolve_reader_prompt
+
+    return resolve_reader_prompt(str(cfg.get("reader_prompt", "auto")), cfg.method.get("reader_prompt"))
+
+
+def substituted_models(cfg: DictConfig) -> dict[str, str]:
+    """``models=offline``: say once that the preset's models are replaced by the embedded ones, and label the run."""
+    if cfg.get("models_choice") != "offline":
+        return {}
+    log.warning("models=offline: the preset's models are replaced by the embedded ones (embedder %s, LLM %s, the "
+                "reader the same); the figures are labelled 'substituted models'", cfg.embedder.get("model"),
+                str(cfg.llm.get("_target_", "")).rsplit(".", 1)[-1])
+    return {"models": "substituted"}
 
 
 def check_llm_required(cfg: DictConfig) -> None:

@@ -48,9 +48,9 @@ def catrag_batch(r: CatRAGRetriever, questions: list[str]
     seeds = r.seed(questions)
     reset = r.reset_vectors(seeds)
     scorer = r.edge_scorer
-    plans = scorer.plan(seeds, r.fact_emb)
-    scores = scorer.score(plans, seeds, r)
-    dynamic = scorer.delta(plans, scores, r.ppr_graph, r.device)
+    plans = scorer.plan(seeds, seeds.entity_weight)
+    scores = scorer.score(plans, seeds, r.llm, r.skip)
+    dynamic = scorer.delta(plans, scores, r.device)
     delta = merge_edge_deltas(r.ppr_graph, [r.passage_boost_delta(seeds), dynamic], combine="multiply")
     scored = sum(len(p.scored) for p in plans)
     info = {"seeds_per_query": len(plans) / len(questions), "scored_arcs_per_query": scored / len(questions),

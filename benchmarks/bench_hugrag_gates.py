@@ -2,6 +2,7 @@
 
     python benchmarks/bench_hugrag_gates.py [--verifier none|llm] [--max-calls 40] [--max-llm-modules 30]
         [--no-prefilter] [--plot reports/hugrag_gates.png] [--hierarchy-plot reports/hugrag_hierarchy.png]
+    python benchmarks/bench_hugrag_gates.py --candidates     # candidate rules: LLM checks and gold-hop recall
 
 Appendix E's A/B test: HugRAG's own expansion (seeds, gains, token budget) is run with the gates and without them;
 reachability, depth-weighted reachability 1/(1 + min hops), coverage of the gold nodes (the entities of the gold
@@ -44,6 +45,10 @@ def main() -> None:
     ap.add_argument("--count", action="store_true",
                     help="only count what Algorithm 2 would verify at this graph's size, per level (no LLM): with "
                          "and without the prefilter, min_distance 1 and 2, every verdict no (most calls) / yes")
+    ap.add_argument("--candidates", action="store_true",
+                    help="the gate candidate rules (logical-relatedness test x top_m x threshold, and no test): "
+                         "LLM checks each asks (no LLM) and its gold-hop recall on MuSiQue's decompositions")
+    ap.add_argument("--out", default="reports/hugrag_gate_candidates.json", help="--candidates: the JSON written")
     ap.add_argument("--plot", default="reports/hugrag_gates.png")
     args = ap.parse_args()
 
@@ -83,6 +88,12 @@ def main() -> None:
     index_s = time.perf_counter() - t0
     if args.count:
         print(json.dumps(count_calls(ret, GateBuilder, entity_graph)))
+        return
+    if args.candidates:
+        line = candidate_rules(ret, dataset, GateBuilder, entity_graph)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(line, indent=1))
+        print(json.dumps({k: v for k, v in line.items() if k != "per_level"}))
         return
     questions = [q.question for q in dataset.queries]
     q = encoder.encode(questions)
@@ -143,6 +154,45 @@ def count_calls(ret, builder_cls, entity_graph) -> dict:  # type: ignore[no-unty
                                                          "pruned_near": r["pruned_near"],
                                                          "pruned_hierarchy": r["pruned_hierarchy"]}
                                                     for lv, r in stats["levels"].items()}}
+    return out
+
+
+def candidate_rules(ret, dataset, builder_cls, entity_graph) -> dict:  # type: ignore[no-untyped-def]
+    """Per candidate rule: the LLM checks Algorithm 2 asks (every verdict no = most, yes = fewest), per 1,000
+    passages, and the gold-hop recall of its candidates (:mod:`hyperrag.eval.gate_recall`)."""
+    from hyperrag.eval.gate_recall import gold_hop_pairs, gold_hop_recall, hop_entities_of
+
+    edges = entity_graph(ret.graph, ret.settings.hierarchy.edge_types)[0]
+    base = replace(ret.settings.gates, max_calls=None, verifier="none")
+    pairs = gold_hop_pairs(ret.tree, edges, hop_entities_of(dataset, ret.graph), base.min_distance)
+    passages = ret.graph.num_passages
+    rules: dict[str, dict] = {"no relatedness test (the earlier paper preset)": {"prefilter": False}}
+    rules["all_modules top 5, cos >= 0.5 (the earlier prefilter)"] = {
+        "prefilter": True, "prefilter_scope": "all_modules", "top_m": 5, "threshold": 0.5}
+    for top_m in (1, 3, 5, 10):
+        for threshold in (0.0, 0.5):
+            rules[f"candidates top {top_m}, cos >= {threshold}"] = {
+                "prefilter": True, "prefilter_scope": "candidates", "top_m": top_m, "threshold": threshold}
+    out: dict = {"bench": "hugrag_gate_candidates", "modules": ret.tree.num_modules, "passages": passages,
+                 "module_texts": ret.describe()["module_texts"], "min_distance": base.min_distance, "rules": {}}
+    for name, change in rules.items():
+        settings = replace(base, **change)
+        t0 = time.perf_counter()
+        most = builder_cls(None, settings, None, progress=False).count(
+            ret.tree, ret.module_texts, ret.module_emb, edges, verdict=False)
+        # every verdict yes prunes only look-ahead candidates: measured where that matters (no relatedness test)
+        fewest = most if settings.prefilter else builder_cls(None, settings, None, progress=False).count(
+            ret.tree, ret.module_texts, ret.module_emb, edges, verdict=True)
+        recall = gold_hop_recall(pairs, most["asked"])
+        out["rules"][name] = {
+            "checks_most": most["verified"], "checks_fewest": fewest["verified"],
+            "checks_per_1000_passages": [round(1000 * fewest["verified"] / passages),
+                                         round(1000 * most["verified"] / passages)],
+            "gold_hop_recall": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in recall.items()},
+            "per_level": {lv: {"intra": r["candidates_intra"], "inter": r["candidates_inter"]}
+                          for lv, r in most["levels"].items()},
+            "seconds": round(time.perf_counter() - t0, 1)}
+        print(name, json.dumps({k: v for k, v in out["rules"][name].items() if k != "per_level"}), flush=True)
     return out
 
 

@@ -50,7 +50,7 @@ def main() -> None:
         seeds = r.seed([q.question for q in queries])
         reset = r.reset_vectors(seeds)
         boost = r.passage_boost_delta(seeds)
-        scored = r.edge_scorer(seeds, r)
+        scored = r.edge_scorer(seeds, r.llm, r.skip)
     g, s = r.ppr_graph, r.settings
     runs = {}
     for name, parts in (("boost_only", [boost]), ("boost_and_edge_scores", [boost, scored])):

@@ -28,7 +28,6 @@ from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.hub_bias import hub_bias, node_strength, plot_hub_bias
 from hyperrag.eval.retrieval import retrieval_metrics
-from hyperrag.graph.knowledge_graph import EdgeType
 from hyperrag.llm import build_llm, llm_label
 from hyperrag.retrievers.catrag import CatRAGRetriever
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
@@ -37,13 +36,20 @@ from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--musique-dir", default=str(ROOT.parent / "shared" / "data" / "musique_dev"))
+    ap.add_argument("--paper-data", default=None, help="read --dataset from this paper_data directory instead")
+    ap.add_argument("--dataset", default="musique", help="the paper dataset under --paper-data")
     ap.add_argument("--llm", default="none", help="none | oracle | local | vllm | openai_compatible")
     ap.add_argument("--limit", type=int, default=None, help="only the first N queries")
     ap.add_argument("--cache-dir", default=os.environ.get("HYPERRAG_CACHE",
                                                           str(Path.home() / ".cache" / "hyperrag")))
     ap.add_argument("--out", default=None, help="plot path (default reports/hub_bias_<llm>.png)")
     args = ap.parse_args()
-    ds = musique_dataset(args.musique_dir)
+    if args.paper_data:  # the paper's own files (docs/reproduce.md), in their downloaded layout
+        from hyperrag.data.paper_data import paper_dataset
+
+        ds = paper_dataset(args.paper_data, args.dataset)
+    else:
+        ds = musique_dataset(args.musique_dir)
     queries = ds.queries[: args.limit] if args.limit else ds.queries
     questions = [q.question for q in queries]
     encoder = TextEncoder(show_progress=False)
@@ -61,8 +67,8 @@ def main() -> None:
         static = methods["hipporag2"]
         static.index(ds)
         graph = static.graph
-        ei, w = graph.weighted_edges({EdgeType[k.upper()]: v for k, v in static.settings.edge_weights.items()})
-        strength = node_strength(ei, w, graph.num_nodes)  # the shared yardstick
+        w = static.ppr_weights  # HippoRAG 2's weighted graph, as its PPR sees it
+        strength = node_strength(w.edge_index, w.weight, graph.num_nodes)  # the shared yardstick
         for name, retriever in methods.items():
             if retriever is not static:
                 retriever.index(ds)
@@ -80,7 +86,7 @@ def main() -> None:
                              "llm_steps_skipped": dict(retriever.skipped)}
     label = llm_label(llm)
     out = args.out or str(ROOT / "reports" / f"hub_bias_{args.llm}.png")
-    path = plot_hub_bias(results, out, title=f"musique_dev, {len(queries)} queries, {label}; strength on "
+    path = plot_hub_bias(results, out, title=f"{ds.name}, {len(queries)} queries, {label}; strength on "
                                              "HippoRAG 2's static graph")
     print(f"{'method':<10} {'S_ppr':>8} {'hub mass (top-10)':>18} {'hub mass (all)':>15} {'R@5':>6} {'FCR@5':>6}")
     for name, s in summary.items():

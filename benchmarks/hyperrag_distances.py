@@ -1,6 +1,7 @@
 """HyperRAG's Table 3 on musique_dev: hyperbolic vs Euclidean distances from sampled questions to passages.
 
     python benchmarks/hyperrag_distances.py [--queries 20] [--seed 0] [--llm none|oracle] [--out reports/...]
+    python benchmarks/hyperrag_distances.py --paper-data DIR --dataset musique   # the paper's files
 
 The ball is the one ``retrieve.py method=hyperrag data=musique`` uses (loaded from ``models/`` or trained with
 ``method/hyperrag.yaml``'s settings); ``--queries`` questions are sampled at random (``--seed``) and placed in the
@@ -31,13 +32,20 @@ from hyperrag.retrievers.hyperrag import HyperRAGRetriever
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--musique-dir", default=os.environ.get("MUSIQUE_DIR", ROOT.parent / "shared" / "data" / "musique_dev"))
+    ap.add_argument("--paper-data", default=None, help="read --dataset from this paper_data directory instead")
+    ap.add_argument("--dataset", default="musique", help="the paper dataset under --paper-data")
     ap.add_argument("--queries", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--llm", choices=("none", "oracle"), default="none", help="who built the query graphs")
     ap.add_argument("--out", default=str(ROOT / "reports" / "hyperrag_distances.md"))
     args = ap.parse_args()
 
-    ds = musique_dataset(args.musique_dir)
+    if args.paper_data:  # the paper's own files (docs/reproduce.md), in their downloaded layout
+        from hyperrag.data.paper_data import paper_dataset
+
+        ds = paper_dataset(args.paper_data, args.dataset)
+    else:
+        ds = musique_dataset(args.musique_dir)
     cache = Path(os.environ.get("HYPERRAG_CACHE", Path.home() / ".cache" / "hyperrag"))
     encoder = TextEncoder(cache_dir=cache, show_progress=False)
     llm = None
@@ -55,7 +63,7 @@ def main() -> None:
     ball = r.ball
     table = distance_table(ball.points(q_emb), ball.model.points[: ball.graph.num_passages], q_emb,
                            ball.table.embeddings, ball.model.curvature)
-    title = (f"HyperRAG Table 3 on musique_dev: {args.queries} sampled questions (seed {args.seed}), "
+    title = (f"HyperRAG Table 3 on {ds.name}: {args.queries} sampled questions (seed {args.seed}), "
              f"query graphs {'LLM-free' if llm is None else 'upper bound (oracle)'}, ball {r.info['checkpoint']}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -78,3 +78,54 @@ def test_oracle_ceiling_pairs_llm_free_and_oracle_runs(tmp_path):
     assert "| hipporag2 | musique | 67.3 → 73.2 | 33.6 → 36.6 | 0.0 → 50.0 | +5.9 |" in text
     assert "| catrag (upper bound (oracle)) |" in text  # every row says what made it; llm= is not a variant
     assert (path.parent / "oracle_ceiling.png").stat().st_size > 5000
+
+
+def _predictions(run: Path, hits: list[list[str]], gold: list[list[str]]) -> None:
+    rows = [{"id": f"q{i}", "question": "?", "ranked_ids": h, "gold_ids": g} for i, (h, g) in enumerate(zip(hits, gold))]
+    (run / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+def test_intervals_paired_tests_and_published_rows(tmp_path):
+    """Every mean over queries carries its bootstrap interval; the paper's method row is tested against the
+    strongest baseline on the same queries; CatRAG's published Tables 2-4 come beside ours with the differences."""
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    exp = "experiment=catrag_table"
+    gold = [["g1", "g2"]] * 40
+    rows = {
+        "dense": [["g1", "x", "y", "z", "w"]] * 40,                       # recall@5 50, fcr@5 0
+        "bm25": [["x", "y", "z", "w", "v"]] * 20 + [["g1", "x", "y", "z", "w"]] * 20,
+        "catrag": [["g1", "g2", "y", "z", "w"]] * 30 + [["g1", "x", "y", "z", "w"]] * 10,  # 87.5 / 75
+    }
+    for method, hits in rows.items():
+        r5 = 100 * sum(len({"g1", "g2"} & set(h)) / 2 for h in hits) / len(hits)
+        fcr = 100 * sum({"g1", "g2"} <= set(h) for h in hits) / len(hits)
+        cost = {"cost.index.llm_calls": 100.0, "cost.index.prompt_tokens": 5000.0, "cost.index.seconds": 3.0,
+                "cost.query.retrieval.llm_calls_per_1k_queries": 1000.0 * (method == "catrag"),
+                "cost.query.retrieval.prompt_tokens_per_1k_queries": 9.0e5 * (method == "catrag"),
+                "cost.query.reader.llm_calls_per_1k_queries": 1000.0,
+                "cost.query.reader.prompt_tokens_per_1k_queries": 4.0e5, "cost.query.prompt_tokens_per_1k_queries":
+                    4.0e5 + 9.0e5 * (method == "catrag"), "cost.query.seconds_per_1k_queries": 20.0,
+                "index_bytes": 3 * 2**20}
+        run = make_run(root, method, method, "musique", (r5, r5, r5), [exp, "data=musique", f"method={method}"],
+                       **{"fcr@5": fcr, "queries": 40, **cost})
+        _predictions(run, hits, gold)
+    path = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5,fcr@5]"))
+    text = path.read_text()
+    assert "| catrag | **87.5** [" in text                    # interval beside the mean
+    assert "## Paired tests against the strongest baseline" in text
+    line = next(x for x in text.splitlines() if x.startswith("| catrag | musique | dense |"))
+    assert "+37.5 [" in line and "✓" in line and line.endswith("| 40 |")
+    # the published numbers beside ours: CatRAG's Table 2 R@5 on MuSiQue is 64.9
+    assert "## Paper vs ours: Table 2" in text
+    assert "| paper (published): CatRAG | 64.9 |" in text
+    ours = text.index("| ours: catrag |", text.index("## Paper vs ours: Table 2"))
+    assert text[ours:].splitlines()[1].startswith("| Δ ours − paper (CatRAG) | +22.6 |")
+    assert "## Paper vs ours: Table 4" in text
+    # cost per row: index and per-1,000-query LLM calls / tokens per backend, the index size; recall against cost
+    assert "## Cost" in text
+    cost_row = next(x for x in text.splitlines() if x.startswith("| catrag | musique | 100 | 5,000 | 3.0 |"))
+    assert "| 1,000 | 900,000 | 1,000 | 400,000 | 20.0 | 3.0 |" in cost_row
+    assert (path.parent / "recall_vs_cost.png").stat().st_size > 5000
+    # the API cost at the report's token prices (GPT-4o-mini's by default): 1.3 M prompt tokens per 1,000 queries
+    eff_row = next(x for x in text.split("## Efficiency")[1].splitlines() if x.startswith("| catrag |"))
+    assert eff_row.rstrip(" |").endswith("| 0.20")  # not bold: the cheapest row is best

@@ -30,7 +30,7 @@ def test_oracle_run_is_labelled_upper_bound(tmp_path, capsys):
     assert metrics["llm_kind"] == "oracle" and metrics["llm_label"] == "upper bound (oracle)"
     record = saved(tmp_path)
     assert record["metrics"]["llm_kind"] == "oracle"
-    assert record["llm_usage"]["fact_filter/max4"]["ok"] == 6  # the fact filter really ran, on gold
+    assert record["llm_usage"]["fact_filter/max5-ask4"]["ok"] == 6  # the fact filter really ran, on gold
     assert record["metrics"]["llm_steps_skipped"] == {}
     assert "upper bound (oracle)" in capsys.readouterr().out
     # every answer equals the gold answer exactly when the full chain is in the reader's top-5
@@ -98,3 +98,16 @@ def test_paper_table_needs_an_llm(tmp_path):
     allowed = retrieve.run(compose_retrieve(tmp_path, "experiment=hipporag2_table", "data=sample", "method=dense",
                                             "llm=none", "allow_llm_free=true"))
     assert allowed["llm_label"] == "LLM-free"
+
+
+def test_explanatory_answers_are_scored_on_their_short_answer(tmp_path):
+    """answer_style=explanatory: the reader explains, EM / F1 score the short answer it gives beside it."""
+    short = retrieve.run(compose_retrieve(tmp_path / "s", "method=dense", "llm=none", "reader_llm=oracle"))
+    long = retrieve.run(compose_retrieve(tmp_path / "l", "method=dense", "llm=none", "reader_llm=oracle",
+                                         "answer_style=explanatory"))
+    rows = [json.loads(x) for x in (tmp_path / "l" / "run" / "predictions.jsonl").read_text().splitlines()]
+    answered = [r for r in rows if r["short_answer"] != "unknown"]
+    assert answered and all(r["answer"].startswith(f"The answer is {r['short_answer']}.") for r in answered)
+    assert all(len(r["answer"]) > len(r["short_answer"]) for r in rows)
+    assert long["em"] == short["em"] and long["f1"] == short["f1"]   # the same bare answers are scored
+    assert long["match_acc"] == short["match_acc"]                    # the explanation contains the answer

@@ -8,17 +8,21 @@ pairs C_graph on the retrieved paths:
      summary and the cause → effect links the evidence supports (:class:`~hyperrag.causal.tasks.CausalContextRewrite`);
      a failed call falls back to the verbatim pairs;
   2. **answer** ŷ — ``grounded_answer`` over the causal context and the passages (with the options of a
-     multiple-choice question);
-  3. **causal graph check** (``causal_check``) — ``S_causal = mean over C_graph of 𝕀(C → E ⊨ ŷ)``: every retrieved
-     pair is judged against the *answer*: by the LLM (``causal_entailment``, one call per answer for all its pairs)
-     or, in the labelled LLM-free form (``causal_check: lexical``, and whenever the LLM call fails — counted), by
-     :func:`lexical_entailment`. **Below τ the answer is regenerated under stricter grounding** (``strict_rewrite``
-     over K and the pair statements, with the pairs the answer contradicted or left out as the claims to fix) and
-     checked again;
+     multiple-choice question), in the run's ``answer_style``: ``explanatory`` is how the paper generates (an
+     explanation grounded in the causal paths, plus the short answer EM/F1 score), ``short`` the bare answer;
+  3. **causal graph check** (``causal_check``) — ``S_causal = mean over the checked pairs of 𝕀(C → E ⊨ ŷ)``. The
+     checked pairs (``check_scope``) are, with ``answer``, the pairs the answer is *about*: those of the passages it
+     cites (or of the causal context's links, when it cites that) and those it states itself (both ends' content
+     words in ŷ); with ``all``, every retrieved pair (the formula over all of C_graph). Verdicts come from the LLM
+     (``causal_entailment``, one call per answer) or, in the labelled LLM-free form (``causal_check: lexical``, and
+     whenever the LLM call fails — counted), from :func:`lexical_entailment`. **Below τ the answer is regenerated
+     under stricter grounding** (``strict_rewrite`` in its ``causal`` mode: the relations ŷ keeps are listed to be
+     kept, the ones it misses to be accounted for, the contradicted ones to be corrected) and checked again; a
+     regeneration that drops a relation ŷ kept is rejected (ŷ stays, ``fallback_rejected``);
   4. **hallucination detection and correction** (``hallucination_check``, Table 3's "Hallucination Correction") —
      ``claim_extraction`` on the answer, ``claim_support`` of each claim against K (passages + pair statements),
-     ``S_hallucination = 1 − supported/total``; **above δ the answer is rewritten** (``strict_rewrite`` with the
-     unsupported claims) and checked again, at most ``max_rounds`` rewrites.
+     ``S_hallucination = 1 − supported/total``; **above δ the answer is rewritten** (``strict_rewrite`` in its
+     ``claims`` mode, with the unsupported claims) and checked again, at most ``max_rounds`` rewrites.
 
 A record's ``checks_passed`` says whether the final answer is non-empty, not an abstention, and passes the checks
 that ran (S_causal ≥ τ, S_hallucination ≤ δ); the retriever's feedback loop re-enters refinement and retrieval when
@@ -38,11 +42,13 @@ from hyperrag.config.validation import NonNegativeInt, Probability, settings
 from hyperrag.eval.text import content_tokens, is_abstention
 
 if TYPE_CHECKING:
+    from hyperrag.llm.tasks.answer_style import AnswerStyle
     from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
 
 Passage = tuple[str, str]  # (passage id, text)
+CONTEXT_KEY = "causal_context"  # the rewritten causal context's key among the answer's evidence
 Pair = tuple[str, str, str, str]  # (cause, effect, provenance passage id, causal statement: "" = none)
 
 
@@ -74,6 +80,20 @@ def lexical_entailment(pairs: Sequence[Sequence[str]], answer: str, threshold: f
             else "not_addressed" for p in pairs]
 
 
+def answer_scope(pairs: Sequence[Sequence[str]], answer: str, supporting: Sequence[str],
+                 links: Sequence[Sequence[str]], threshold: float) -> list[int]:
+    """Positions of the pairs an answer is about: the pairs of the passages it cites (a cited ``pair:j`` item is
+    pair j; the cited causal context stands for its links), and the pairs it states (both ends' content words in the
+    answer, :func:`lexical_entailment`)."""
+    from hyperrag.eval.causal import pair_key
+
+    cited = {str(s) for s in supporting}
+    linked = {pair_key(c, e) for c, e in links} if CONTEXT_KEY in cited else set()
+    stated = lexical_entailment(pairs, answer, threshold)
+    return [j for j, p in enumerate(pairs)
+            if p[2] in cited or f"pair:{j}" in cited or pair_key(p[0], p[1]) in linked or stated[j] == "maintained"]
+
+
 @settings
 class GenerationSettings:
     """CDF-RAG's ``generation``.
@@ -84,6 +104,8 @@ class GenerationSettings:
             the context).
         causal_check: the causal graph check's verdicts: ``llm`` (``causal_entailment``; a failed call falls back to
             ``lexical``), ``lexical`` (the LLM-free form), ``off``.
+        check_scope: the pairs S_causal is taken over: ``answer`` (the pairs the answer is about: of the passages it
+            cites, or stated in it) or ``all`` (every retrieved pair).
         tau: S_causal below it → fallback generation under stricter grounding.
         hallucination_check: claim check and rewrite (Table 3's "Hallucination Correction").
         delta: S_hallucination above it → rewrite.
@@ -96,6 +118,7 @@ class GenerationSettings:
     enabled: bool
     rewrite_context: bool
     causal_check: Literal["llm", "lexical", "off"]
+    check_scope: Literal["answer", "all"]
     tau: Probability
     hallucination_check: bool
     delta: Probability
@@ -109,12 +132,20 @@ class CausalGenerator:
     """Args:
         llm: the LLM (an unavailable one: every step is counted as skipped and no answer is made).
         settings: :class:`GenerationSettings` (``enabled`` and ``max_requery`` are the retriever's).
+        style: the answer style of the answer, the fallback and the rewrite (``short`` | ``explanatory``).
     """
 
-    def __init__(self, llm: LanguageModel, settings: GenerationSettings) -> None:
+    def __init__(self, llm: LanguageModel, settings: GenerationSettings, style: AnswerStyle = "short") -> None:
+        from hyperrag.llm.tasks.grounded_answer import GroundedAnswer
+        from hyperrag.llm.tasks.strict_rewrite import StrictRewrite
+
         self.llm = llm
         self.s = settings
+        self.style = style
         self.rewrite_task = CausalContextRewrite()
+        self.answer_task = GroundedAnswer(style=style)
+        self.fallback_task = StrictRewrite(style=style, mode="causal")
+        self.claims_task = StrictRewrite(style=style, mode="claims")
 
     @property
     def steps(self) -> list[str]:
@@ -131,8 +162,9 @@ class CausalGenerator:
     def run_batch(self, questions: Sequence[str], passages: Sequence[Sequence[Passage]],
                   pairs: Sequence[Sequence[Pair]], options: Sequence[Sequence[str]] | None = None
                   ) -> list[dict[str, Any]]:
-        """One record per question: ``answer``, ``supporting``, ``context``, S_causal and S_hallucination before and
-        after their corrections, ``fallback_taken``, ``rewrites``, ``checks_passed``, ``skipped`` and ``steps``.
+        """One record per question: ``answer`` (and ``short_answer`` when explanatory), ``supporting``,
+        ``context``, the checked pairs, S_causal and S_hallucination before and after their corrections,
+        ``fallback_taken`` / ``fallback_rejected``, ``rewrites``, ``checks_passed``, ``skipped`` and ``steps``.
 
         Args:
             passages: per question, the knowledge set's passages ``(id, text)``.
@@ -146,9 +178,11 @@ class CausalGenerator:
                                    for j, p in enumerate(prs)]
             recs.append({"question": q, "passages": list(ps), "pairs": prs, "evidence": evidence,
                          "options": list(options[i]) if options else [], "steps": [], "answer": "",
-                         "supporting": [], "fallback_taken": False, "rewrites": 0, "summary": "",
+                         "short_answer": None, "explanation": None, "supporting": [], "fallback_taken": False,
+                         "fallback_rejected": False, "rewrites": 0, "summary": "",
                          "links": [(p[0], p[1]) for p in prs], "skipped": Counter(), "s_causal": None,
-                         "s_causal_initial": None, "hallucination": None, "hallucination_initial": None})
+                         "s_causal_initial": None, "checked_pairs": None, "hallucination": None,
+                         "hallucination_initial": None})
         if not getattr(self.llm, "available", False):
             for r in recs:
                 r["skipped"].update(self.steps)
@@ -168,13 +202,26 @@ class CausalGenerator:
             inputs["options"] = r["options"]
         return inputs
 
-    def _strict(self, batch: list[tuple[dict[str, Any], list[str]]]) -> list[Any]:
-        inputs = [self._with_options(r, {"question": r["question"], "answer": r["answer"] or "unknown",
-                                         "passages": r["evidence"], "unsupported_claims": bad}) for r, bad in batch]
-        results = self.llm.complete_structured_batch("strict_rewrite", inputs)
+    def _take(self, r: dict[str, Any], value: dict[str, Any]) -> None:
+        """Adopt a reply's answer, short answer and citations."""
+        r["answer"], r["supporting"] = value["answer"], list(value["supporting"])
+        r["short_answer"] = value.get("short_answer")
+        r["explanation"] = value.get("explanation")  # an explained option: the answer is the option's text
+
+    @staticmethod
+    def response(r: dict[str, Any]) -> str:
+        """What the checks read: the answer, with an explained option's explanation."""
+        return f"{r['answer']}. {r['explanation']}" if r.get("explanation") else r["answer"]
+
+    def _strict(self, task: Any, batch: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Any]:
+        """Regenerate under strict grounding (``task``: the causal fallback or the claims rewrite); ``batch`` holds
+        each record with the mode's lists (``keep`` / ``missing`` / ``contradicted`` or ``unsupported_claims``)."""
+        inputs = [self._with_options(r, {"question": r["question"], "answer": self.response(r) or "unknown",
+                                         "passages": r["evidence"], **lists}) for r, lists in batch]
+        results = self.llm.complete_structured_batch(task, inputs)
         for (r, _), res in zip(batch, results):
             if res.ok:
-                r["answer"], r["supporting"] = res.value["answer"], list(res.value["supporting"])
+                self._take(r, res.value)
             else:
                 r["skipped"]["strict_rewrite"] += 1
         return results
@@ -196,25 +243,33 @@ class CausalGenerator:
 
     def _answer(self, recs: list[dict[str, Any]]) -> None:
         inputs = [self._with_options(r, {"question": r["question"], "passages": (
-            [("causal_context", context_text(r["summary"], r["links"]))] if r["summary"] or r["links"] else [])
+            [(CONTEXT_KEY, context_text(r["summary"], r["links"]))] if r["summary"] or r["links"] else [])
             + r["passages"]}) for r in recs]
-        for r, res in zip(recs, self.llm.complete_structured_batch("grounded_answer", inputs)):
+        for r, res in zip(recs, self.llm.complete_structured_batch(self.answer_task, inputs)):
             if res.ok:
-                r["answer"], r["supporting"] = res.value["answer"], list(res.value["supporting"])
+                self._take(r, res.value)
             else:
                 r["skipped"]["grounded_answer"] += 1
-            r["steps"].append({"step": "answer", "ok": res.ok, "answer": r["answer"], "supporting": r["supporting"],
+            r["steps"].append({"step": "answer", "ok": res.ok, "answer": r["answer"],
+                               "short_answer": r["short_answer"], "supporting": r["supporting"],
                                **({} if res.ok else {"error": str(res.error_kind)})})
 
-    def _judge(self, recs: list[dict[str, Any]]) -> list[tuple[list[str], str]]:
-        """Per record, the verdict of each pair against the current answer and where they came from."""
+    def scope(self, r: dict[str, Any]) -> list[int]:
+        """Positions of the pairs S_causal is taken over for the record's current answer (``check_scope``)."""
+        if self.s.check_scope == "all":
+            return list(range(len(r["pairs"])))
+        return answer_scope(r["pairs"], self.response(r), r["supporting"], r["links"], self.s.match_threshold)
+
+    def _judge(self, recs: list[dict[str, Any]], scopes: list[list[int]]) -> list[tuple[list[str], str]]:
+        """Per record, the verdict of each pair of its scope against the current answer and where they came from."""
         out: list[tuple[list[str], str]] = [
-            (lexical_entailment(r["pairs"], r["answer"], self.s.match_threshold), "lexical") for r in recs]
+            (lexical_entailment([r["pairs"][j] for j in sc], self.response(r), self.s.match_threshold), "lexical")
+            for r, sc in zip(recs, scopes)]
         if self.s.causal_check != "llm":
             return out
-        todo = [i for i, r in enumerate(recs) if r["pairs"] and r["answer"].strip()]
-        inputs = [{"question": recs[i]["question"], "answer": recs[i]["answer"],
-                   "pairs": [pair_statement(p) for p in recs[i]["pairs"]]} for i in todo]
+        todo = [i for i, (r, sc) in enumerate(zip(recs, scopes)) if sc and r["answer"].strip()]
+        inputs = [{"question": recs[i]["question"], "answer": self.response(recs[i]),
+                   "pairs": [pair_statement(recs[i]["pairs"][j]) for j in scopes[i]]} for i in todo]
         for i, res in zip(todo, self.llm.complete_structured_batch("causal_entailment", inputs) if todo else []):
             if res.ok:
                 out[i] = (list(res.value), "llm")
@@ -222,28 +277,55 @@ class CausalGenerator:
                 recs[i]["skipped"]["causal_entailment"] += 1
         return out
 
+    def _check_step(self, r: dict[str, Any], scope: list[int], verdicts: list[str], source: str, score: float | None,
+                    **extra: Any) -> None:
+        r["steps"].append({"step": "causal_check", "tau": self.s.tau, "scope": self.s.check_scope, "source": source,
+                           "score": score, **extra,
+                           "verdicts": [{"pair": list(r["pairs"][j][:2]), "verdict": v}
+                                        for j, v in zip(scope, verdicts)]})
+
     def _causal_check(self, recs: list[dict[str, Any]]) -> None:
         judged = [r for r in recs if r["pairs"]]  # |C_graph| = 0: S_causal is undefined, nothing to check
-        low: list[tuple[dict[str, Any], list[str]]] = []
-        for r, (verdicts, source) in zip(judged, self._judge(judged)):
-            score = sum(v == "maintained" for v in verdicts) / len(verdicts)
+        scopes = [self.scope(r) for r in judged]
+        low: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        kept_before: dict[int, list[int]] = {}
+        for r, sc, (verdicts, source) in zip(judged, scopes, self._judge(judged, scopes)):
+            r["checked_pairs"] = len(sc)
+            score = sum(v == "maintained" for v in verdicts) / len(verdicts) if verdicts else None
             r["s_causal"] = r["s_causal_initial"] = score
-            r["steps"].append({"step": "causal_check", "tau": self.s.tau, "source": source, "score": score,
-                               "verdicts": [{"pair": list(p[:2]), "verdict": v} for p, v in zip(r["pairs"], verdicts)]})
-            if score < self.s.tau:
-                low.append((r, [pair_statement(p) for p, v in zip(r["pairs"], verdicts) if v != "maintained"]))
+            self._check_step(r, sc, verdicts, source, score)
+            if score is not None and score < self.s.tau:
+                statements = {v: [pair_statement(r["pairs"][j]) for j, x in zip(sc, verdicts) if x == v]
+                              for v in ("maintained", "not_addressed", "contradicted")}
+                kept_before[id(r)] = [j for j, x in zip(sc, verdicts) if x == "maintained"]
+                low.append((r, {"keep": statements["maintained"], "missing": statements["not_addressed"],
+                                "contradicted": statements["contradicted"]}))
         if not low:
             return
-        for (r, bad), res in zip(low, self._strict(low)):
+        drafts = {id(r): (r["answer"], r["short_answer"], r["explanation"], list(r["supporting"])) for r, _ in low}
+        for (r, lists), res in zip(low, self._strict(self.fallback_task, low)):
             r["fallback_taken"] = True
             r["steps"].append({"step": "fallback_generation", "reason": "S_causal below tau", "ok": res.ok,
-                               "claims_to_fix": bad, "answer": r["answer"], "supporting": r["supporting"]})
+                               "keep": lists["keep"], "missing": lists["missing"],
+                               "contradicted": lists["contradicted"], "answer": r["answer"],
+                               "short_answer": r["short_answer"], "supporting": r["supporting"]})
         rechecked = [r for r, _ in low]
-        for r, (verdicts, source) in zip(rechecked, self._judge(rechecked)):
-            r["s_causal"] = sum(v == "maintained" for v in verdicts) / len(verdicts)
-            r["steps"].append({"step": "causal_check", "tau": self.s.tau, "source": source, "score": r["s_causal"],
-                               "after": "fallback_generation",
-                               "verdicts": [{"pair": list(p[:2]), "verdict": v} for p, v in zip(r["pairs"], verdicts)]})
+        # the new answer is judged on its own scope and on every pair the draft kept (which it must still keep)
+        new_scopes = [sorted(set(self.scope(r)) | set(kept_before[id(r)])) for r in rechecked]
+        for r, sc, (verdicts, source) in zip(rechecked, new_scopes, self._judge(rechecked, new_scopes)):
+            verdict = dict(zip(sc, verdicts))
+            dropped = [j for j in kept_before[id(r)] if verdict.get(j) != "maintained"]
+            if dropped:  # the regeneration lost a relation the draft kept: the draft stays
+                r["answer"], r["short_answer"], r["explanation"], r["supporting"] = drafts[id(r)]
+                r["fallback_rejected"] = True
+                self._check_step(r, sc, verdicts, source, r["s_causal"], after="fallback_generation",
+                                 rejected=True, dropped=[list(r["pairs"][j][:2]) for j in dropped])
+                continue
+            own = set(self.scope(r))
+            scored = [v for j, v in verdict.items() if j in own or j in kept_before[id(r)]]
+            r["checked_pairs"] = len(scored)
+            r["s_causal"] = sum(v == "maintained" for v in scored) / len(scored) if scored else None
+            self._check_step(r, sc, verdicts, source, r["s_causal"], after="fallback_generation")
 
     def _hallucination(self, recs: list[dict[str, Any]]) -> None:
         from hyperrag.eval.causal import hallucination_score
@@ -253,7 +335,8 @@ class CausalGenerator:
             if not active:
                 break
             claim_res = self.llm.complete_structured_batch(
-                "claim_extraction", [{"text": r["answer"] or "unknown", "question": r["question"]} for r in active])
+                "claim_extraction", [{"text": self.response(r) or "unknown", "question": r["question"]}
+                                     for r in active])
             claims: list[list[str] | None] = [res.value if res.ok else None for res in claim_res]
             flat = [(i, c) for i, cs in enumerate(claims) if cs for c in cs]
             support = self.llm.complete_structured_batch(
@@ -281,13 +364,15 @@ class CausalGenerator:
                                               zip(claims[i] or [], verdicts[i], evidence[i])],
                                    "hallucination": h})
                 if h > self.s.delta and rnd < self.s.max_rounds:
-                    rewrite.append((r, [c for c, v in zip(claims[i] or [], verdicts[i]) if v != "supported"]))
+                    rewrite.append((r, {"unsupported_claims": [c for c, v in zip(claims[i] or [], verdicts[i])
+                                                               if v != "supported"]}))
             if not rewrite:
                 break
-            for (r, bad), res in zip(rewrite, self._strict(rewrite)):
+            for (r, lists), res in zip(rewrite, self._strict(self.claims_task, rewrite)):
                 r["rewrites"] += 1
                 r["steps"].append({"step": "rewrite", "round": rnd, "reason": "S_hallucination above delta",
-                                   "ok": res.ok, "unsupported_claims": bad, "answer": r["answer"],
+                                   "ok": res.ok, "unsupported_claims": lists["unsupported_claims"],
+                                   "answer": r["answer"], "short_answer": r["short_answer"],
                                    "supporting": r["supporting"]})
             active = [r for r, _ in rewrite]
 
@@ -295,15 +380,17 @@ class CausalGenerator:
         answered = bool(r["answer"].strip()) and not is_abstention(r["answer"])
         causal_ok = r["s_causal"] is None or r["s_causal"] >= self.s.tau
         hallucination_ok = r["hallucination"] is None or r["hallucination"] <= self.s.delta
-        return {"answer": r["answer"], "supporting": r["supporting"],
+        return {"answer": r["answer"], "short_answer": r["short_answer"], "explanation": r["explanation"],
+                "supporting": r["supporting"],
                 "context": {"summary": r["summary"], "links": [list(x) for x in r["links"]]},
                 "pairs": [list(p) for p in r["pairs"]],
                 "s_causal_initial": r["s_causal_initial"], "s_causal": r["s_causal"],
-                "fallback_taken": r["fallback_taken"], "hallucination_initial": r["hallucination_initial"],
+                "checked_pairs": r["checked_pairs"], "fallback_taken": r["fallback_taken"],
+                "fallback_rejected": r["fallback_rejected"], "hallucination_initial": r["hallucination_initial"],
                 "hallucination": r["hallucination"], "rewrites": r["rewrites"],
                 "checks_passed": answered and causal_ok and hallucination_ok,
                 "skipped": dict(r["skipped"]), "steps": r["steps"]}
 
 
-__all__ = ["CausalGenerator", "GenerationSettings", "context_text", "coverage", "lexical_entailment",
-           "pair_statement"]
+__all__ = ["CONTEXT_KEY", "CausalGenerator", "GenerationSettings", "answer_scope", "context_text", "coverage",
+           "lexical_entailment", "pair_statement"]

@@ -1,10 +1,18 @@
-"""CRC's reference (CDF-RAG §3.3): the causal paths a causal graph holds from each *question* itself.
+"""CRC's reference (CDF-RAG §3.3, §4.2): the items "on a verified causal path aligned with the query".
 
-Causal Retrieval Coverage counts the retrieved items that lie on "a causal path aligned with the query"; every
-method is judged against the same paths — the traversal of one causal graph from the original question, not from
-the method's own (refined) queries. :func:`hyperrag.eval.causal.causal_retrieval_coverage` does the counting;
-``evaluate.py`` hands :func:`causal_reference_from_index` to the re-scoring (the evaluation layer sits below the
-causal one, so it does not import it).
+The paper checks retrieved items against a gold-standard causal graph (GPT-4 verified). Two references, neither
+made by the run's own retrieval:
+
+* **gold** (``evaluate.py crc_reference=gold``, the default): the question's gold supporting passages (its
+  reasoning chain) and the causal pairs a causal graph extracted from those passages (:func:`gold_causal_items`);
+  every method and every ablation stage is judged against the same items;
+* **graph** (``crc_reference=graph``): the causal paths a causal graph holds from the original question
+  (:func:`reference_causal_items`) — a held-out graph via ``causal_index=DIR``; the run's own graph only when none
+  is given (then the reference shares the run's extraction).
+
+:func:`hyperrag.eval.causal.causal_retrieval_coverage` does the counting; ``evaluate.py`` hands
+:func:`causal_reference_from_index` to the re-scoring (the evaluation layer sits below the causal one, so it does not
+import it).
 """
 
 from __future__ import annotations
@@ -40,16 +48,32 @@ def reference_causal_items(graph: CausalGraph, settings: TraversalSettings, enco
     return out
 
 
+def gold_causal_items(graph: CausalGraph | None, gold_ids: Sequence[Sequence[str]]) -> list[CausalItems | None]:
+    """Per question, its gold passages and the ``(cause, effect)`` pairs (normalised by :func:`pair_key`) of the
+    graph's edges extracted from them; None for a question without gold passages."""
+    by_passage: dict[str, set[tuple[str, str]]] = {}
+    if graph is not None:
+        for e, info in enumerate(graph.edge_info):
+            by_passage.setdefault(str(info["passage_id"]), set()).add(pair_key(*graph.triple(e)))
+    return [(set(map(str, g)), set().union(*(by_passage.get(str(p), set()) for p in g))) if g else None
+            for g in gold_ids]
+
+
 def causal_reference_from_index(directory: str | Path, traversal: Mapping[str, Any] | None, encoder: Encoder,
-                                questions: Sequence[str]) -> list[CausalItems]:
-    """:func:`reference_causal_items` over the causal index in ``directory`` (its ``causal_graph.json``), with the
-    traversal settings ``traversal`` (a CDF-RAG run's) or, when None, ``method/cdfrag.yaml``'s."""
+                                questions: Sequence[str], gold_ids: Sequence[Sequence[str]] | None = None
+                                ) -> list[CausalItems | None]:
+    """Over the causal index in ``directory`` (its ``causal_graph.json``): with ``gold_ids``,
+    :func:`gold_causal_items`; else :func:`reference_causal_items` with the traversal settings ``traversal`` (a
+    CDF-RAG run's) or, when None, ``method/cdfrag.yaml``'s."""
     from hyperrag.causal.graph import CausalGraph
     from hyperrag.causal.traversal import TraversalSettings
     from hyperrag.config import method_settings
 
+    graph = CausalGraph.load(directory)
+    if gold_ids is not None:
+        return gold_causal_items(graph, gold_ids)
     settings = TraversalSettings(**traversal) if traversal is not None else method_settings("cdfrag").traversal
-    return reference_causal_items(CausalGraph.load(directory), settings, encoder, questions)
+    return list(reference_causal_items(graph, settings, encoder, questions))
 
 
-__all__ = ["CausalItems", "causal_reference_from_index", "reference_causal_items"]
+__all__ = ["CausalItems", "causal_reference_from_index", "gold_causal_items", "reference_causal_items"]

@@ -120,17 +120,19 @@ def correct_index(rec: dict[str, Any], texts: list[str], keys: list[str], where:
     return None
 
 
-def read_multiple_choice(queries: str | Path, corpus: str | Path | None = None, name: str = "multiple_choice", *,
-                         cop_base: int) -> Dataset:
+def read_multiple_choice(queries: str | Path, corpus: str | Path | Corpus | None = None,
+                         name: str = "multiple_choice", *, cop_base: int) -> Dataset:
     """Args:
         queries: the question file.
-        corpus: an optional passage file; without one the passages are the records' ``context`` texts.
+        corpus: an optional passage file (or an already read :class:`Corpus`, e.g. a knowledge base built from a
+            release's own texts); without one the passages are the records' ``context`` texts.
         cop_base: what MedMCQA's ``cop`` counts from (0 or 1).
     """
     path = Path(queries)
     if cop_base not in (0, 1):
         raise InputError(f"cop_base must be 0 or 1, got {cop_base!r}", field="data.cop_base")
-    base: Corpus | None = read_title_text_corpus(corpus) if corpus else None
+    base: Corpus | None = corpus if isinstance(corpus, Corpus) else (read_title_text_corpus(corpus) if corpus
+                                                                      else None)
     passages: list[Passage] = list(base.passages) if base is not None else []
     context_ids: dict[str, str] = {}
     out: list[Query] = []
@@ -169,4 +171,4 @@ def read_multiple_choice(queries: str | Path, corpus: str | Path | None = None, 
     if not passages:
         raise InputError("no passages to retrieve from: give a corpus file (data.corpus) or records with a "
                          "'context'", path=path)
-    return Dataset(name, Corpus(passages, source=str(corpus or path)), out)
+    return Dataset(name, Corpus(passages, source=base.source if base is not None else str(path)), out)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from hyperrag.utils.answers import OPTION_LETTERS, normalize_answer, option_letter, parse_option
 
 __all__ = ["OPTION_LETTERS", "exact_match", "normalize_answer", "option_accuracy", "option_correct",
-           "option_letter", "parse_option", "qa_metrics", "token_f1"]
+           "option_letter", "parse_option", "qa_metrics", "token_f1", "token_precision_recall"]
 
 
 def exact_match(prediction: str, golds: Sequence[str]) -> float:
@@ -43,6 +43,23 @@ def token_f1(prediction: str, golds: Sequence[str]) -> float:
     return best
 
 
+def token_precision_recall(prediction: str, golds: Sequence[str]) -> tuple[float, float]:
+    """Token-overlap precision and recall of the prediction against the gold answer it overlaps best (the one
+    :func:`token_f1` scores; CDF-RAG's Tables 3-5 report precision and recall beside F1)."""
+    pred_tokens = normalize_answer(prediction).split()
+    best = (-1.0, 0.0, 0.0)
+    for gold in golds:
+        gold_tokens = normalize_answer(gold).split()
+        if not pred_tokens or not gold_tokens:
+            same = float(pred_tokens == gold_tokens)
+            best = max(best, (same, same, same))
+            continue
+        overlap = sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
+        p, r = overlap / len(pred_tokens), overlap / len(gold_tokens)
+        best = max(best, (2 * p * r / (p + r) if overlap else 0.0, p, r))
+    return (best[1], best[2]) if best[0] >= 0 else (0.0, 0.0)
+
+
 def answer_in_response(prediction: str, golds: Sequence[str]) -> float:
     """1.0 when a normalised gold answer occurs in the normalised response as whole words."""
     padded = f" {normalize_answer(prediction)} "
@@ -59,22 +76,31 @@ def response_correct(prediction: str, golds: Sequence[str], options: Sequence[st
 
 def qa_metrics(predictions: Sequence[str], golds: Sequence[Sequence[str]],
                full_chain: Sequence[float] | None = None, options: Sequence[Sequence[str]] | None = None,
-               answer_indices: Sequence[int | None] | None = None) -> dict[str, float]:
+               answer_indices: Sequence[int | None] | None = None,
+               short_answers: Sequence[str | None] | None = None) -> dict[str, float]:
     """Mean EM, F1 and Match-Acc (``match_acc``: a gold answer contained in the response) in percent over
     queries with gold answers; JSR (full chain retrieved *and* the response contains the answer, see
     :func:`response_correct`) when ``full_chain`` (per query 0/1, e.g. fcr@5) is given; ``options`` /
-    ``answer_indices`` per query for multiple-choice queries."""
+    ``answer_indices`` per query for multiple-choice queries. ``short_answers``: per query the bare answer of an
+    explanatory response (``answer_style=explanatory``), which EM and F1 score instead of the whole response."""
     rows = [(i, p, g) for i, (p, g) in enumerate(zip(predictions, golds)) if g]
     if not rows:
         return {}
-    em = [exact_match(p, g) for _, p, g in rows]
-    out = {"em": 100.0 * sum(em) / len(rows), "f1": 100.0 * sum(token_f1(p, g) for _, p, g in rows) / len(rows),
+    short = [scored_answer(p, short_answers[i] if short_answers else None) for i, p, _ in rows]
+    em = [exact_match(s, g) for s, (_, _, g) in zip(short, rows)]
+    out = {"em": 100.0 * sum(em) / len(rows),
+           "f1": 100.0 * sum(token_f1(s, g) for s, (_, _, g) in zip(short, rows)) / len(rows),
            "match_acc": 100.0 * sum(answer_in_response(p, g) for _, p, g in rows) / len(rows)}
     if full_chain is not None:
         hit = [response_correct(p, g, options[i] if options else None, answer_indices[i] if answer_indices else None)
                for i, p, g in rows]
         out["jsr"] = 100.0 * sum(full_chain[i] * h for (i, _, _), h in zip(rows, hit)) / len(rows)
     return out
+
+
+def scored_answer(response: str, short_answer: str | None) -> str:
+    """What EM and F1 score: an explanatory response's short answer when it gave one, else the response."""
+    return short_answer if isinstance(short_answer, str) and short_answer.strip() else response
 
 
 def option_correct(prediction: str, options: Sequence[str], answer_index: int | None) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,24 +47,42 @@ def _out_dir(pred: Path, files: list[Path], out: str | None) -> Path:
     return Path(out) / pred.parent.resolve().relative_to(root)
 
 
-CausalReference = Callable[[str, Mapping[str, Any] | None, "Encoder", list[str]],
-                           list[tuple[set[str], set[tuple[str, str]]]]]
+CausalReference = Callable[..., list[tuple[set[str], set[tuple[str, str]]] | None]]
 
 
 def causal_reference(cfg: Any, saved: dict[str, Any], run_cfg: Any, rows: list[dict[str, Any]], encoder: Encoder,
-                     reference: CausalReference | None) -> list[tuple[set[str], set[tuple[str, str]]]] | None:
-    """CRC's reference per row: the causal paths from each question over a causal graph — ``cfg.causal_index``, or
-    the CDF-RAG run's own (``causal_index_dir`` in its ``metrics.json``); None when there is none. ``reference``
-    reads the graph and traverses it (``evaluate.py`` passes
-    :func:`hyperrag.causal.reference.causal_reference_from_index`); the traversal settings are the run's (CDF-RAG)
-    or, when None, ``method/cdfrag.yaml``'s."""
+                     reference: CausalReference | None
+                     ) -> list[tuple[set[str], set[tuple[str, str]]] | None] | None:
+    """CRC's reference per row (``cfg.crc_reference``):
+
+    * ``gold`` (the default) — not from the run: the row's gold supporting passages, and the causal pairs a causal
+      graph (``cfg.causal_index``, else the run's causal index when it built one) extracted *from those passages*;
+      defined for every run with gold passages — every ablation stage, every method — and None for a row without
+      them;
+    * ``graph`` — the causal paths a causal graph (``cfg.causal_index``, else the CDF-RAG run's own) holds from each
+      question (``reference`` traverses it with the run's traversal settings, or ``method/cdfrag.yaml``'s).
+
+    ``reference`` reads the graph (``evaluate.py`` passes
+    :func:`hyperrag.causal.reference.causal_reference_from_index`); None when there is no reference at all."""
+    mode = str(cfg.get("crc_reference") or "gold")
+    if mode not in ("gold", "graph"):
+        from hyperrag.errors import InputError
+
+        raise InputError(f"must be gold or graph, got {mode!r}", setting="crc_reference")
     directory = cfg.get("causal_index") or saved.get("causal_index_dir")
-    if not directory or encoder is None:
-        return None
-    if not (Path(directory) / "causal_graph.json").is_file():
+    if directory and not (Path(directory) / "causal_graph.json").is_file():
         from hyperrag.errors import InputError
 
         raise InputError("not a causal index directory (no causal_graph.json)", path=directory, setting="causal_index")
+    if mode == "gold":
+        golds = [[str(g) for g in r.get("gold_ids") or []] for r in rows]
+        if not any(golds):
+            return None
+        if directory and reference is not None:
+            return reference(str(directory), None, encoder, [r["question"] for r in rows], gold_ids=golds)
+        return [(set(g), set()) if g else None for g in golds]
+    if not directory or encoder is None:
+        return None
     if reference is None:
         log.warning("no causal reference reader given: CRC is skipped")
         return None
@@ -106,6 +124,8 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
     inputs = EvalInputs(rows=rows, corpus=None if dataset is None else dataset.corpus, llm=llm, encoder=encoder,
                         ks=tuple(cfg.ks or _select(run_cfg, "ks", [2, 5, 10])),
                         context_top_n=int(cfg.context_top_n or _select(run_cfg, "answer_top_n", 0) or 5),
+                        context_max_items=cfg.get("context_max_items"),
+                        context_max_tokens=cfg.get("context_max_tokens"),
                         lexical_threshold=float(cfg.lexical_threshold),
                         relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress),
                         hr_delta=float(cfg.get("hr_delta") or 0.0), span_threshold=float(cfg.get("span_threshold", 0.8)),
@@ -114,7 +134,8 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
     aggregate, per_query, skipped = evaluate_rows(inputs, metrics)
     record = {"predictions": str(pred), "dataset": saved.get("dataset") or _select(data_cfg, "name"),
               "method": saved.get("method") or _select(_select(run_cfg, "method"), "name"),
-              "queries": len(rows), "context_top_n": inputs.context_top_n, "ks": list(inputs.ks),
+              "queries": len(rows), "context_top_n": inputs.context_top_n,
+              "context_max_items": inputs.context_max_items, "context_max_tokens": inputs.context_max_tokens, "ks": list(inputs.ks),
               "llm": getattr(llm, "model", None) if inputs.llm_available else None,
               "metrics": aggregate, "skipped": skipped}
     out_dir.mkdir(parents=True, exist_ok=True)

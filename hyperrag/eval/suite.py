@@ -10,6 +10,8 @@ name                     reports (percent, mean over the queries it applies to) 
 ``context_recall_claims_lexical`` the same by content-word overlap (labelled fallback)     answers, corpus
 ``qa``                   ``em``, ``f1``, ``match_acc`` (answer in the response), ``jsr``      answers
                          (full chain in the context + answer in it)
+``answer_overlap``       ``precision``, ``recall``: token overlap of the (short) answer with  answers
+                         the gold answer F1 scores (CDF-RAG's Tables 3-5)
 ``judge_acc``            LLM-judged accuracy (HyperRAG's GPT-Acc), ``answer_judge`` task     answers, LLM
 ``accuracy``             ``accuracy`` — the answer names the correct option                  answers, options
 ``answer_relevancy``     Ragas-style, LLM-generated questions vs the question               answers, LLM
@@ -22,8 +24,10 @@ name                     reports (percent, mean over the queries it applies to) 
                          retrieved passage or causal triple (share ≥ ``span_threshold``)
 ``context_relevance``    CDF-RAG §3.3: mean SBERT cosine, question vs retrieved items         encoder, corpus
                          (top passages + retrieved causal triples)
-``crc``                  CDF-RAG CRC: share of retrieved items on a causal path aligned with  causal graph
-                         the question (the causal graph's paths from the question)
+``crc``                  CDF-RAG CRC: share of retrieved items on a causal path aligned with  causal reference
+                         the question (``crc_reference``: gold — the gold supporting passages
+                         and the causal pairs extracted from them; graph — the paths a causal
+                         graph holds from the question)
 ``ccd``                  CDF-RAG CCD: mean hops of the retrieved causal paths (in hops)       causal paths
 ``srs``                  CDF-RAG SRS: cosine of the original and the refined queries          refinements
 ``causal_coverage``      gold causal pairs with both ends in the context                     causal_pairs
@@ -39,6 +43,7 @@ are met.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,7 +58,15 @@ from hyperrag.eval.causal import (
 from hyperrag.eval.context import causal_coverage, context_recall, lexical_claim_recall, llm_claim_recall
 from hyperrag.eval.groundedness import lexical_groundedness, llm_groundedness
 from hyperrag.eval.judge import llm_judge_accuracy
-from hyperrag.eval.qa import answer_in_response, exact_match, option_correct, response_correct, token_f1
+from hyperrag.eval.qa import (
+    answer_in_response,
+    exact_match,
+    option_correct,
+    response_correct,
+    scored_answer,
+    token_f1,
+    token_precision_recall,
+)
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
@@ -78,12 +91,14 @@ class EvalInputs:
     encoder: Encoder | None = None  # the sentence embedder for relevancy
     ks: tuple[int, ...] = (2, 5, 10)
     context_top_n: int = 5
+    context_max_items: int | None = None  # evaluator cap: items of a recorded evidence list (passages: context_top_n)
+    context_max_tokens: int | None = None  # evaluator cap: the context's length (words x 1.3), every method alike
     lexical_threshold: float = 0.8
     relevancy_questions: int = 3
     progress: bool = False
     hr_delta: float = 0.0         # a response is flagged as hallucinated when its unsupported share exceeds this
     span_threshold: float = 0.8   # span alignment at which an answer sentence counts as traced (groundedness_span)
-    causal_reference: list[tuple[set[str], set[tuple[str, str]]]] | None = None  # per row, for CRC
+    causal_reference: list[tuple[set[str], set[tuple[str, str]]] | None] | None = None  # per row, for CRC
     _texts: dict[str, str] = field(default_factory=dict, repr=False)
 
     def context_ids(self, row: dict[str, Any]) -> list[str]:
@@ -100,10 +115,10 @@ class EvalInputs:
     def context_text(self, row: dict[str, Any]) -> str | None:
         used = used_evidence(row)
         if used is not None:
-            return "\n".join(used)
+            return capped_context(used, self.context_max_items, self.context_max_tokens)
         if self.corpus is None:
             return None
-        return "\n".join(t for _, t in self.context_pairs(row))
+        return capped_context([t for _, t in self.context_pairs(row)], None, self.context_max_tokens)
 
     @property
     def has_answers(self) -> bool:
@@ -112,6 +127,18 @@ class EvalInputs:
     @property
     def llm_available(self) -> bool:
         return bool(getattr(self.llm, "available", False))
+
+
+def capped_context(items: list[str], max_items: int | None, max_tokens: int | None) -> str:
+    """The evaluated context: the first ``max_items`` items, cut at ``max_tokens`` (words × 1.3) in all — the
+    uniform cap HugRAG's evaluation puts on what every method passes to the judge (its Appendix F.4)."""
+    items = items[:max_items] if max_items is not None else items
+    text = "\n".join(items)
+    if max_tokens is None:
+        return text
+    keep = int(max_tokens / 1.3)
+    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    return text if len(ends) <= keep else text[: ends[keep - 1]] if keep else ""
 
 
 def used_evidence(row: dict[str, Any]) -> list[str] | None:
@@ -180,12 +207,25 @@ def m_qa(e: EvalInputs) -> Result:
         if not golds or "answer" not in r:
             per.append({"em": None, "f1": None, "match_acc": None, "jsr": None})
             continue
-        em = exact_match(pred, golds)
+        short = scored_answer(pred, r.get("short_answer"))  # an explanatory response's bare answer
+        em = exact_match(short, golds)
         chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], e.context_top_n) if r.get("gold_ids") else 0.0
         hit = response_correct(pred, golds, r.get("options"), r.get("answer_index"))
-        per.append({"em": em, "f1": token_f1(pred, golds), "match_acc": answer_in_response(pred, golds),
+        per.append({"em": em, "f1": token_f1(short, golds), "match_acc": answer_in_response(pred, golds),
                     "jsr": hit * chain})
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "match_acc", "jsr")}, per
+
+
+def m_answer_overlap(e: EvalInputs) -> Result:
+    per = []
+    for r in e.rows:
+        golds, pred = r.get("answers") or [], r.get("answer") or ""
+        if not golds or "answer" not in r:
+            per.append({"precision": None, "recall": None})
+            continue
+        p, rec = token_precision_recall(scored_answer(pred, r.get("short_answer")), golds)
+        per.append({"precision": p, "recall": rec})
+    return {k: _mean([p[k] for p in per]) for k in ("precision", "recall")}, per
 
 
 def m_judge_acc(e: EvalInputs) -> Result:
@@ -272,7 +312,8 @@ def m_context_relevance(e: EvalInputs) -> Result:
 
 def m_crc(e: EvalInputs) -> Result:
     assert e.causal_reference is not None
-    per = [{"crc": causal_retrieval_coverage(e.context_ids(r), retrieved_pairs(r), ref[0], ref[1])}
+    per = [{"crc": None if ref is None else causal_retrieval_coverage(e.context_ids(r), retrieved_pairs(r), ref[0],
+                                                                       ref[1])}
            for r, ref in zip(e.rows, e.causal_reference)]
     return {"crc": _mean([p["crc"] for p in per])}, per
 
@@ -314,6 +355,7 @@ METRICS: dict[str, Metric] = {
     "context_recall_claims": Metric(m_context_recall_claims, frozenset({"answers", "llm"})),
     "context_recall_claims_lexical": Metric(m_context_recall_claims_lexical, frozenset({"answers", "corpus"})),
     "qa": Metric(m_qa, frozenset({"answers"})),
+    "answer_overlap": Metric(m_answer_overlap, frozenset({"answers"})),
     "judge_acc": Metric(m_judge_acc, frozenset({"answers", "llm"})),
     "accuracy": Metric(m_accuracy, frozenset({"answers", "options"})),
     "answer_relevancy": Metric(m_answer_relevancy, frozenset({"answers", "llm", "encoder"})),

@@ -5,8 +5,9 @@ edge of kind ``τ`` at hop ``t`` is worth
 
     gain(v) = s(q, v) · γ^t · w(τ)          (seeds: gain = s(q, v), t = 0)
 
-The walk stops when the best frontier gain falls below ``min_gain`` (every other one is lower), when the token
-budget is spent, or after ``max_nodes`` nodes; a node whose text does not fit what is left of ``token_budget`` is
+A node is reached at most ``max_hops`` edges from its seed (the hop limit h of HugRAG's Algorithm 1: a node taken
+at hop h does not open its neighbours). The walk stops when the best frontier gain falls below ``min_gain`` (every
+other one is lower), when the token budget is spent, or after ``max_nodes`` nodes; a node whose text does not fit what is left of ``token_budget`` is
 skipped (counted in ``skipped_budget``) and the walk goes on with the next best one that fits. The graph is a CSR of node ids
 with an edge kind per arc; node scores are one query's row of the batched score matrix.
 """
@@ -76,8 +77,10 @@ class Expansion:
         nodes / gain / hop / via / parent: per taken node: id, gain, hops from its seed, edge kind it was
             reached over (-1 for seeds), the node it was reached from (-1 for seeds).
         tokens: budget spent.
-        stop: ``gain`` (threshold), ``budget``, ``max_nodes`` or ``exhausted``.
+        stop: ``gain`` (threshold), ``budget``, ``max_nodes``, ``hops`` (the frontier ran out at the hop limit) or
+            ``exhausted``.
         skipped_budget: nodes left out because their text did not fit the budget left.
+        hop_limited: taken nodes at the hop limit, whose neighbours were not opened.
     """
 
     nodes: list[int] = field(default_factory=list)
@@ -88,6 +91,7 @@ class Expansion:
     tokens: int = 0
     stop: str = "exhausted"
     skipped_budget: int = 0
+    hop_limited: int = 0
 
     @property
     def gate_crossings(self) -> int:
@@ -98,7 +102,7 @@ class Expansion:
 def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *, gamma: float = 0.8,
                       kind_weight: np.ndarray | None = None, min_gain: float = 0.0,
                       token_budget: float = float("inf"), node_tokens: np.ndarray | None = None,
-                      max_nodes: int | None = None) -> Expansion:
+                      max_nodes: int | None = None, max_hops: int | None = None) -> Expansion:
     """Args:
         graph: typed CSR graph.
         score: float array [N], s(q, v) for every node.
@@ -109,6 +113,7 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
         token_budget: the taken nodes' texts never exceed this many tokens (what does not fit is skipped).
         node_tokens: int array [N], token cost of each node (default 1 each).
         max_nodes: stop after this many nodes.
+        max_hops: hop limit h: nodes are taken at most this many edges from their seed (``None``: no limit).
     """
     weights = kind_weight_vector() if kind_weight is None else np.asarray(kind_weight, dtype=np.float64)
     score = np.asarray(score, dtype=np.float64)
@@ -150,6 +155,9 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
         nbr = idx[ptr[v]: ptr[v + 1]]
         if nbr.size == 0:
             continue
+        if max_hops is not None and hop >= max_hops:  # the hop limit: v's neighbours are h + 1 hops out
+            out.hop_limited += 1
+            continue
         knd = kind[ptr[v]: ptr[v + 1]]
         g = score[nbr] * (gamma ** (hop + 1)) * weights[knd]
         fresh = ~taken[nbr]
@@ -165,4 +173,6 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
             out.stop = "budget"
         elif pruned:
             out.stop = "gain"
+        elif out.hop_limited:
+            out.stop = "hops"
     return out

@@ -118,8 +118,11 @@ class CausalPathSelector:
         return out
 
     def answer(self, questions: Sequence[str], evidence: Sequence[Sequence[dict[str, Any]]],
-               drafts: Sequence[str]) -> list[dict[str, Any]]:
-        """``subgraph_answer`` per question with evidence; returns ``{"answer", "answer_ok"[, "answer_error"]}``."""
+               drafts: Sequence[str], style: str = "short") -> list[dict[str, Any]]:
+        """``subgraph_answer`` per question with evidence, in answer ``style`` (``short`` | ``explanatory``);
+        returns ``{"answer", "answer_ok"[, "short_answer"][, "answer_error"]}``."""
+        from hyperrag.llm.tasks.subgraph_answer import AnswerFromSubgraph
+
         out: list[dict[str, Any]] = [{"answer": "", "answer_ok": False} for _ in evidence]
         todo = [i for i, ev in enumerate(evidence) if ev]
         if not todo:
@@ -131,11 +134,11 @@ class CausalPathSelector:
             if drafts[i]:
                 inp["draft_answer"] = drafts[i]
             inputs.append(inp)
-        results = self.llm.complete_structured_batch("subgraph_answer", inputs,
+        results = self.llm.complete_structured_batch(AnswerFromSubgraph(style), inputs,  # type: ignore[arg-type]
                                                      progress="answers" if self.progress else False)
         for i, res in zip(todo, results):
             if res.ok:
-                out[i] = {"answer": res.value["answer"], "answer_ok": True}
+                out[i] = {**res.value, "answer_ok": True}
             else:
                 out[i]["answer_error"] = str(res.error_kind or "failed")
         return out

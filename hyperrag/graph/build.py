@@ -12,7 +12,7 @@ import torch
 
 from hyperrag.data.openie import OpenIERecords
 from hyperrag.data.types import Corpus
-from hyperrag.graph.canonical import canonical_name
+from hyperrag.graph.canonical import name_normaliser
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.utils import csr_from_lists, undirected_edges
 from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph, knn_backend
@@ -32,11 +32,18 @@ class GraphEmbeddings:
     passage: torch.Tensor  # [P, D]
 
 
-def canonical_triples(triples: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
-    """Canonical ``(subject, relation, object)`` of one passage's triples; those without subject or object dropped."""
+def canonical_triples(triples: list[tuple[str, str, str]], text_form: str = "canonical") -> list[tuple[str, str, str]]:
+    """Canonical ``(subject, relation, object)`` of one passage's triples; those without subject or object dropped.
+
+    ``text_form``: ``canonical`` (:func:`~hyperrag.graph.canonical.canonical_name`, every triple kept) or
+    ``hipporag`` (HippoRAG 2's code: its ``text_processing``, and a passage's identical raw triples once).
+    """
+    norm = name_normaliser(text_form)
+    if text_form == "hipporag":
+        triples = list(dict.fromkeys(tuple(t) for t in triples))
     out = []
     for s_raw, r_raw, o_raw in triples:
-        s, r, o = canonical_name(s_raw), canonical_name(r_raw), canonical_name(o_raw)
+        s, r, o = norm(s_raw), norm(r_raw), norm(o_raw)
         if s and o:
             out.append((s, r, o))
     return out
@@ -56,6 +63,7 @@ def build_knowledge_graph(
     synonym_min_chars: int = 3,
     fact_template: str = "{s} {r} {o}",
     knn: KnnSettings | None = None,
+    text_form: str = "canonical",
 ) -> tuple[KnowledgeGraph, GraphEmbeddings]:
     """Args:
         corpus: P passages.
@@ -66,6 +74,7 @@ def build_knowledge_graph(
         synonym_min_chars: entities with fewer alphanumeric characters get no synonym edges (dates, "a").
         fact_template: how a fact is written for embedding.
         knn: how the synonym neighbours are searched (``graph.knn``: exact or approximate by size); ``None``: exact.
+        text_form: how OpenIE text becomes names (:func:`canonical_triples`); recorded in ``graph.stats``.
     """
     t0 = time.perf_counter()
     entity_id: dict[str, int] = {}
@@ -83,7 +92,7 @@ def build_knowledge_graph(
 
     with paused_collector():  # the tables are millions of acyclic containers (hyperrag/utils/collector.py)
         for pos, triples in enumerate(openie.triples):
-            for s, r, o in canonical_triples(triples):
+            for s, r, o in canonical_triples(triples, text_form):
                 si, oi = entity(s), entity(o)
                 entity_passages[si].add(pos)
                 entity_passages[oi].add(pos)
@@ -150,7 +159,7 @@ def build_knowledge_graph(
     graph.stats = {
         "nodes": graph.num_nodes, "entities": num_e, "passages": num_p, "facts": len(facts),
         "edges": graph.num_edges, "edges_by_type": graph.count_by_type(),
-        "skipped_triples": openie.skipped_triples, "synonym_search": synonym_search,
+        "skipped_triples": openie.skipped_triples, "synonym_search": synonym_search, "text_form": text_form,
         "seconds": {"parse": round(t_parse - t0, 3), "embed": round(t_embed - t_parse, 3),
                     "edges_and_synonyms": round(t_knn - t_embed, 3)},
     }

@@ -8,6 +8,11 @@ from itertools import pairwise
 from typing import Any
 
 _NON_WORD = re.compile(r"[^\w]+", flags=re.UNICODE)
+_NON_ASCII_ALNUM = re.compile(r"[^A-Za-z0-9 ]")
+
+#: how OpenIE text becomes entity and relation names: ``canonical`` (:func:`canonical_name`) or ``hipporag``
+#: (:func:`hipporag_name`, HippoRAG 2's ``text_processing``)
+TEXT_FORMS = ("canonical", "hipporag")
 
 
 def canonical_name(name: str) -> str:
@@ -19,6 +24,25 @@ def canonical_name(name: str) -> str:
     text = unicodedata.normalize("NFKC", name).lower()
     text = _NON_WORD.sub(" ", text).replace("_", " ")
     return " ".join(text.split())
+
+
+def hipporag_name(name: str) -> str:
+    """HippoRAG 2's ``text_processing``: lower case, every character but ``[A-Za-z0-9 ]`` to a space, stripped
+    (runs of spaces kept; accented letters become spaces).
+
+    >>> hipporag_name("  Jardín  Botánico ")
+    'jard n  bot nico'
+    """
+    return _NON_ASCII_ALNUM.sub(" ", name.lower()).strip()
+
+
+def name_normaliser(text_form: str) -> Any:
+    """The name function of a text form (:data:`TEXT_FORMS`)."""
+    if text_form == "canonical":
+        return canonical_name
+    if text_form == "hipporag":
+        return hipporag_name
+    raise ValueError(f"text_form must be one of {TEXT_FORMS}, got {text_form!r}")
 
 
 def canonical_graph(graph: Any) -> dict[str, Any]:

@@ -87,8 +87,8 @@ def _top_pairs(query: torch.Tensor, query_nodes: torch.Tensor, keys: torch.Tenso
     return rows[keep], key_nodes[nbr[keep]], val[keep]
 
 
-def _parse(triples: Sequence[Sequence[Triple]]) -> list[list[Triple]]:
-    return [canonical_triples(list(t)) for t in triples]
+def _parse(triples: Sequence[Sequence[Triple]], text_form: str = "canonical") -> list[list[Triple]]:
+    return [canonical_triples(list(t), text_form) for t in triples]
 
 
 # ---- delete ------------------------------------------------------------------------------------------------
@@ -174,7 +174,8 @@ def delete_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
 def insert_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProvenance, passages: Sequence[Passage],
                     triples: Sequence[Sequence[Triple]], encoder: Encoder, *, synonym_threshold: float = 0.8,
                     synonym_topk: int = 100, synonym_min_chars: int = 3,
-                    fact_template: str = "{s} {r} {o}", knn: object = None) -> UpdateResult:
+                    fact_template: str = "{s} {r} {o}", knn: object = None,
+                    text_form: str = "canonical") -> UpdateResult:
     """Append ``passages`` (with their raw OpenIE ``triples``, one list per passage) to the graph.
 
     ``knn`` (the index's ``graph.knn`` settings, as its manifest records them) is accepted and not used: an insert
@@ -207,7 +208,7 @@ def insert_passages(graph: KnowledgeGraph, emb: GraphEmbeddings, prov: GraphProv
             new_names.append(name)
         return entity_id[name]
 
-    for j, raw in enumerate(_parse(triples)):
+    for j, raw in enumerate(_parse(triples, text_form)):
         pos = P + j
         occ = []
         for s, r, o in raw:

@@ -64,7 +64,8 @@ class GraphProvenance:
 def build_provenance(graph: KnowledgeGraph, openie: OpenIERecords) -> GraphProvenance:
     """Provenance of a graph built by :func:`~hyperrag.graph.build.build_knowledge_graph` from ``openie``."""
     fact_id = {f: i for i, f in enumerate(graph.facts)}
-    rows = [[fact_id[t] for t in canonical_triples(triples)] for triples in openie.triples]
+    form = graph.stats.get("text_form", "canonical")
+    rows = [[fact_id[t] for t in canonical_triples(triples, form)] for triples in openie.triples]
     return GraphProvenance(*csr_from_lists(rows))
 
 

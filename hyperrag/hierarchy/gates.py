@@ -17,9 +17,20 @@ could plausibly influence the other *in either direction*; a "yes" comes with it
 the pair, with a digest of the task, model and both texts), so a rerun verifies only missing pairs; a failed call
 (an outage, or the oracle's ``no_gold``) is no gate, counted in ``failed`` and retried by the next build.
 
-Options that bound the work (the paper preset turns the first off): ``prefilter`` keeps only pairs among each
-module's ``top_m`` most similar summaries with cosine ≥ ``threshold``; ``max_calls`` caps new verifications (the top
-levels first, within a stage the most similar — or, without the prefilter, the largest — pairs first).
+**Logical relatedness** (the paper's candidates are "topologically distant but potentially logically related"; it
+gives no test for the second part, and without one Algorithm 2 asks ~10^6 LLM checks on MuSiQue's modules):
+``prefilter`` keeps a distant pair only when its two summaries are similar — with ``prefilter_scope: candidates``
+(default) each module keeps, at every stage, the ``top_m`` most similar of *its own candidates* (same-level distant
+modules; for the look-ahead, the unpruned modules one level down) with cosine ≥ ``threshold`` (an intra-layer pair
+stays when either end keeps it), so the checks grow as ``top_m`` × modules; ``all_modules`` is the earlier rule
+(symmetrised top-``m`` neighbours among all modules, most of which then fail the distance or hierarchy test).
+``top_m`` and ``threshold`` are chosen on musique_dev by the recall of gold-hop module pairs
+(:mod:`hyperrag.eval.gate_recall`, ``benchmarks/bench_hugrag_gates.py --candidates``).
+
+**Budget**: ``max_calls`` caps new verifications. ``budget_split: levels`` (default) gives every level a share of
+the cap in proportion to its modules (a level's unused share passes to the next level down), so a cut does not
+starve the fine levels; ``top_down`` spends the cap from the top level down (the earlier rule). Within a stage the
+most similar (without the prefilter: the largest) pairs go first.
 ``verifier="none"`` accepts every candidate without an LLM (an unverified upper bound for the gate-effectiveness
 benchmark); :meth:`GateBuilder.count` runs the algorithm with a constant verdict to count what it would ask.
 """
@@ -55,10 +66,15 @@ class GateSettings:
         enabled: build gates at all (HugRAG: with an LLM, or with ``verifier: none``).
         min_distance: candidate modules are at least this many hops apart in their level's module graph (1 = every
             pair; 2 = not adjacent).
-        prefilter: keep only pairs among each module's ``top_m`` most similar summaries (cos ≥ ``threshold``).
-        top_m: prefilter: candidates per module.
+        prefilter: the logical-relatedness test: keep only pairs whose summaries are among the ``top_m`` most similar
+            (cos ≥ ``threshold``).
+        prefilter_scope: ``candidates`` (each module's ``top_m`` most similar among its own candidates, per stage)
+            or ``all_modules`` (symmetrised top-``m`` neighbours among all modules: the earlier rule).
+        top_m: prefilter: candidates kept per module (per stage with ``candidates``).
         threshold: prefilter: minimum cosine between summaries.
         max_calls: at most this many new LLM verifications per build (``None`` = no cap).
+        budget_split: ``levels`` (each level's share of ``max_calls`` in proportion to its modules, unused shares
+            passed down) or ``top_down`` (the cap spent from the top level down).
         inter_layer: also verify inter-layer candidates (after the intra-layer ones of each level).
         text_words: each summary is cut to this many words in the prompt.
         verifier: ``llm`` (default) or ``none`` (accept all candidates — unverified, for ablations).
@@ -68,9 +84,11 @@ class GateSettings:
     enabled: bool
     min_distance: PositiveInt
     prefilter: bool
+    prefilter_scope: Literal["candidates", "all_modules"]
     top_m: NonNegativeInt
     threshold: Cosine
     max_calls: NonNegativeInt | None
+    budget_split: Literal["levels", "top_down"]
     inter_layer: bool
     text_words: PositiveInt
     verifier: Literal["llm", "none"]
@@ -177,16 +195,21 @@ class GateBuilder:
         self._by_digest: dict[str, dict] = {}
         self._changed: set[int] | None = None
         self._constant: bool | None = None  # count(): every verdict is this, nothing is asked
+        self._asked: list[tuple[int, int, str]] | None = None  # count(): the pairs it would ask about
 
     def count(self, tree: ModuleTree, texts: list[str], embeddings: torch.Tensor,
               entity_edges: torch.Tensor | None = None, verdict: bool = False) -> dict[str, Any]:
         """What Algorithm 2 would ask at this graph's size if every verdict were ``verdict`` (no LLM, nothing
-        persisted): ``False`` gives the most verifications (no gate prunes anything), ``True`` the fewest."""
+        persisted): ``False`` gives the most verifications (no gate prunes anything), ``True`` the fewest. The
+        stats' ``asked`` lists the pairs it would ask about, ``(a, b, "intra" | "inter")``, in asking order."""
         directory, self.directory, self._constant = self.directory, None, verdict
+        self._asked = []
         try:
-            return self.build(tree, texts, embeddings, entity_edges=entity_edges).stats
+            stats = self.build(tree, texts, embeddings, entity_edges=entity_edges).stats
+            stats["asked"] = self._asked
+            return stats
         finally:
-            self.directory, self._constant = directory, None
+            self.directory, self._constant, self._asked = directory, None, None
 
     def build(self, tree: ModuleTree, texts: list[str], embeddings: torch.Tensor,
               changed: set[int] | None = None, entity_edges: torch.Tensor | None = None) -> GateResult:
@@ -200,7 +223,9 @@ class GateBuilder:
         """
         s = self.settings
         num_m = tree.num_modules
-        nbrs, sims = prefilter_neighbors(embeddings, s.top_m, s.threshold, s.knn) if s.prefilter else ([], {})
+        global_knn = s.prefilter and s.prefilter_scope == "all_modules"
+        nbrs, sims = prefilter_neighbors(embeddings, s.top_m, s.threshold, s.knn) if global_knn else ([], {})
+        emb = embeddings.float()
         below = descendants(tree)
         level = tree.level.tolist()
         sizes = tree.sizes.tolist()
@@ -219,14 +244,46 @@ class GateBuilder:
         self._changed = changed
         self._first_error: str | None = None
         budget = [s.max_calls]
+        levels_desc = sorted(set(level), reverse=True)
+        share = {lv: sum(1 for m in level if m == lv) / max(num_m, 1) for lv in levels_desc}
+        carried = 0  # calls a level left unused, passed to the next level down (budget_split: levels)
 
         def order(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
             if s.prefilter:
                 return sorted(pairs, key=lambda p: (-sims.get((min(p), max(p)), -1.0), p))
             return sorted(pairs, key=lambda p: (-(sizes[p[0]] + sizes[p[1]]), p))
 
+        def related(pairs: list[tuple[int, int]], both_ends: bool, row: dict[str, Any]) -> list[tuple[int, int]]:
+            """The relatedness test, scope ``candidates``: each module's ``top_m`` most similar candidates with cos
+            ≥ ``threshold`` (both ends choose for intra-layer pairs; the upper module for inter-layer ones)."""
+            if not (s.prefilter and s.prefilter_scope == "candidates") or not pairs:
+                return pairs
+            ab = torch.tensor(pairs, dtype=torch.long)  # [P, 2]
+            cos = (emb[ab[:, 0]] * emb[ab[:, 1]]).sum(dim=1)
+            ok = (cos >= s.threshold).nonzero().squeeze(1)
+            ends = [ab[ok, 0], ab[ok, 1]] if both_ends else [ab[ok, 0]]
+            end = torch.cat(ends)
+            pair = ok.repeat(len(ends))
+            sim = cos[ok].repeat(len(ends))
+            order = torch.argsort(-sim, stable=True)  # most similar first, then grouped by end (stable)
+            order = order[torch.argsort(end[order], stable=True)]
+            end, pair = end[order], pair[order]
+            start = torch.ones_like(end, dtype=torch.bool)
+            start[1:] = end[1:] != end[:-1]
+            first = torch.cummax(torch.where(start, torch.arange(end.numel()), 0), dim=0).values
+            rank = torch.arange(end.numel()) - first  # position within its end's list
+            keep = torch.unique(pair[rank < s.top_m]).tolist()
+            for i in keep:
+                a, b = pairs[i]
+                sims[(min(a, b), max(a, b))] = float(cos[i])
+            row["pruned_prefilter"] += len(pairs) - len(keep)
+            return [pairs[i] for i in keep]
+
         try:
-            for lv in sorted(set(level), reverse=True):
+            for lv in levels_desc:
+                if s.budget_split == "levels" and s.max_calls is not None:
+                    quota = round(s.max_calls * share[lv]) + carried
+                    budget[0] = quota
                 mods = [m for m in range(num_m) if level[m] == lv]
                 near = (near_modules(tree, entity_edges, lv, s.min_distance - 1)
                         if entity_edges is not None and s.min_distance > 1 else {})
@@ -240,10 +297,11 @@ class GateBuilder:
                     for b in mods[i + 1:]:
                         if b in near.get(a, ()):
                             row["pruned_near"] += 1
-                        elif s.prefilter and b not in nbrs[a]:
+                        elif global_knn and b not in nbrs[a]:
                             row["pruned_prefilter"] += 1
                         else:
                             intra.append((a, b))
+                intra = related(intra, True, row)
                 row["candidates_intra"] = len(intra)
                 self._stage(f"L{lv} intra", order(intra), texts, done, ckpt, stats, budget, gates, connected,
                             "intra")
@@ -262,16 +320,19 @@ class GateBuilder:
                                 continue
                             if host[b] in near.get(a, ()):  # b's module at level lv is close to a
                                 row["pruned_near"] += 1
-                            elif s.prefilter and b not in nbrs[a]:
+                            elif global_knn and b not in nbrs[a]:
                                 row["pruned_prefilter"] += 1
                             else:
                                 inter.append((a, b))
+                    inter = related(inter, False, row)
                     row["candidates_inter"] = len(inter)
                     self._stage(f"L{lv} inter", order(inter), texts, done, ckpt, stats, budget, gates, connected,
                                 "inter")
                 for k in ("candidates_intra", "candidates_inter", "pruned_near", "pruned_hierarchy",
                           "pruned_prefilter"):
                     stats[k] += row[k]
+                if s.budget_split == "levels" and budget[0] is not None:
+                    carried = budget[0]
                 row["llm_calls"] = stats["llm_calls"] - before["llm_calls"]
                 row["failed"] = stats["failed"] - before["failed"]
                 row["gates"] = (stats["gates_intra"] + stats["gates_inter"] - before["gates_intra"]
@@ -299,6 +360,8 @@ class GateBuilder:
         if self._constant is not None:  # count(): the verdict is fixed, nothing is asked or stored
             for a, b in pairs:
                 stats["verified"] += 1
+                if self._asked is not None:
+                    self._asked.append((a, b, kind))
                 if self._constant:
                     self._add(a, b, kind, "both", gates, connected, stats)
             return

@@ -308,14 +308,17 @@ def update_gates(builder: GateBuilder, tree: ModuleTree, texts: list[str], embed
         return result
     new_of_old = {o: m for m, o in enumerate(match.tolist()) if o >= 0 and m not in changed}
     have = {(a, b) for a, b in result.pairs.T.tolist()} | {(b, a) for a, b in result.pairs.T.tolist()}
-    extra, kinds = [], []
-    for (a, b), kind in zip(old_gates.pairs.T.tolist(), old_gates.kinds):
+    extra, kinds, directions = [], [], []
+    old_directions = old_gates.directions or ["both"] * len(old_gates.kinds)
+    for (a, b), kind, direction in zip(old_gates.pairs.T.tolist(), old_gates.kinds, old_directions):
         if a in new_of_old and b in new_of_old and (new_of_old[a], new_of_old[b]) not in have:
             extra.append((new_of_old[a], new_of_old[b]))
             kinds.append(kind)
+            directions.append(direction)
     if extra:
         pairs = torch.cat([result.pairs, torch.tensor(extra, dtype=torch.long).T], dim=1)
-        result = GateResult(pairs, result.kinds + kinds, {**result.stats, "kept_old_gates": len(extra)})
+        result = GateResult(pairs, result.kinds + kinds, result.directions + directions,
+                            {**result.stats, "kept_old_gates": len(extra)})
     return result
 
 

@@ -1,7 +1,8 @@
 """HolisQA-style dataset builder (HugRAG's holistic-comprehension benchmark), for any corpus.
 
 1. The corpus is split into sentences with stable IDs (``<passage id>#s<j>``) and cut into contiguous
-   slices of ``slice_sentences`` sentences (stride ``stride``; at most ``max_slices``, sampled with ``seed``).
+   slices of ``slice_sentences`` sentences inside one passage each (stride ``stride``; at most ``max_slices``,
+   sampled with ``seed``).
 2. Per slice the LLM writes question–answer pairs that need the slice as a whole (HugRAG F.2, Fig 14): answers of
    2–4 sentences, citing ``min_sentences``–``max_sentences`` sentence IDs (task ``holisqa_generation``; IDs it was
    never shown are dropped); a pair citing too few or too many sentences, or whose answer is not 2–4 sentences
@@ -61,16 +62,27 @@ def corpus_sentences(corpus: Corpus) -> list[Sentence]:
 
 
 def make_slices(sentences: Sequence[Sentence], size: int, stride: int | None = None, max_slices: int | None = None,
-                seed: int = 0) -> list[list[Sentence]]:
-    """Contiguous windows of ``size`` sentences every ``stride`` (default ``size``: no overlap); a random
-    subset of ``max_slices`` (seeded, kept in corpus order) when there are more."""
+                seed: int = 0, within_passage: bool = True) -> list[list[Sentence]]:
+    """Contiguous windows of ``size`` sentences every ``stride`` (default ``size``: no overlap), each inside one
+    passage (HugRAG F.2: a slice is contiguous text of one paper, self-contained; a window never joins the end of
+    one passage to the start of the next); a passage shorter than ``size`` is one slice of all its sentences.
+    ``within_passage=False``: windows over the whole corpus's sentence sequence (the earlier rule). A random subset
+    of ``max_slices`` (seeded, kept in corpus order) when there are more."""
     if size < 1:
         raise ValueError("slice size must be >= 1")
     stride = stride or size
-    starts = list(range(0, max(len(sentences) - size, 0) + 1, stride)) if sentences else []
-    if max_slices is not None and len(starts) > max_slices:
-        starts = sorted(random.Random(seed).sample(starts, max_slices))
-    return [list(sentences[s:s + size]) for s in starts]
+    runs: list[list[Sentence]] = []
+    for s in sentences:  # sentences come in corpus order: one run per passage (or one run in all)
+        if runs and (runs[-1][0].passage_id == s.passage_id or not within_passage):
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    slices = [run[start:start + size] for run in runs
+              for start in range(0, max(len(run) - size, 0) + 1, stride)]
+    if max_slices is not None and len(slices) > max_slices:
+        keep = sorted(random.Random(seed).sample(range(len(slices)), max_slices))
+        slices = [slices[i] for i in keep]
+    return slices
 
 
 @settings
@@ -80,6 +92,8 @@ class HolisQASettings:
     Attributes:
         slice_sentences: contiguous sentences shown per generation call; ``stride`` between slices (``None``: no
             overlap); ``max_slices``: a seeded random subset of the slices (``None``: all).
+        slice_scope: ``passage`` (every slice inside one passage, HugRAG F.2) or ``corpus`` (windows may run
+            across passage boundaries: the earlier rule).
         pairs_per_slice: question–answer pairs asked per slice.
         min_sentences / max_sentences: sentences a pair must cite.
         answer_sentences: ``(low, high)`` sentences an answer must have.
@@ -90,6 +104,7 @@ class HolisQASettings:
     """
 
     slice_sentences: PositiveInt
+    slice_scope: Literal["passage", "corpus"]
     stride: PositiveInt | None
     max_slices: PositiveInt | None
     pairs_per_slice: PositiveInt
@@ -130,7 +145,8 @@ class HolisQABuilder:
     def build(self, corpus: Corpus) -> BuildResult:
         st = self.settings
         sentences = corpus_sentences(corpus)
-        slices = make_slices(sentences, st.slice_sentences, st.stride, st.max_slices, st.seed)
+        slices = make_slices(sentences, st.slice_sentences, st.stride, st.max_slices, st.seed,
+                             within_passage=st.slice_scope == "passage")
         gen = self.llm.complete_structured_batch(
             "holisqa_generation", [{"sentences": [(s.id, s.text) for s in sl], "n_pairs": st.pairs_per_slice,
                                     "min_sentences": st.min_sentences, "max_sentences": st.max_sentences}

@@ -169,7 +169,8 @@ class BallIndex:
               encoder: Encoder, llm: LanguageModel | None = None, device: str = "cpu") -> BallIndex:
         """Table, keyword and entity edges, query graphs of ``questions`` (Algorithm 1, lines 1–8)."""
         table = cls._table(passages, settings, encoder)
-        graph = PassageGraph(len(table), implicit_first=settings.fusion == "implicit_first")
+        graph = PassageGraph(len(table), implicit_first=settings.fusion == "implicit_first",
+                             entity_merge=settings.key_entity.fusion == "merge")
         ball = cls(settings, table, graph, encoder, llm, device=device)
         ball._link_passages(0)
         if questions:
@@ -201,12 +202,19 @@ class BallIndex:
             self.graph.explicit, self.graph.entity = explicit, entity
         return explicit, entity
 
+    @property
+    def query_nodes(self) -> bool:
+        """Questions are nodes of their query graphs (the labelled question-root variant; the paper's query graph
+        has passages only)."""
+        return self.settings.query_graph == "question_root"
+
     def builder(self):  # type: ignore[no-untyped-def]
         """A query-graph builder over the current table."""
         from hyperrag.passage_graph import QueryGraphBuilder
 
         return QueryGraphBuilder(self.table.embeddings, self.table.texts, self.settings.implicit,
-                                 encoder=self.encoder, llm=self.llm, keyword_sets=self.table.keyword_sets)
+                                 encoder=self.encoder, llm=self.llm, keyword_sets=self.table.keyword_sets,
+                                 query_nodes=self.query_nodes)
 
     def _add_query_graphs(self, questions: list[str], query_emb: torch.Tensor, index_time: bool
                           ) -> tuple[EdgeSet, list[Any]]:
@@ -217,7 +225,7 @@ class BallIndex:
                                       num_passages=self.graph.num_passages)
         if index_time:
             builder.stop_if_nothing_succeeded()
-        self.graph.add_queries(questions, edges)
+        self.graph.add_queries(questions, edges, nodes=self.query_nodes)
         self.skipped.update(builder.skipped)
         stats = self.graph.stats
         stats["llm_calls"] = stats.get("llm_calls", 0) + builder.llm_calls
@@ -354,9 +362,10 @@ class BallIndex:
         graph rebuilt; its edges touching a new passage join the graph (query node and endpoints touched).
         Returns (queries, edges)."""
         graph = self.graph
-        if not graph.num_queries or first == 0:
+        questions = graph.questions if self.query_nodes else graph.graph_questions
+        if not questions or first == 0:
             return 0, 0
-        q_emb = self.encoder.encode(graph.questions, desc="queries").float()
+        q_emb = self.encoder.encode(questions, desc="queries").float()
         sims = q_emb @ self.table.embeddings.T  # [Q, P + count]: the builder's dense candidates are its top-k
         kth = sims[:, :first].topk(min(self.settings.implicit.top_k, first), dim=1).values[:, -1]
         affected = torch.nonzero(sims[:, first:first + count].max(1).values >= kth).flatten().tolist()
@@ -364,18 +373,22 @@ class BallIndex:
             return 0, 0
         p = graph.num_passages
         builder = self.builder()
-        edges, _ = builder.build([graph.questions[j] for j in affected], q_emb[affected], num_passages=p)
+        edges, graphs = builder.build([questions[j] for j in affected], q_emb[affected], num_passages=p)
         builder.stop_if_nothing_succeeded()
         self.skipped.update(builder.skipped)
-        qmap = torch.tensor([p + j for j in affected], dtype=torch.long)
-        node = lambda t: torch.where(t >= p, qmap[(t - p).clamp(0, len(affected) - 1)], t)
-        edges = EdgeSet(node(edges.parent), node(edges.child), edges.weight, edges.relation)
+        if self.query_nodes:
+            qmap = torch.tensor([p + j for j in affected], dtype=torch.long)
+            node = lambda t: torch.where(t >= p, qmap[(t - p).clamp(0, len(affected) - 1)], t)
+            edges = EdgeSet(node(edges.parent), node(edges.child), edges.weight, edges.relation)
         is_new = lambda t: (t >= first) & (t < first + count)
         edges = edges.select(is_new(edges.parent) | is_new(edges.child))
         if len(edges):
             graph.add_queries([], edges)
             self.touched.update(edges.parent.tolist() + edges.child.tolist())
-        return len({int(x) for x in edges.parent.tolist() if x >= p}), len(edges)
+        if self.query_nodes:
+            return len({int(x) for x in edges.parent.tolist() if x >= p}), len(edges)
+        fresh = set(range(first, first + count))
+        return sum(bool(fresh & set(g.passages)) for g in graphs), len(edges)
 
     def delete(self, passage_ids: Sequence[str], epochs: int) -> dict[str, Any]:
         """Remove passages (unknown ids are ignored) from the table, the graph and the ball. Returns stats."""
@@ -417,16 +430,27 @@ class BallIndex:
                 "seconds": round(time.perf_counter() - t0, 3)}
 
     # ---- query nodes (streaming) -------------------------------------------------------------------------
-    def add_queries(self, questions: list[str], query_emb: torch.Tensor) -> None:
-        """New query nodes with their query graphs, starting at their projected embeddings; they and their
-        graphs' endpoints are touched (trained by the next :meth:`train_touched`)."""
+    def add_queries(self, questions: list[str], query_emb: torch.Tensor) -> list[Any]:
+        """The query graphs of new questions join the graph (Algorithm 1 lines 1–8 for each, from its text alone);
+        in the question-root variant each question is also a new node, starting at its projected embedding. The
+        new nodes, the graphs' endpoints and the passages they are merged with (or linked to) on a key entity are
+        touched (trained by the next :meth:`train_touched`). Returns the :class:`QueryGraph` of each question."""
         assert self.model is not None
         first = self.graph.num_nodes
-        edges, _ = self._add_query_graphs(questions, query_emb, index_time=False)
-        source = torch.cat([torch.arange(first), torch.full((len(questions),), -1)])
-        self.model.remap_nodes(source, self.model.embed(query_emb))
-        self.touched |= set(range(first, first + len(questions)))
-        self.touched |= set(edges.parent.tolist()) | set(edges.child.tolist())
+        edges, graphs = self._add_query_graphs(questions, query_emb, index_time=False)
+        if self.query_nodes:
+            source = torch.cat([torch.arange(first), torch.full((len(questions),), -1)])
+            self.model.remap_nodes(source, self.model.embed(query_emb))
+            self.touched |= set(range(first, first + len(questions)))
+        ends = set(edges.parent.tolist()) | set(edges.child.tolist())
+        self.touched |= ends
+        entity = self.graph.entity
+        if len(entity) and ends and self.variant == "fused":
+            near = torch.zeros(self.graph.num_nodes, dtype=torch.bool)
+            near[torch.tensor(sorted(ends), dtype=torch.long)] = True
+            linked = entity.select(near[entity.parent] | near[entity.child])
+            self.touched |= set(linked.parent.tolist()) | set(linked.child.tolist())
+        return graphs
 
     def drop_queries(self, keep: torch.Tensor) -> None:
         """Remove query nodes (``keep`` [Q] False) from the graph and the ball."""
@@ -449,7 +473,7 @@ class BallIndex:
         atomic_write_json(folder / "graph.json", self.graph.to_dict())
         atomic_write_json(folder / "keywords.json", [sorted(k) for k in self.table.keyword_sets])
         atomic_write_json(folder / "corpus.json", {"settings": settings_key or self.settings_key,
-                                                   "questions": questions_key(self.graph.questions),
+                                                   "questions": questions_key(self.graph.graph_questions),
                                                    "passages": self.table.hashes, "ids": self.table.ids})
         return folder / MODEL_FILE
 

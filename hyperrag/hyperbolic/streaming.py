@@ -3,10 +3,12 @@
 
 :class:`StreamingBall` drives a :class:`~hyperrag.hyperbolic.ball_index.BallIndex`:
 
-* :meth:`StreamingBall.observe` — for each question not yet a node, its query graph (dense candidates, LLM
-  selection / relations / rounds, or the counted stand-in) joins the graph; the query node starts at the
-  projected question; it and its graph's passages are *touched* (``GetRecentNodes``). Every
-  ``update_frequency`` observed questions (``GetQueryCount() ≥ update_frequency``), :meth:`StreamingBall.update`;
+* :meth:`StreamingBall.arrive` — one question, in arrival order: its query graph (dense candidates, LLM
+  selection / relations / rounds, or the counted stand-in; built from its text alone) joins the graph — in the
+  question-root variant with a query node at the projected question; the graph's passages (and what they merge
+  with on a key entity) are *touched* (``GetRecentNodes``). Every ``update_frequency`` arrivals
+  (``GetQueryCount() ≥ update_frequency``; 1 under ``protocol=streaming``: the question's graph is trained before
+  it is ranked), :meth:`StreamingBall.update`. :meth:`StreamingBall.observe` does this for a batch, in order;
 * :meth:`StreamingBall.update` — ``UpdateEmbeddings(G, V_new)``: ``epochs`` epochs of the relations touching the
   touched nodes (:meth:`~hyperrag.hyperbolic.ball_index.BallIndex.train_touched`, a Lightning fit, every other
   row frozen), then ``PruneOldNodes``: query nodes not seen for ``max_query_age`` observed questions, or the
@@ -44,6 +46,8 @@ class StreamingBall:
         self.pending = 0  # since the last update
         self.last_seen: dict[str, int] = {q: 0 for q in ball.graph.questions}
         self.updates: list[dict[str, Any]] = []
+        #: questions whose query graphs joined, in arrival order
+        self.arrived: list[str] = []
 
     @property
     def graph(self):  # type: ignore[no-untyped-def]
@@ -56,30 +60,45 @@ class StreamingBall:
             return None
 
     def observe(self, questions: list[str], query_emb: torch.Tensor) -> None:
-        """Add the query graphs of unseen questions; update every ``update_frequency`` questions.
+        """:meth:`arrive` for each question of a batch, in order.
 
         Args:
             questions: B texts.
             query_emb: FloatTensor [B, D] their sentence embeddings.
         """
-        known = set(self.graph.questions)
-        fresh = [i for i, q in enumerate(questions) if q not in known and q not in questions[:i]]
-        if fresh:
-            self.ball.add_queries([questions[i] for i in fresh], query_emb[fresh])
-        for q in questions:
+        for b, q in enumerate(questions):
+            self.arrive(q, query_emb[b:b + 1])
+
+    def arrive(self, question: str, query_emb: torch.Tensor) -> Any:
+        """One question arrives: its query graph joins (unless it already did), the clock ticks, an update runs
+        when due. Returns its :class:`~hyperrag.passage_graph.QueryGraph` (``None`` when it had joined before).
+
+        Args:
+            question: the text.
+            query_emb: FloatTensor [1, D] its sentence embedding.
+        """
+        known = set(self.graph.questions if self.ball.query_nodes else self.arrived)
+        graph = None
+        # a retrieval runner may call this under inference mode (Lightning's predict): the ball trains anyway
+        with torch.inference_mode(False), torch.enable_grad():
+            if question not in known:
+                graph = self.ball.add_queries([question], query_emb.clone())[0]
+                self.arrived.append(question)
             self.clock += 1
-            self.last_seen[q] = self.clock
-        self.pending += len(questions)
-        if self.pending >= self.update_frequency:
-            self.update()
+            self.last_seen[question] = self.clock
+            self.pending += 1
+            if self.pending >= self.update_frequency:
+                self.update()
+        return graph
 
     def update(self) -> dict[str, Any]:
         """Train the new and touched nodes (others frozen), then prune stale query nodes."""
         self.pending = 0
         stats = self.ball.train_touched(self.epochs, seed_offset=len(self.updates))
+        stats["arrived"] = len(self.arrived)
         stats["pruned"] = self.prune()
         self.updates.append(stats)
-        log.info("streaming update: %s", stats)
+        log.debug("streaming update: %s", stats)
         return stats
 
     def forget(self, questions: list[str]) -> None:

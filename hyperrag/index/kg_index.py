@@ -16,7 +16,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
@@ -52,6 +52,9 @@ class GraphSettings:
         synonym_min_chars: entities with shorter names get no synonym edges.
         fact_template: how a fact ``(s, r, o)`` is written for its embedding.
         knn: how the synonym edges' top-k cosine neighbours are searched (exact or approximate by size).
+        text_form: how OpenIE text becomes entity and relation names: ``canonical`` (Unicode kept, spaces
+            collapsed) or ``hipporag`` (HippoRAG 2's code: ASCII letters and digits only, a passage's identical
+            raw triples once).
     """
 
     synonym_threshold: Cosine
@@ -59,6 +62,7 @@ class GraphSettings:
     synonym_min_chars: NonNegativeInt
     fact_template: str
     knn: KnnSettings
+    text_form: Literal["canonical", "hipporag"]
 
 
 @dataclass
@@ -147,7 +151,10 @@ def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
                settings: GraphSettings) -> tuple[str, dict[str, Any]]:
     inputs = {"corpus": corpus_fingerprint(Dataset("", corpus, [])), "openie": file_digest(openie_path),
               "encoder": encoder.model_key}
-    return stable_digest({"inputs": inputs, "settings": asdict(settings)}), inputs
+    keyed = asdict(settings)
+    if keyed.get("text_form") == "canonical":  # the default: indexes built before the setting keep their key
+        del keyed["text_form"]
+    return stable_digest({"inputs": inputs, "settings": keyed}), inputs
 
 
 def _build_into(directory: IndexDirectory, corpus: Corpus, openie_path: Path, encoder: Encoder,

@@ -102,6 +102,8 @@ def passage_graph_to_pyg(graph: PassageGraph, x: torch.Tensor | None = None) -> 
         _put_edges(data, getattr(graph, name), graph.num_passages, f"{name}_")
     data.passage_graph_stats = dict(graph.stats)
     data.implicit_first = bool(graph.implicit_first)
+    data.entity_merge = bool(graph.entity_merge)
+    data.graph_questions = list(graph.graph_questions)  # the paper's graph joins questions without query nodes
     return data
 
 
@@ -111,8 +113,10 @@ def passage_graph_from_pyg(data: HeteroData) -> PassageGraph:
     check_kind(data, PASSAGE_GRAPH)
     p = data["passage"].num_nodes
     sets = {name: _take_edges(data, p, f"{name}_") for name in EDGE_SETS}
-    return PassageGraph(p, list(data["query"].question), sets["explicit"], sets["implicit"],
-                        dict(data.passage_graph_stats), bool(data.implicit_first), sets["pinned"], sets["entity"])
+    questions = list(data["query"].question)
+    return PassageGraph(p, questions, sets["explicit"], sets["implicit"],
+                        dict(data.passage_graph_stats), bool(data.implicit_first), sets["pinned"], sets["entity"],
+                        bool(getattr(data, "entity_merge", False)), list(getattr(data, "graph_questions", questions)))
 
 
 def forest_to_pyg(forest: Forest, num_passages: int, questions: list[str] | None = None,

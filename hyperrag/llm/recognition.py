@@ -6,7 +6,7 @@ is available — ``llm=none``, or the call failed after all retries — so the r
 its LLM-free path (keep the embedding top-k facts). An empty list is a real answer: the model saw
 the facts and kept none (HippoRAG 2 then falls back to dense passage ranking for that query).
 
-    kept = filter_facts(llm, questions, [[(fact_id, (s, r, o)), ...] for each query], max_facts=4)
+    kept = filter_facts(llm, questions, [[(fact_id, (s, r, o)), ...] for each query], max_facts=5, asked=4)
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def filter_facts(
     queries: Sequence[str],
     candidates: Sequence[Sequence[Any]],
     *,
-    max_facts: int | None = 4,
+    max_facts: int | None = 5,
+    asked: int | None = 4,
     progress: bool | str = False,
 ) -> list[list[Any] | None]:
     """Relevant fact keys per query (``None`` = no LLM judgement; use the unfiltered facts).
@@ -38,7 +39,8 @@ def filter_facts(
         queries: one question per query.
         candidates: per query, its candidate facts as ``(key, (s, r, o))`` pairs, or plain triples
             (then keys are positions in that query's list).
-        max_facts: cap on kept facts per query (HippoRAG 2 keeps a handful).
+        max_facts: cap on kept facts per query (HippoRAG 2's code keeps up to 5).
+        asked: how many facts the prompt asks for at most (HippoRAG 2's released prompt: up to 4).
     """
     if len(queries) != len(candidates):
         raise ValueError(f"{len(queries)} queries but {len(candidates)} candidate lists")
@@ -51,7 +53,7 @@ def filter_facts(
             out[i] = []
     if not todo:
         return out
-    task = FactFilter(max_facts=max_facts)
+    task = FactFilter(max_facts=max_facts, asked=asked)
     results = llm.complete_structured_batch(
         task, [{"query": queries[i], "facts": list(candidates[i])} for i in todo], progress=progress)
     failed = 0

@@ -11,7 +11,8 @@ entity when
 
 :func:`key_entity_edges` finds every such pair of the corpus through a token n-gram lookup (no P² scan):
 ``entity`` edges, parent → child = the passage that names the entity → the passage about it (for equal titles:
-the smaller id first), weight 1. Titles shorter than ``min_chars`` or named by more than ``max_passages``
+the smaller id first), weight 1. The fused forest merges the passages they join into one node (``fusion: merge``,
+the paper's) or offers them as tree edges (``fusion: link``). Titles shorter than ``min_chars`` or named by more than ``max_passages``
 passages (common words, countries) link nothing. The fused forest offers only the entity edges that touch a
 query tree (:meth:`~hyperrag.passage_graph.graph.PassageGraph.forest`), so the merge stays query-centric.
 """
@@ -35,11 +36,15 @@ class KeyEntitySettings:
         source: ``title`` (a passage's key entity is its title) or ``none`` (no entity merging).
         min_chars: titles shorter than this (normalised) are not key entities.
         max_passages: a title named by more passages than this links nothing (too common to merge on).
+        fusion: ``merge`` — the fused forest unifies passages that share a key entity into one node (§3.1.3;
+            :func:`~hyperrag.passage_graph.fusion.merge_groups`) — or ``link`` (the earlier variant: the entity
+            links are offered as parent → child tree edges).
     """
 
     source: Literal["title", "none"]
     min_chars: PositiveInt
     max_passages: PositiveInt
+    fusion: Literal["merge", "link"]
 
 
 def _tokens(text: str) -> list[str]:

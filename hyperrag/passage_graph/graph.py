@@ -8,13 +8,20 @@ picks what the Poincaré ball is trained on:
   *complement* / *expand* edges between passages), then its *query* edges, so a chain ``q → p₁ → p₂`` keeps its
   depth (a query edge to ``p₂`` would otherwise take ``p₂``'s one parent and turn the tree into a star);
 * ``fused`` — the trees merged on their shared nodes (:func:`~hyperrag.passage_graph.fusion.fuse_trees`):
-  passages (same id) and passages that share a key entity (``entity`` edges touching a query tree,
-  :mod:`hyperrag.passage_graph.entities`). With ``implicit_first`` (default) the query-guided forest is offered
-  first, whole, then the entity links, then the keyword forest, each joining where it neither gives a node a
-  second parent nor closes a cycle.
+  passages (same id) and passages that share a key entity (``entity`` links touching a query tree,
+  :mod:`hyperrag.passage_graph.entities`). With ``entity_merge`` (§3.1.3) passages sharing a key entity are
+  unified into one node (:func:`~hyperrag.passage_graph.fusion.merge_groups`: the tree rules hold between merged
+  nodes; in the ball the members are tied to their representative); without it (the earlier variant) the entity
+  links are offered as tree edges. With ``implicit_first`` (default) the query-guided forest is offered first,
+  whole, then (entity links, then) the keyword forest, each joining where it neither gives a node a second
+  parent nor closes a cycle.
 
-Training relations (:meth:`PassageGraph.relations`): every forest edge in both directions (``child ↔ parent``;
-negatives exclude both), so a tree pulls parents and children together while the Nickel & Kiela negatives
+Query nodes exist only in the labelled *question-root* variant (the builder's ``query_nodes``); the paper's query
+graph has passages and passage–passage edges only, so ``questions`` stays empty; :attr:`graph_questions` lists
+the questions whose query graphs joined (either form).
+
+Training relations (:meth:`PassageGraph.relations`): every forest edge and merged-node tie in both directions
+(``child ↔ parent``; negatives exclude both), so a tree pulls parents and children together while the Nickel & Kiela negatives
 push unrelated passages apart. With ``query_closure_depth = d > 1`` each query node is also related to every
 descendant of its tree at most ``d`` edges below it (Nickel & Kiela's transitive closure, restricted to the
 query roots): a query node is pulled towards its second-hop passages too, not only towards the passages it is
@@ -36,7 +43,7 @@ import torch
 
 from hyperrag.graph.utils import with_reverse
 from hyperrag.passage_graph.edges import RELATIONS, EdgeSet
-from hyperrag.passage_graph.fusion import Forest, build_forest, fuse_trees
+from hyperrag.passage_graph.fusion import Forest, build_forest, fuse_trees, merge_groups
 
 VARIANTS = ("explicit", "implicit", "fused")
 
@@ -52,6 +59,9 @@ class PassageGraph:
         implicit_first: the fused forest offers the query trees first (else all edges by weight).
         pinned: the trained forest an incremental update keeps.
         entity: key-entity links of the corpus (all; the fused forest uses those touching a query tree).
+        entity_merge: the fused forest unifies passages that share a key entity into one node (§3.1.3); else
+            the entity links are offered as tree edges.
+        graph_questions: the questions whose query graphs joined, in order (with or without a question node).
     """
 
     num_passages: int
@@ -62,6 +72,8 @@ class PassageGraph:
     implicit_first: bool = True
     pinned: EdgeSet = field(default_factory=EdgeSet.empty)
     entity: EdgeSet = field(default_factory=EdgeSet.empty)
+    entity_merge: bool = False
+    graph_questions: list[str] = field(default_factory=list)
 
     @property
     def num_queries(self) -> int:
@@ -78,8 +90,11 @@ class PassageGraph:
         n = self.num_nodes
         if len(self.pinned):  # the pinned forest first, whole; then the variant's forest where it fits
             free = PassageGraph(self.num_passages, self.questions, self.explicit, self.implicit,
-                                implicit_first=self.implicit_first, entity=self.entity)
-            return fuse_trees(self.pinned, free.forest(variant).edges, num_nodes=n, priority=True)
+                                implicit_first=self.implicit_first, entity=self.entity,
+                                entity_merge=self.entity_merge).forest(variant)
+            out = fuse_trees(self.pinned, free.edges, num_nodes=n, priority=True)
+            out.merged, out.merged_inside = free.merged, free.merged_inside
+            return out
         if variant == "explicit":
             return build_forest(self.explicit, n)
         query = RELATIONS.index("query")
@@ -88,6 +103,10 @@ class PassageGraph:
             return implicit
         explicit = build_forest(self.explicit, n).edges
         entity = self.entity_links(implicit.edges)
+        if self.entity_merge:  # §3.1.3: passages sharing a key entity are one node
+            group, ties = merge_groups(entity, n, self._inside(implicit.edges))
+            first = (implicit.edges, explicit) if self.implicit_first else (explicit, implicit.edges)
+            return fuse_trees(*first, num_nodes=n, priority=self.implicit_first, group=group, merged=ties)
         if self.implicit_first:
             return fuse_trees(implicit.edges, entity, explicit, num_nodes=n, priority=True)
         return fuse_trees(explicit, entity, implicit.edges, num_nodes=n)
@@ -96,10 +115,16 @@ class PassageGraph:
         """The key-entity edges with an endpoint among the passages of ``trees`` (the query trees)."""
         if not len(self.entity) or not len(trees):
             return EdgeSet.empty()
-        inside = torch.zeros(self.num_nodes, dtype=torch.bool)
-        inside[trees.parent] = True
-        inside[trees.child] = True
+        inside = self._inside(trees)
         return self.entity.select(inside[self.entity.parent] | inside[self.entity.child])
+
+    def _inside(self, trees: EdgeSet) -> torch.Tensor:
+        """BoolTensor [N]: the endpoints of ``trees``."""
+        inside = torch.zeros(self.num_nodes, dtype=torch.bool)
+        if len(trees):
+            inside[trees.parent] = True
+            inside[trees.child] = True
+        return inside
 
     def pin(self, variant: str) -> Forest:
         """Freeze the variant's current forest: later forests keep all of its (surviving) edges."""
@@ -108,7 +133,7 @@ class PassageGraph:
         return forest
 
     def relations(self, variant: str, query_closure_depth: int = 1, query_edge_repeat: int = 1) -> torch.Tensor:
-        """LongTensor [2, R]: the variant's forest edges plus the query closure pairs, in both directions.
+        """LongTensor [2, R]: the variant's forest edges, merged-node ties and query closure pairs, both directions.
 
         Args:
             variant: ``explicit`` | ``implicit`` | ``fused``.
@@ -118,7 +143,7 @@ class PassageGraph:
                 the second-hop ones).
         """
         forest = self.forest(variant)
-        e = forest.edges.index
+        e = torch.cat([forest.edges.index, forest.merged.index], dim=1)
         if query_edge_repeat > 1:
             q = e[:, forest.edges.relation == RELATIONS.index("query")]
             e = torch.cat([e, q.repeat(1, query_edge_repeat - 1)], dim=1)
@@ -145,9 +170,12 @@ class PassageGraph:
             return torch.empty(2, 0, dtype=torch.long)
         return torch.tensor(pairs, dtype=torch.long).T
 
-    def add_queries(self, questions: list[str], edges: EdgeSet) -> None:
-        """Append query nodes (ids ``num_nodes ..``) and their edges to the evolving graph."""
-        self.questions.extend(questions)
+    def add_queries(self, questions: list[str], edges: EdgeSet, nodes: bool = True) -> None:
+        """Append the query graphs of ``questions`` (their ``edges``) to the evolving graph, with a query node each
+        (ids ``num_nodes ..``) when ``nodes`` (the question-root variant; not in the paper's query graph)."""
+        if nodes:
+            self.questions.extend(questions)
+        self.graph_questions.extend(questions)
         self.implicit = self.implicit.cat(edges)
 
     def add_passages(self, count: int, explicit: EdgeSet, entity: EdgeSet | None = None) -> None:
@@ -220,14 +248,15 @@ class PassageGraph:
         return {"num_passages": self.num_passages, "questions": self.questions,
                 "explicit": self.explicit.to_dict(), "implicit": self.implicit.to_dict(), "stats": self.stats,
                 "implicit_first": self.implicit_first, "pinned": self.pinned.to_dict(),
-                "entity": self.entity.to_dict()}
+                "entity": self.entity.to_dict(), "entity_merge": self.entity_merge, "graph_questions": self.graph_questions}
 
     @classmethod
     def from_dict(cls, d: dict) -> PassageGraph:
         opt = lambda k: EdgeSet.from_dict(d[k]) if k in d else EdgeSet.empty()
         return cls(d["num_passages"], list(d["questions"]), EdgeSet.from_dict(d["explicit"]),
                    EdgeSet.from_dict(d["implicit"]), dict(d.get("stats", {})), d.get("implicit_first", True),
-                   opt("pinned"), opt("entity"))
+                   opt("pinned"), opt("entity"), bool(d.get("entity_merge", False)),
+                   list(d.get("graph_questions", d["questions"])))
 
 
 def _renumber(edges: EdgeSet, node_keep: torch.Tensor, new_id: torch.Tensor) -> EdgeSet:

@@ -6,23 +6,25 @@ For every question ``q`` (node id ``P + q``) and round ``t = 1..T`` (``max_round
    embeddings); in later rounds the dense top-``round_top_k`` unseen passages of each *new query* that the
    previous round's missing-concept step produced (the LLM's follow-up questions; its missing concept names
    when it gave none);
-2. **SelectRelevant(P_t, q)** — ``passage_selection`` with the question: ``R_t`` is what the LLM kept, at most
-   ``max_selected`` per query of the round. Empty is empty: the question then gains nothing this round;
+2. **SelectRelevant(P_t, q)** — ``passage_selection`` with the question: ``R_t`` is what the LLM judged potentially
+   helpful, at most ``max_selected`` per query of the round (``null``: no cap, as in the paper). Empty is empty:
+   the question then gains nothing this round;
 3. **BuildEdges(R_t, R_{t-1})** — ``passage_relations`` with the question over ``R_{t-1} ∪ R_t``: typed edges
-   ``source → target`` (*support* / *complement* / *expand*, the paper's three) that touch ``R_t``. A passage of
-   ``R_1``, or of a later round that no relation reaches, also hangs from the query node (*query* edge) — the
-   question chose it. The fused forest offers relation edges before query edges
-   (:meth:`~hyperrag.passage_graph.graph.PassageGraph.forest`), so a relation chain ``q → p₁ → p₂`` keeps its
-   depth instead of becoming a star;
+   ``source → target`` (*support* / *complement* / *expand*, the paper's three) that touch ``R_t``. The paper's
+   query graph (``query_nodes=False``) stops there: its nodes are passages, its edges passage–passage (§2, ``E_i ⊆
+   V_i × V_i``). The labelled *question-root* variant (``query_nodes=True``) adds the question as a node: a passage
+   of ``R_1``, or of a later round that no relation reaches, hangs from it (*query* edge). The fused forest offers
+   relation edges before query edges (:meth:`~hyperrag.passage_graph.graph.PassageGraph.forest`), so a relation
+   chain ``q → p₁ → p₂`` keeps its depth instead of becoming a star;
 4. **NeedMoreContext(R_t, q)** — ``missing_concepts`` with the question and every passage kept so far: stop when
    it says the evidence suffices; otherwise its follow-up questions are round ``t+1``'s new queries.
 
 Weights (the forest keeps strong edges first within a rank): query edges ``1 + cos(q, p)``, relation edges
-``cos`` of the pair.
+``cos`` of the pair. Passages are shown to the LLM whole (``passage_chars: null``) or clipped to that many characters.
 
 **LLM-free stand-in** (no LLM, or a failed call — the step is then counted in :attr:`QueryGraphBuilder.skipped`,
 which the retriever reports as ``llm_steps_skipped``): selection keeps the candidates within ``margin`` of the
-best cosine (at most ``max_selected``); relations link the best passage to each other kept one (*support*);
+best cosine (at most ``max_selected`` when set); relations link the best passage to each other kept one (*support*);
 the missing-concept rounds become **pseudo-relevance feedback** (``feedback: keywords``): the new query of round
 ``t+1`` is the question followed by the YAKE keywords of round ``t``'s best passage that the question lacks
 (``question + " " + " ".join(new keywords)``), its ``round_top_k`` best unseen passages are kept and linked
@@ -65,10 +67,10 @@ class ImplicitSettings:
         max_rounds: retrieval rounds per question (T ≥ 1; rounds after the first follow the missing concepts).
         round_top_k: dense candidates per new query in later rounds.
         max_concepts: new queries (follow-up questions) followed per round at most.
-        max_selected: passages kept per query of a round at most.
+        max_selected: passages kept per query of a round at most (``None``: no cap — the paper's selection).
         margin: stand-in selection — keep candidates with ``cos ≥ best − margin``.
         relations: ask the LLM how the kept passages relate (else only query edges and the stand-in links).
-        passage_chars: characters of each passage shown to the LLM.
+        passage_chars: characters of each passage shown to the LLM (``None``: the whole passage).
         feedback: LLM-free rounds — ``keywords`` (pseudo-relevance feedback from the best passage's keyword
             set, see the module notes) or ``none`` (one round without an LLM).
         feedback_keywords: keywords of the best passage added to the feedback query at most.
@@ -78,10 +80,10 @@ class ImplicitSettings:
     max_rounds: PositiveInt
     round_top_k: PositiveInt
     max_concepts: NonNegativeInt
-    max_selected: PositiveInt
+    max_selected: PositiveInt | None
     margin: NonNegativeFloat
     relations: bool
-    passage_chars: PositiveInt
+    passage_chars: PositiveInt | None
     feedback: Literal["keywords", "none"]
     feedback_keywords: NonNegativeInt
 
@@ -123,11 +125,14 @@ class QueryGraphBuilder:
         encoder: embeds the new queries of later rounds (``encode(list[str]) -> [n, D]``).
         llm: the framework's LLM; ``None`` or unavailable → the stand-in (steps counted in :attr:`skipped`).
         keyword_sets: P keyword sets (the explicit graph's YAKE sets), for the LLM-free feedback rounds.
+        query_nodes: the question is a node of its graph (the labelled question-root variant: *query* edges to its
+            passages); ``False``: the paper's query graph, passages and passage–passage edges only.
     """
 
     def __init__(self, passage_emb: torch.Tensor, passage_texts: Sequence[str], settings: ImplicitSettings,
                  encoder: Encoder | None = None, llm: LanguageModel | None = None,
-                 keyword_sets: Sequence[frozenset[str]] | None = None) -> None:
+                 keyword_sets: Sequence[frozenset[str]] | None = None, query_nodes: bool = True) -> None:
+        self.query_nodes = query_nodes
         self.passage_emb = passage_emb.float()
         self.texts = list(passage_texts)
         self.encoder = encoder
@@ -147,7 +152,8 @@ class QueryGraphBuilder:
 
     def _show(self, pids: Sequence[int]) -> list[tuple[int, str]]:
         """``(passage id, clipped text)`` pairs, the candidates a task shows with short IDs."""
-        return [(p, self.texts[p][: self.s.passage_chars]) for p in pids]
+        n = self.s.passage_chars
+        return [(p, self.texts[p][:n] if n else self.texts[p]) for p in pids]
 
     def _ask(self, step: str, rows: list[int], inputs: list[dict[str, Any]], graphs: list[QueryGraph]
              ) -> dict[int, Any]:
@@ -215,8 +221,9 @@ class QueryGraphBuilder:
         pools = {b: (c, s) for b, (c, s) in enumerate(zip(cands, scores))}
         for t in range(self.s.max_rounds):
             rows = [b for b in pools if pools[b][0]]
-            # round 1: max_selected; a later round: max_selected per new query of that round
-            caps = {b: self.s.max_selected * (len(graphs[b].queries[-1]) if t else 1) for b in rows}
+            # round 1: max_selected; a later round: max_selected per new query of that round (None: no cap)
+            cap = self.s.max_selected
+            caps = {b: cap * (len(graphs[b].queries[-1]) if t else 1) if cap else None for b in rows}
             kept = self._select(questions, graphs, rows, pools, caps)
             for b, g in enumerate(graphs):
                 g.selected.append(kept.get(b, []))
@@ -239,10 +246,10 @@ class QueryGraphBuilder:
 
     # ---- SelectRelevant ----------------------------------------------------------------------------------
     def _select(self, questions: list[str], graphs: list[QueryGraph], rows: list[int],
-                pools: dict[int, tuple[list[int], list[float]]], caps: dict[int, int]) -> dict[int, list[int]]:
+                pools: dict[int, tuple[list[int], list[float]]], caps: dict[int, int | None]) -> dict[int, list[int]]:
         """``R_t`` per graph position: the LLM's selection (empty is empty), the stand-in where it has none."""
-        inputs = [{"query": questions[b], "passages": self._show(pools[b][0]), "max_selected": caps[b]}
-                  for b in rows]
+        inputs = [{"query": questions[b], "passages": self._show(pools[b][0]),
+                   **({"max_selected": caps[b]} if caps[b] else {})} for b in rows]
         answered = self._ask("passage_selection", rows, inputs, graphs)
         out = {}
         for b in rows:
@@ -290,6 +297,8 @@ class QueryGraphBuilder:
                 for p in new if anchor is not None else ():
                     add(anchor, p, self._pair_cos(anchor, p), "expand")
                     reached.add(p)
+            if not self.query_nodes:  # the paper's query graph: passage–passage edges only
+                continue
             qnode = n_pass + g.query
             for p in new:
                 if t == 0 or p not in reached:

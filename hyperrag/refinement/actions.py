@@ -5,16 +5,18 @@ Every action turns a question into a *query set*; retrieval scores a passage by 
 (max fusion), and causal traversal seeds from every query of the set.
 
 =========== ================================================ =================================================
-action      with an LLM (``query_refinement``, mode=action)   LLM-free stand-in (deterministic)
+action      with an LLM (``query_refinement``, mode=action,   LLM-free stand-in (deterministic)
+            Appendix A.4's instructions)
 =========== ================================================ =================================================
-expand      the question + up to 3 rewrites adding synonyms,  pseudo-relevance feedback: the question + the
-            aliases and implied entities                      ``expand_keywords`` most salient words of its top
+expand      the question + one line naming the key entities,  pseudo-relevance feedback: the question + the
+            causal factors and scope it leaves implicit       ``expand_keywords`` most salient words of its top
                                                               dense passage (capitalised first, then frequent;
                                                               words already in the question skipped)
-simplify    one short query: the core ask and key entities    the question without stop/filler words
-decompose   2–5 ordered single-hop sub-questions (``#1``      the question split at relative-clause and
-            placeholders removed) + the question              conjunction markers (who, which, where, that,
-                                                              whose, when, in which, and ...), pieces of ≥ 2
+simplify    one concise, self-contained line with the core    the question without stop/filler words
+            intent
+decompose   2–4 self-contained sub-questions in a logical     the question split at relative-clause and
+            order (any ``#1`` placeholder removed) + the      conjunction markers (who, which, where, that,
+            question                                          whose, when, in which, and ...), pieces of ≥ 2
                                                               words + the question
 =========== ================================================ =================================================
 

@@ -1,20 +1,26 @@
 """The refinement environment: a question, a chain of at most T actions, the real CDF-RAG retrieval, a reward.
 
-``R = λ1·coverage + λ2·causal_depth + λ3·similarity + λ4·(1 − hallucination)`` (CDF-RAG Appendix A.3) where, for the
-question refined by an action sequence and retrieved by the dual-path pipeline
+``R = λ1·r + λ2·d + λ3·s + λ4·(1 − h)`` (CDF-RAG Appendix A.3), each term normalised to [0, 1], for the question
+refined by an action sequence and retrieved by the dual-path pipeline
 (:meth:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever.evaluate_refinements`, the retriever's own refiner — with its
 LLM when one is configured):
 
-* ``coverage`` — share of the question's gold passages in the top ``k`` (training questions have gold);
-* ``causal_depth`` — edges of the longest causal path found, divided by the traversal's ``max_depth`` (0–1);
-* ``similarity`` — mean cosine between the original question and the rewrites (1 without rewrites);
-* ``hallucination`` — S_hallucination of the answer generated from the retrieved knowledge (claim extraction +
+* ``r`` relevance of the retrieved context to the query's intent (``relevance``): ``context`` — the mean cosine
+  between the *original* question and the top ``k`` retrieved passages (the embedder's, clipped to [0, 1]; no
+  label needed, so any question set trains it); ``gold_recall`` — the share of the question's gold passages in the
+  top ``k`` (a labelled research reward, not the paper's: only questions with gold passages train);
+* ``d`` causal depth — edges of the longest causal path found, divided by the traversal's ``max_depth``;
+* ``s`` similarity to the original query — mean cosine between the original question and the rewrites, clipped to
+  [0, 1] (1 without rewrites);
+* ``h`` hallucination — S_hallucination of the answer generated from the retrieved knowledge (claim extraction +
   claim support, after the method's corrections), when ``hallucination=true`` and an LLM is available; else 0
   (``hallucination_term`` says which).
 
-The empty sequence is the unrefined question. States are the retriever's (the embedding of the current frontier).
-Refinements, states and outcomes are memoised per (question, sequence): actions are deterministic (LLM calls run
-at temperature 0 and are cached), so a PPO rollout re-visiting a sequence costs nothing.
+Each outcome also records, where the question has them, gold recall@k and full-chain recall@k of the ranking and
+EM / F1 of the generated answer — for evaluation, never in a label-free reward. The empty sequence is the
+unrefined question. States are the retriever's (the embedding of the current frontier). Refinements, states and
+outcomes are memoised per (question, sequence): actions are deterministic (LLM calls run at temperature 0 and are
+cached), so a PPO rollout re-visiting a sequence costs nothing.
 """
 
 from __future__ import annotations
@@ -37,9 +43,12 @@ log = logging.getLogger(__name__)
 Seq = tuple[str, ...]
 
 
+RELEVANCE: tuple[str, ...] = ("context", "gold_recall")
+
+
 @dataclass(frozen=True)
 class RewardWeights:
-    coverage: float = 1.0  # λ1
+    relevance: float = 1.0  # λ1
     causal_depth: float = 0.2  # λ2
     similarity: float = 0.2  # λ3
     hallucination: float = 0.1  # λ4 (multiplies 1 − hallucination)
@@ -48,20 +57,26 @@ class RewardWeights:
 class RefinementEnv:
     """Args:
         retriever: an indexed :class:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever`.
-        queries: the questions (with gold passage ids) the environment serves, by position.
-        k: retrieval depth for coverage.
+        queries: the questions the environment serves, by position (gold passages only needed for
+            ``relevance="gold_recall"`` and for the evaluation's recall figures).
+        k: retrieval depth of the relevance term (and of the recall figures).
         weights: the λs.
         hallucination: the λ4 term from generated answers (needs an LLM; without one the term is constant).
         max_steps: T, actions per episode at most.
         actions: the refinement actions (``stop`` is the policy's, not an action here).
+        relevance: the r term: ``context`` (label-free, the paper's) or ``gold_recall`` (labelled).
     """
 
     def __init__(self, retriever: Any, queries: Sequence[Query], k: int = 5,
                  weights: RewardWeights | dict[str, float] | None = None, hallucination: bool = False,
-                 max_steps: int = 1, actions: Sequence[str] = ACTIONS) -> None:
+                 max_steps: int = 1, actions: Sequence[str] = ACTIONS, relevance: str = "context") -> None:
+        if relevance not in RELEVANCE:
+            raise ValueError(f"relevance must be one of {RELEVANCE}, got {relevance!r}")
         self.retriever = retriever
         self.queries = list(queries)
         self.k = k
+        self.relevance = relevance
+        self._question_emb: dict[int, torch.Tensor] = {}
         self.weights = weights if isinstance(weights, RewardWeights) else RewardWeights(**(weights or {}))
         self.hallucination = hallucination
         self.max_steps = max_steps
@@ -128,24 +143,46 @@ class RefinementEnv:
                 self._memo[(i, s)] = self._score(i, s, out.indices[b].tolist(), out.details[b])
         return [self._memo[k] for k in keys]
 
+    def question_embedding(self, i: int) -> torch.Tensor:
+        """The original question's unit embedding [D] (memoised)."""
+        if i not in self._question_emb:
+            emb = self.retriever.encoder.encode([self.queries[i].question], desc="queries")[0]
+            self._question_emb[i] = emb.float().cpu()
+        return self._question_emb[i]
+
+    def context_relevance(self, i: int, ranked: list[int]) -> float:
+        """r (label-free): mean cosine between the original question and the top ``k`` passages, clipped to
+        [0, 1]."""
+        top = self.retriever.passage_emb[ranked[: self.k]].float().cpu()
+        return float((top @ self.question_embedding(i)).mean().clamp(0.0, 1.0)) if len(top) else 0.0
+
     def _score(self, i: int, seq: Seq, ranked: list[int], details: dict[str, Any]) -> dict[str, Any]:
+        from hyperrag.eval.qa import exact_match, scored_answer, token_f1
+
         q = self.queries[i]
         ids = [self.retriever.passage_ids[j] for j in ranked]
-        coverage = recall_at_k(ids, q.gold_ids, self.k) if q.gold_ids else 0.0
-        full_chain = full_chain_at_k(ids, q.gold_ids, self.k) if q.gold_ids else 0.0
+        recall = recall_at_k(ids, q.gold_ids, self.k) if q.gold_ids else None
+        full_chain = full_chain_at_k(ids, q.gold_ids, self.k) if q.gold_ids else None
+        context = self.context_relevance(i, ranked)
+        relevance = context if self.relevance == "context" else float(recall or 0.0)
         depth = min(1.0, details.get("causal_depth", 0) / max(1, self.retriever.settings.traversal.max_depth))
         sim = details.get("refinement_similarity")
-        similarity = 1.0 if sim is None else float(sim)
+        similarity = 1.0 if sim is None else min(1.0, max(0.0, float(sim)))
         hallucination = 0.0
+        em = f1 = None
         gen = details.get("generation")
         if gen and gen.get("hallucination") is not None:
             hallucination = float(gen["hallucination"])
+        if gen and q.answers:
+            short = scored_answer(gen.get("answer") or "", gen.get("short_answer"))
+            em, f1 = exact_match(short, q.answers), token_f1(short, q.answers)
         w = self.weights
-        reward = (w.coverage * coverage + w.causal_depth * depth + w.similarity * similarity
+        reward = (w.relevance * relevance + w.causal_depth * depth + w.similarity * similarity
                   + w.hallucination * (1.0 - hallucination))
-        return {"reward": reward, "coverage": coverage, "full_chain": full_chain, "causal_depth": depth,
-                "similarity": similarity,
-                "hallucination": hallucination, "actions": list(seq), "queries": details.get("queries", [])}
+        return {"reward": reward, "relevance": relevance, "context_relevance": context, "coverage": recall,
+                "full_chain": full_chain, "causal_depth": depth, "similarity": similarity,
+                "hallucination": hallucination, "em": em, "f1": f1, "actions": list(seq),
+                "queries": details.get("queries", [])}
 
     def rewards(self, ids: Sequence[int], seqs: Sequence[Seq | str]) -> list[float]:
         return [o["reward"] for o in self.outcomes(ids, seqs)]
@@ -182,10 +219,10 @@ class RefinementEnv:
         actions; later steps: an action or stop, uniformly)."""
         def value(seq: Seq) -> float:
             if len(seq) == self.max_steps:
-                return float(self.outcomes([i], [seq])[0][key])
+                return float(self.outcomes([i], [seq])[0][key] or 0.0)
             choices = [value(seq + (a,)) for a in self.actions]
             if seq:  # stop allowed after the first step
-                choices.append(float(self.outcomes([i], [seq])[0][key]))
+                choices.append(float(self.outcomes([i], [seq])[0][key] or 0.0))
             return statistics.fmean(choices)
 
         return value(())
@@ -194,7 +231,7 @@ class RefinementEnv:
                         ) -> dict[str, Any]:
         """Greedy policy vs uniform-random (exact expectation) vs the best fixed single action (chosen on
         ``select_ids``, e.g. the training questions; default ``ids``) vs the per-question best sequence, on ``ids``:
-        final reward and coverage (recall@k) of each."""
+        final reward and gold recall@k (0 for a question without gold) of each."""
         ids = list(ids)
         self.reward_table(ids + list(select_ids or []))
         seqs = self.greedy_sequences(policy, ids)
@@ -212,21 +249,22 @@ class RefinementEnv:
                 "oracle_reward": float(table.max(dim=1).values.mean()),
                 "best_fixed_action": best, "best_fixed_reward": float(per_action[best].mean()),
                 "per_action_reward": {a: float(v.mean()) for a, v in per_action.items()},
-                "policy_coverage": statistics.fmean(o["coverage"] for o in pol),
+                "policy_coverage": statistics.fmean(o["coverage"] or 0.0 for o in pol),
                 "random_coverage": statistics.fmean(self.random_value(i, "coverage") for i in ids),
-                "best_fixed_coverage": statistics.fmean(o["coverage"] for o in self.outcomes(ids, [(best,)] * n)),
+                "best_fixed_coverage": statistics.fmean(o["coverage"] or 0.0
+                                                        for o in self.outcomes(ids, [(best,)] * n)),
                 "policy_sequences": {"+".join(s) or "none": sum(x == s for x in seqs) for s in dict.fromkeys(seqs)},
                 "policy_episode_length": statistics.fmean(len(s) for s in seqs),
                 "policy_rewards": pol_r.tolist(), "random_rewards": rnd_r.tolist(), "questions": n}
 
 
 def split_queries(queries: Sequence[Query], train: float, heldout: float | None = None,
-                  seed: int = 0) -> tuple[list[int], list[int]]:
-    """Shuffled train / held-out question positions (only questions with gold passages).
+                  seed: int = 0, need_gold: bool = False) -> tuple[list[int], list[int]]:
+    """Shuffled train / held-out question positions (with ``need_gold``, only questions with gold passages).
 
     ``train`` / ``heldout``: counts, or shares of the usable questions when < 1; ``heldout=None`` = the rest.
     """
-    usable = [i for i, q in enumerate(queries) if q.gold_ids]
+    usable = [i for i, q in enumerate(queries) if q.gold_ids or not need_gold]
     gen = torch.Generator().manual_seed(seed)
     order = [usable[i] for i in torch.randperm(len(usable), generator=gen).tolist()]
     n_train = round(train * len(order)) if isinstance(train, float) and train < 1 else int(train)
@@ -243,4 +281,4 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     return (statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
-__all__ = ["RefinementEnv", "RewardWeights", "mean_sd", "split_queries"]
+__all__ = ["RELEVANCE", "RefinementEnv", "RewardWeights", "mean_sd", "split_queries"]

@@ -4,8 +4,8 @@ The MDP: the state ``s_t`` is the sentence embedding of the current query (the q
 rewrites: :meth:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever.states`), an action is expand / simplify / decompose,
 or — from the second step on — ``stop``; an episode takes at most ``T`` actions (the retriever's
 ``max_refine_steps``), so actions combine (decompose, then expand each sub-question). The reward of a step is the
-change of the paper's reward ``R = λ1·coverage + λ2·causal depth + λ3·similarity + λ4·(1 − hallucination)`` that the
-action brings (:class:`~hyperrag.refinement.env.RefinementEnv`), so an episode's return is ``R(final) − R(question)``;
+change of the paper's reward ``R = λ1·relevance + λ2·causal depth + λ3·similarity + λ4·(1 − hallucination)`` that
+the action brings (:class:`~hyperrag.refinement.env.RefinementEnv`), so an episode's return is ``R(final) − R(question)``;
 ``stop`` earns 0 and ends it. Returns are undiscounted, advantages ``A_t = G_t − V(s_t)``, normalised over the
 rollout.
 
@@ -41,20 +41,32 @@ STOP = "stop"
 POLICY_ACTIONS: tuple[str, ...] = (*ACTIONS, STOP)
 
 
-class ActorCritic(nn.Module):
-    """Shared MLP trunk (input dropout, linear, tanh), a policy head (action logits) and a value head."""
+def mlp(state_dim: int, hidden: int, layers: int, dropout: float) -> nn.Sequential:
+    """Input dropout, then ``layers`` hidden layers of width ``hidden`` (linear, tanh)."""
+    blocks: list[nn.Module] = [nn.Dropout(dropout)]
+    width = state_dim
+    for _ in range(layers):
+        blocks += [nn.Linear(width, hidden), nn.Tanh()]
+        width = hidden
+    return nn.Sequential(*blocks)
 
-    def __init__(self, state_dim: int, hidden: int, n_actions: int, dropout: float = 0.0) -> None:
+
+class ActorCritic(nn.Module):
+    """A policy network and a value network, each an MLP of ``layers`` hidden layers of width ``hidden`` (tanh;
+    separate, as Stable-Baselines3's PPO ``MlpPolicy`` builds them — the paper's "two-layer MLP policy network
+    (hidden size 256)" is ``layers=2, hidden=256``), with a linear head: action logits [B, A] and the value [B]."""
+
+    def __init__(self, state_dim: int, hidden: int, n_actions: int, dropout: float = 0.0, layers: int = 2) -> None:
         super().__init__()
-        self.trunk = nn.Sequential(nn.Dropout(dropout), nn.Linear(state_dim, hidden), nn.Tanh())
+        self.actor = mlp(state_dim, hidden, layers, dropout)
+        self.critic = mlp(state_dim, hidden, layers, dropout)
         self.policy = nn.Linear(hidden, n_actions)
         self.value = nn.Linear(hidden, 1)
         nn.init.zeros_(self.policy.weight)  # start uniform
         nn.init.zeros_(self.policy.bias)
 
     def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h = self.trunk(states)
-        return self.policy(h), self.value(h).squeeze(-1)
+        return self.policy(self.actor(states)), self.value(self.critic(states)).squeeze(-1)
 
 
 class PPOPolicy(L.LightningModule):
@@ -64,7 +76,7 @@ class PPOPolicy(L.LightningModule):
 
     Args:
         state_dim: width of the state (the sentence-embedding dimension).
-        hidden: trunk width.
+        hidden: width of the hidden layers; ``layers``: hidden layers of the policy and of the value network.
         actions: action names (index order of the logits); the last one, ``stop``, is only allowed after the first
             step. The method's action set (:data:`POLICY_ACTIONS`), not a setting.
         lr: Adam learning rate; ``weight_decay`` its L2 penalty.
@@ -74,14 +86,14 @@ class PPOPolicy(L.LightningModule):
         rollouts_per_state: episodes per question per iteration.
         max_steps: T, actions per episode at most (the retriever's ``max_refine_steps``).
         normalize_advantage: standardise advantages over the rollout.
-        dropout: input dropout of the shared trunk.
+        dropout: input dropout of both networks.
         seed: sampling of rollout actions.
         max_iterations: stop after this many PPO iterations (``trainer.should_stop``) whatever
             ``trainer.max_epochs`` says — with a few dozen training questions, long training memorises them
             (held-out reward falls); ``None`` = the Trainer decides.
     """
 
-    def __init__(self, state_dim: PositiveInt, *, hidden: PositiveInt, lr: PositiveFloat,
+    def __init__(self, state_dim: PositiveInt, *, hidden: PositiveInt, layers: PositiveInt, lr: PositiveFloat,
                  weight_decay: NonNegativeFloat, clip: PositiveFloat, value_coef: NonNegativeFloat,
                  entropy_coef: NonNegativeFloat, ppo_epochs: PositiveInt, minibatch_size: PositiveInt,
                  rollouts_per_state: PositiveInt, normalize_advantage: bool, dropout: Probability, seed: int,
@@ -92,7 +104,7 @@ class PPOPolicy(L.LightningModule):
         self.actions = list(actions)
         if self.actions[-1] != STOP:
             raise ValueError(f"the last action must be {STOP!r}, got {self.actions}")
-        self.net = ActorCritic(state_dim, hidden, len(self.actions), dropout)
+        self.net = ActorCritic(state_dim, hidden, len(self.actions), dropout, layers)
         self.automatic_optimization = False
         self.env: Any = None
         self.train_ids: list[int] = []
@@ -274,7 +286,7 @@ def policy_compatibility(settings: CDFRAGSettings, encoder: Encoder, llm: Langua
     was trained against."""
     s = settings
     return stable_digest(getattr(encoder, "model_key", ""), as_dict(s.causal), as_dict(s.traversal),
-                         s.causal_retrieval, s.semantic_k, s.knowledge_k, s.max_refine_steps, s.expand_keywords,
+                         s.causal_retrieval, s.semantic_k, s.causal_k, s.union_order, s.max_refine_steps, s.expand_keywords,
                          s.refine_with_llm, llm_identity(llm) if s.refine_with_llm else "stand-ins",
                          length=16)
 

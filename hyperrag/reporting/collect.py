@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hyperrag.eval.intervals import Interval
+from hyperrag.eval.per_query import RunValues, run_per_query
 from hyperrag.reporting.csv_log import flatten
 
 METHOD_ORDER = ("bm25", "dense", "hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag")
@@ -36,6 +38,21 @@ class RunRecord:
     variant: dict[str, str] = field(default_factory=dict)  # filled by label_runs
     #: what the figures are, from metrics.json: "LLM-free", "upper bound (oracle)", "transductive", ...
     tags: list[str] = field(default_factory=list)
+    _per_query: RunValues | None | bool = field(default=False, repr=False, compare=False)
+
+    @property
+    def per_query(self) -> RunValues | None:
+        """The run's per-query values (from ``predictions.jsonl`` + ``evaluation.jsonl``), read once; ``None`` when
+        the run directory has no predictions."""
+        if self._per_query is False:
+            self._per_query = run_per_query(self.path, self.label) if (self.path / "predictions.jsonl").is_file() \
+                else None
+        return self._per_query  # type: ignore[return-value]
+
+    def interval(self, metric: str) -> Interval | None:
+        """The metric's 95% bootstrap interval over the run's queries, when its per-query values exist."""
+        pq = self.per_query
+        return pq.interval(metric) if pq is not None and pq.values.get(metric) else None
 
     @property
     def variant_text(self) -> str:
@@ -60,6 +77,10 @@ def run_tags(metrics: dict[str, Any]) -> list[str]:
         tags.append("transductive")
     if isinstance(metrics.get("cv_folds"), int) and metrics["cv_folds"] > 1:
         tags.append(f"cross-fitted, {metrics['cv_folds']} folds")
+    if metrics.get("models") == "substituted":
+        tags.append("substituted models")
+    if isinstance(metrics.get("protocol"), str) and metrics["protocol"] not in ("", "transductive"):
+        tags.append(str(metrics["protocol"]))
     return tags
 
 

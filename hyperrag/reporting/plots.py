@@ -44,7 +44,8 @@ def plot_recall_curves(runs: Sequence[RunRecord], path: Path) -> Path | None:
 
 
 def plot_bars(runs: Sequence[RunRecord], metrics: Sequence[str], path: Path, title: str = "") -> Path | None:
-    """Grouped bars: one group per run label, one bar per metric, one panel per dataset (values on top)."""
+    """Grouped bars: one group per run label, one bar per metric, one panel per dataset (values on top; the 95%
+    bootstrap interval over the queries as an error bar where the run has per-query values)."""
     metrics = [m for m in metrics if any(m in r.metrics for r in runs)]
     if not metrics or not runs:
         return None
@@ -59,7 +60,9 @@ def plot_bars(runs: Sequence[RunRecord], metrics: Sequence[str], path: Path, tit
         for j, m in enumerate(metrics):
             xs = [i + (j - (len(metrics) - 1) / 2) * width for i in range(len(sub))]
             vals = [r.metrics.get(m, 0.0) for r in sub]
-            bars = ax.bar(xs, vals, width, label=m, color=f"C{j}")
+            yerr = _error_bars(sub, m, vals)
+            bars = ax.bar(xs, vals, width, label=m, color=f"C{j}", yerr=yerr, capsize=2,
+                          error_kw={"elinewidth": 0.7, "alpha": 0.8})
             ax.bar_label(bars, fmt="%.1f", fontsize=6, padding=1)
         ax.set_xticks(range(len(sub)))
         ax.set_xticklabels([r.label for r in sub], rotation=25, ha="right", fontsize=8)
@@ -68,6 +71,21 @@ def plot_bars(runs: Sequence[RunRecord], metrics: Sequence[str], path: Path, tit
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7)
     return save_figure(fig, path)
+
+
+def _error_bars(runs: Sequence[RunRecord], metric: str, values: Sequence[float]) -> list[list[float]] | None:
+    """``[[below...], [above...]]`` distances from each bar's value to its interval's ends (0 where unknown)."""
+    below, above, any_ci = [], [], False
+    for r, v in zip(runs, values):
+        ci = r.interval(metric)
+        if ci is None:
+            below.append(0.0)
+            above.append(0.0)
+            continue
+        any_ci = True
+        below.append(max(v - ci.low, 0.0))
+        above.append(max(ci.high - v, 0.0))
+    return [below, above] if any_ci else None
 
 
 def numeric_sweep_keys(runs: Sequence[RunRecord]) -> list[str]:
@@ -118,7 +136,8 @@ def plot_grid(runs: Sequence[RunRecord], keys: Sequence[str], metric: str, path:
 
 
 def plot_sweep(runs: Sequence[RunRecord], key: str, metrics: Sequence[str], path: Path) -> Path | None:
-    """Metric against a swept hyperparameter, one line per (method, metric), one panel per dataset."""
+    """Metric against a swept hyperparameter, one line per (method, metric), one panel per dataset; the 95%
+    bootstrap interval over the queries as a shaded band."""
     metrics = [m for m in metrics if any(m in r.metrics for r in runs)]
     if not metrics:
         return None
@@ -130,8 +149,13 @@ def plot_sweep(runs: Sequence[RunRecord], key: str, metrics: Sequence[str], path
         for i, method in enumerate(dict.fromkeys(r.method for r in sub)):
             pts = sorted((float(r.variant[key]), r) for r in sub if r.method == method)
             for j, m in enumerate(metrics):
-                ax.plot([x for x, _ in pts], [r.metrics.get(m) for _, r in pts], marker="o",
+                vals = [r.metrics.get(m) for _, r in pts]
+                ax.plot([x for x, _ in pts], vals, marker="o",
                         linestyle=["-", "--", ":", "-."][j % 4], color=f"C{i}", label=f"{method} {m}")
+                cis = [r.interval(m) for _, r in pts]
+                if all(ci is not None for ci in cis):  # the 95% interval over the queries as a band
+                    ax.fill_between([x for x, _ in pts], [ci.low for ci in cis], [ci.high for ci in cis],
+                                    color=f"C{i}", alpha=0.12, linewidth=0)
         ax.set_xlabel(key)
         ax.set_ylabel("%")
         ax.set_title(f"{d}: sweep over {key.rsplit('.', 1)[-1]}", fontsize=9)

@@ -15,14 +15,29 @@ from typing import Any
 from hyperrag.errors import InputError
 from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
+from hyperrag.reporting.cost import add_api_cost, cost_table, has_cost, plot_recall_vs_cost
+from hyperrag.reporting.paper_rows import paper_sections
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
+from hyperrag.reporting.significance import paired_table, paired_tests
 from hyperrag.reporting.tables import comparison_table, present_metrics, runs_table
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10", "context_recall", "em", "f1",
                    "jsr", "answer_relevancy", "answer_relevancy_emb", "groundedness", "groundedness_lexical",
                    "hallucination_rate", "hallucination_rate_lexical", "causal_coverage", "accuracy",
                    "context_relevance", "crc", "groundedness_span", "ccd", "srs")
-EFFICIENCY = ("index_seconds", "retrieve_seconds", "queries_per_second", "llm_calls_per_query", "answer_seconds")
+TEST_METRICS = ("recall@2", "recall@5", "fcr@5", "em", "f1", "match_acc", "jsr", "accuracy", "judge_acc")
+#: what a row's label tag means, for the report header
+TAG_MEANINGS = {
+    "LLM-free": "every LLM step replaced by the method's labelled LLM-free fallback",
+    "upper bound (oracle)": "LLM decisions from the gold annotations (`llm=oracle`): an upper bound, never a model's result",
+    "transductive": "the scored questions were seen at index time (trained into the method's artifacts)",
+    "cross-fitted": "query-trained artifacts scored only on folds they never trained on",
+    "substituted models": "the paper's models replaced by the embedded offline ones (`models=offline`)",
+    "streaming": "questions answered one at a time in arrival order, none seen before it arrives",
+    "held-out graphs": "the scored questions' query graphs kept out of the index",
+}
+EFFICIENCY = ("index_seconds", "retrieve_seconds", "queries_per_second", "latency_seconds", "seed_latency_seconds",
+              "edge_weighting_latency_seconds", "llm_calls_per_query", "answer_seconds", "api_cost_usd_per_1000_queries")
 
 
 def default_name(specs: Sequence[str], runs: Sequence[RunRecord]) -> str:
@@ -40,25 +55,46 @@ def default_name(specs: Sequence[str], runs: Sequence[RunRecord]) -> str:
 
 def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: str | None = None,
                  metrics: Sequence[str] = DEFAULT_METRICS, plot_metrics: Sequence[str] = ("recall@5", "fcr@5"),
-                 keep_latest: bool = True, title: str | None = None) -> Path:
-    """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md."""
+                 keep_latest: bool = True, title: str | None = None, test_metrics: Sequence[str] = TEST_METRICS,
+                 methods: Sequence[str] | None = None, experiment: str | None = None,
+                 token_prices: tuple[float, float] | None = None) -> Path:
+    """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md.
+
+    Every mean over queries carries its 95% bootstrap interval (from the run's ``predictions.jsonl``), and every
+    tested row (``methods``; see :mod:`hyperrag.reporting.significance`) a paired test against the strongest
+    baseline on ``test_metrics``. The published tables of ``experiment`` (default: the report's name) come beside
+    ours as ``paper (published)`` rows with the differences (:mod:`hyperrag.reporting.paper_rows`)."""
     specs = [specs] if isinstance(specs, str) else [str(s) for s in specs]
     runs = find_runs(specs)
     if not runs:
         raise InputError("no retrieval runs (metrics.json) found", path=", ".join(specs))
     runs = latest_only(runs) if keep_latest else sorted(runs, key=sort_key)
+    add_api_cost(runs, token_prices)
     name = name or default_name(specs, runs)
     folder = Path(out) / name
     folder.mkdir(parents=True, exist_ok=True)
     shown = present_metrics(runs, metrics)
     sources = ", ".join(f"`{s}`" for s in specs)
     intro = (f"{len(runs)} run(s) from {sources} — generated {time.strftime('%Y-%m-%d %H:%M')}. "
-             "Values in %, best per column in **bold**.")
+             "Values in %, best per column in **bold**, with the 95% bootstrap interval over the queries in "
+             "brackets (10,000 resamples, BCa).")
     sections = [f"# {title or name}", "", intro, ""]
+    sections += obtained_lines(runs)
     commits = {c for r in runs if (c := _commit(r))}
     if commits:
         sections += [f"Code: git {', '.join(sorted(c[:10] for c in commits))}.", ""]
-    sections += ["## Results", "", comparison_table(runs, shown), ""]
+    sections += ["## Results", "", comparison_table(runs, shown, intervals=True), ""]
+    tests = paired_tests(runs, present_metrics(runs, test_metrics), methods)
+    if tests:
+        tested = ", ".join(sorted({t.row.method for t in tests}))
+        sections += ["## Paired tests against the strongest baseline", "",
+                     (f"Rows under test: {tested}. Δ = row − the strongest baseline of that dataset and metric, over "
+                      "the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
+                      "paired permutation test, and how many queries differ. ✓ better: the interval excludes 0 and "
+                      "p < 0.05; ✗ worse, likewise; ~ no difference shown (the interval includes 0); ~* no "
+                      "difference shown although the interval excludes 0 (too few queries differ for the exact "
+                      "test to reject)."), "", paired_table(tests), ""]
+    sections += paper_sections(experiment or name, runs)
     ceiling = ceiling_table(runs)
     if ceiling:
         sections += ["## Oracle ceiling", "", ("What a perfect model's LLM decisions (`llm=oracle`, an upper bound, "
@@ -67,6 +103,10 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     eff = present_metrics(runs, EFFICIENCY)
     if eff:
         sections += ["## Efficiency", "", comparison_table(runs, eff, digits=2), ""]
+    if has_cost(runs):
+        sections += ["## Cost", "", ("LLM calls and tokens (prompt + completion, the cached replies' original tokens "
+                     "included: what an uncached run pays) per backend, for indexing and per 1,000 queries; wall "
+                     "seconds; the index's size on disk."), "", cost_table(runs), ""]
     plots: list[tuple[str, Path | None]] = [
         ("recall@k curves", plot_recall_curves(runs, folder / "recall_at_k.png")),
         ("method comparison", plot_bars(runs, [m for m in plot_metrics if m in shown] or shown[:2],
@@ -74,6 +114,9 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     ]
     if ceiling:
         plots.append(("oracle ceiling", plot_ceiling(runs, folder / "oracle_ceiling.png")))
+    if has_cost(runs):
+        plots.append(("recall against cost", plot_recall_vs_cost(runs, folder / "recall_vs_cost.png",
+                                                                 (list(plot_metrics) or ["recall@5"])[0])))
     sweep_keys = numeric_sweep_keys(runs)
     short = [k.rsplit(".", 1)[-1] for k in sweep_keys]
     if len(sweep_keys) == 1:
@@ -93,6 +136,20 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
         [{"label": r.label, "method": r.method, "dataset": r.dataset, "variant": r.variant, "path": str(r.path),
           "group": r.group, "metrics": r.metrics} for r in runs], indent=1))
     return folder / "report.md"
+
+
+def obtained_lines(runs: Sequence[RunRecord]) -> list[str]:
+    """The header's legend: how the rows were obtained (each tag present among the rows, with its meaning)."""
+    tags = list(dict.fromkeys(t for r in runs for t in r.tags))
+    if not tags:
+        return []
+    lines = ["How the rows were obtained (the tags in each row's label):", ""]
+    for tag in tags:
+        meaning = next((v for k, v in TAG_MEANINGS.items() if tag.startswith(k)), None)
+        if meaning is None and tag.startswith("reader: "):
+            meaning = "the QA reader was another backend than the retrieval LLM"
+        lines.append(f"- **{tag}**: {meaning or 'model ' + tag}")
+    return lines + [""]
 
 
 def _commit(run: RunRecord) -> str:

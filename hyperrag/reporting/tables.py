@@ -8,6 +8,7 @@ from typing import Any
 from hyperrag.reporting.collect import RunRecord
 
 LOWER_IS_BETTER = ("hallucination_rate", "hallucination_rate_lexical", "index_seconds", "retrieve_seconds",
+                   "api_cost_usd_per_1000_queries",
                    "answer_seconds", "llm_calls_per_query")
 
 
@@ -32,8 +33,11 @@ def present_metrics(runs: Sequence[RunRecord], wanted: Sequence[str]) -> list[st
     return [m for m in wanted if any(m in r.metrics for r in runs)]
 
 
-def comparison_table(runs: Sequence[RunRecord], metrics: Sequence[str], digits: int = 1) -> str:
-    """Rows: run labels (method + varying settings); columns: each dataset's metrics; best per column bold."""
+def comparison_table(runs: Sequence[RunRecord], metrics: Sequence[str], digits: int = 1,
+                     intervals: bool = False) -> str:
+    """Rows: run labels (method + varying settings); columns: each dataset's metrics; best per column bold.
+    With ``intervals``, a cell whose run has per-query values also shows its 95% bootstrap interval over the
+    queries: ``67.3 [54.2, 79.1]``."""
     datasets = list(dict.fromkeys(r.dataset for r in runs))
     labels = list(dict.fromkeys(r.label for r in runs))
     cell: dict[tuple[str, str], RunRecord] = {(r.label, r.dataset): r for r in runs}
@@ -52,6 +56,9 @@ def comparison_table(runs: Sequence[RunRecord], metrics: Sequence[str], digits: 
             text = _fmt(v, digits)
             if v is not None and best.get((d, m)) == round(v, digits):
                 text = f"**{text}**"
+            ci = cell[(lab, d)].interval(m) if intervals and v is not None else None
+            if ci is not None and ci.n > 1:
+                text += f" [{ci.low:.{digits}f}, {ci.high:.{digits}f}]"
             row.append(text)
         rows.append(row)
     header = ["method"] + [f"{d} {m}" if len(datasets) > 1 else m for d, m in columns]

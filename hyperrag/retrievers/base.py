@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
@@ -80,6 +83,9 @@ class Retriever(ABC):
         self.index_dir = str(index_dir) if index_dir else None
         #: LLM steps the method is configured to run but could not (no LLM, failed call, budget cap), by step
         self.skipped: Counter[str] = Counter()
+        #: wall seconds spent in each named stage of ``retrieve`` over every batch (reported per query, e.g.
+        #: CatRAG Table 6's seed and edge-weighting latencies)
+        self.stage_seconds: Counter[str] = Counter()
 
     @property
     def llm_available(self) -> bool:
@@ -89,6 +95,16 @@ class Retriever(ABC):
         """Record that a configured LLM step did not run ``count`` times (reported as ``llm_steps_skipped``)."""
         if count > 0:
             self.skipped[step] += int(count)
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``stage_seconds[stage]`` (metrics: ``<stage>_latency_seconds``,
+        per query)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stage_seconds[stage] += time.perf_counter() - t0
 
     def artifacts(self) -> list[tuple[str, Any, str]]:
         """Trained parts in use: ``(setting, ArtifactRecord or None, checkpoint)`` each — what they trained on, so

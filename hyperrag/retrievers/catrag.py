@@ -7,11 +7,16 @@ On top of :class:`HippoRAG2Retriever`, per query and inside the same batched PPR
     at least ``anchor_link_threshold``; without one (or when the call fails, counted as ``anchoring_ner``)
     the LLM-free stand-in matches entity names lexically in the query (:class:`EntityMatcher`);
   * key-fact passage boost (§3.4, Eq. 3) — the context arc from an entity of a verified seed fact (``T_seed``:
-    the facts HippoRAG 2's recognition memory kept) to a passage holding that fact is weighted ``× (1 + β)``;
-    without an LLM ``T_seed`` is the unfiltered top-k facts (the labelled LLM-free form);
+    the facts HippoRAG 2's recognition memory kept) to a passage holding that fact is weighted ``× (1 + β)``
+    (with ``boost_renormalise``, as in the authors' code, the entity's passage arcs are then rescaled to their
+    old total); without an LLM ``T_seed`` is the unfiltered top-k facts (the labelled LLM-free form);
   * dynamic edge weighting (§3.3) — relation arcs leaving the top seed entities are re-weighted by an LLM's
     0–10 scores (see :mod:`hyperrag.retrievers.edge_scoring`); skipped and counted without an LLM.
 All of it is a per-query :class:`EdgeWeightDelta` plus extra reset mass: the graph is never rebuilt.
+
+``variant`` (``paper`` | ``authors_code``) names the group of choices where the paper and its authors' later
+code (kwunhang/CatRAG) differ; ``hydra_configs/method/catrag.yaml`` sets each choice from it, and each is also
+its own setting (docs/fidelity/catrag.md, variant column).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from hyperrag.graph.utils import expand_rows
 from hyperrag.ops.ppr import EdgeWeightDelta, merge_edge_deltas
 from hyperrag.retrievers.base import RetrieverArgs
 from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
-from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever, SeedBatch
+from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
+from hyperrag.retrievers.seeds import SeedBatch
 from hyperrag.retrievers.settings import CatRAGSettings
 from hyperrag.utils.stopwords import english_stopwords
 
@@ -91,8 +97,11 @@ class CatRAGRetriever(HippoRAG2Retriever):
         self.entity_emb = self.kg.embeddings.entity.to(self.device)
         self.fact_passage_ptr = self.graph.fact_passage_ptr.to(self.device)
         self.fact_passage_idx = self.graph.fact_passage_idx.to(self.device)
+        self.entity_passage_ptr = self.graph.entity_passage_ptr.to(self.device)
+        self.entity_passage_idx = self.graph.entity_passage_idx.to(self.device)
         if isinstance(self.edge_scorer, LLMEdgeScorer):  # its adjacency belongs to this graph
-            self.edge_scorer.bind(self.graph, self.settings.edge_weights)
+            assert self.ppr_graph is not None
+            self.edge_scorer.bind(self.graph, self.fact_emb, self.ppr_graph)
 
     # ---- symbolic anchoring ------------------------------------------------------------------------------
     def anchors(self, questions: list[str]) -> tuple[list[list[int]], list[str]]:
@@ -129,19 +138,25 @@ class CatRAGRetriever(HippoRAG2Retriever):
         reset = super().reset_vectors(seeds)
         if not self.settings.anchoring:
             return reset
-        seeds.anchors, seeds.anchor_source = self.anchors(seeds.questions)  # type: ignore[attr-defined]
+        if seeds.anchors is None:
+            with self.timed("seed"):  # symbolic anchoring is part of the initial seeds (Table 6)
+                seeds.anchors, seeds.anchor_source = self.anchors(seeds.questions)
         rows = torch.tensor([b for b, ents in enumerate(seeds.anchors) for _ in ents], dtype=torch.long)
         cols = torch.tensor([e for ents in seeds.anchors for e in ents], dtype=torch.long)
         if rows.numel():
             rows, cols = rows.to(self.device), cols.to(self.device)
             mass = self.settings.anchor_epsilon / self.entity_passage_count[cols].clamp_min(1.0)
-            # subordinate to fact seeds: an entity already seeded by a fact keeps the larger of the two
-            reset[rows, cols] = torch.maximum(reset[rows, cols], mass.to(reset.dtype))
+            # subordinate to fact seeds: only an entity no fact seeded gets anchor mass (the authors' code's
+            # rule; its anchor weight is divided by the anchor's own passage count here, not another entity's)
+            current = reset[rows, cols]
+            reset[rows, cols] = torch.where(current > 0, current, mass.to(reset.dtype))
         return reset
 
     # ---- per-query edge deltas ---------------------------------------------------------------------------
     def passage_boost_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
-        """Arcs seed entity → passage holding that seed fact, stored weight (the context weight) ``× (1 + β)``."""
+        """Arcs seed entity → passage holding that seed fact, stored weight ``× (1 + β)``; with
+        ``boost_renormalise`` every passage arc of a boosted entity is then rescaled so that the entity's
+        passage arcs keep their total weight (the authors' code)."""
         b, k = seeds.fact_ids.shape
         facts = seeds.fact_ids[seeds.keep]  # [M]
         query = torch.arange(b, device=self.device).unsqueeze(1).expand(b, k)[seeds.keep]
@@ -155,22 +170,54 @@ class CatRAGRetriever(HippoRAG2Retriever):
         dst = passage.repeat_interleave(2)
         key = torch.unique(torch.stack([q, src, dst]), dim=1)  # an arc is boosted once per query
         assert self.ppr_graph is not None
-        weight = self.ppr_graph.arc_weight(key[1], key[2]).float() * (1.0 + self.settings.boost_beta)
-        return EdgeWeightDelta(key[0], key[1], key[2], weight)
+        factor = 1.0 + self.settings.boost_beta
+        weight = self.ppr_graph.arc_weight(key[1], key[2]).float() * factor
+        if not self.settings.boost_renormalise:
+            return EdgeWeightDelta(key[0], key[1], key[2], weight)
+        return self.renormalised_boost(key, weight, factor)
+
+    def renormalised_boost(self, key: torch.Tensor, boosted: torch.Tensor, factor: float) -> EdgeWeightDelta:
+        """Every passage arc of each (query, boosted entity): its weight ``× s`` (boosted ones ``× factor × s``)
+        with ``s`` keeping the entity's passage-arc total.
+
+        Args:
+            key: [3, M] (query, entity, passage node) of the boosted arcs; boosted: [M] their boosted weights.
+        """
+        qe = torch.unique(key[:2], dim=1)  # (query, entity) pairs with a boost
+        rep, pos = expand_rows(self.entity_passage_ptr, qe[1])  # all passages of each such entity
+        q, src = qe[0][rep], qe[1][rep]
+        dst = self.entity_passage_idx[pos] + self.graph.num_entities
+        assert self.ppr_graph is not None
+        old = self.ppr_graph.arc_weight(src, dst).float()
+        n = self.graph.num_nodes
+        pair = q * n + src  # group id of (query, entity)
+        arc = (q * n + src) * n + dst
+        boosted_arc = (key[0] * n + key[1]) * n + key[2]
+        is_boosted = torch.isin(arc, boosted_arc)
+        raw = torch.where(is_boosted, old * factor, old)
+        uniq, group = torch.unique(pair, return_inverse=True)
+        total_old = torch.zeros(uniq.numel(), device=old.device).scatter_add_(0, group, old)
+        total_raw = torch.zeros(uniq.numel(), device=old.device).scatter_add_(0, group, raw)
+        new = raw * (total_old / total_raw.clamp_min(1e-12))[group]
+        return EdgeWeightDelta(q, src, dst, new)
 
     def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
         """The query's key-fact boosts and LLM edge weights as one delta naming each arc once.
 
-        Both are multipliers of the stored arc weight (boost ``× (1 + β)`` on context arcs, the LLM's score
-        multiplier on the relation part of relation arcs), so an arc named by both gets the product of the
-        two (:func:`~hyperrag.ops.ppr.merge_edge_deltas` with ``combine="multiply"``); a repeat inside one
-        of them keeps its last weight.
+        Both are multipliers of the stored arc weight (boost on context arcs, the LLM's score multiplier on
+        entity arcs), so an arc named by both gets the product of the two
+        (:func:`~hyperrag.ops.ppr.merge_edge_deltas` with ``combine="multiply"``); a repeat inside one of them
+        keeps its last weight.
         """
         parts = []
         if self.settings.passage_boost:
             parts.append(self.passage_boost_delta(seeds))
         if self.settings.edge_weighting:  # the scorer counts the seeds it could not score (no LLM, failed call)
-            parts.append(self.edge_scorer(seeds, self))
+            pool = None
+            if self.settings.edge_scoring.seed_pool == "facts_and_anchors" and self.settings.anchoring:
+                pool = self.reset_vectors(seeds)[:, : self.graph.num_entities]
+            with self.timed("edge_weighting"):  # Table 6's dynamic edge weighting latency
+                parts.append(self.edge_scorer(seeds, self.llm, self.skip, pool))
         assert self.ppr_graph is not None
         return merge_edge_deltas(self.ppr_graph, parts, combine="multiply")
 
@@ -179,15 +226,15 @@ class CatRAGRetriever(HippoRAG2Retriever):
         (``{seed: {neighbour: score}}``; a seed without a verdict is absent)."""
         rows = super().details(seeds)
         names = self.graph.entity_names
-        sources = getattr(seeds, "anchor_source", [None] * len(rows))
         for row, filtered in zip(rows, seeds.filtered.tolist()):
             # the boost's key facts: T_seed when the filter ruled on this query, else its unfiltered top-k
             row["key_facts"] = "verified" if filtered else "unfiltered top-k (no filter verdict)"
-        for row, ents, source in zip(rows, getattr(seeds, "anchors", [[]] * len(rows)), sources):
-            row["anchors"] = [names[e] for e in ents]
-            if source:
-                row["anchor_source"] = source
-        for plan, verdict in getattr(seeds, "edge_scores", []):
+        if seeds.anchors is not None:
+            for row, ents, source in zip(rows, seeds.anchors, seeds.anchor_source or [None] * len(rows)):
+                row["anchors"] = [names[e] for e in ents]
+                if source:
+                    row["anchor_source"] = source
+        for plan, verdict in seeds.edge_scores:
             if verdict is not None:
                 rows[plan.query].setdefault("edge_scores", {})[names[plan.seed]] = {
                     names[n]: v for n, v in verdict.items()}
@@ -196,9 +243,11 @@ class CatRAGRetriever(HippoRAG2Retriever):
     def describe(self) -> dict[str, Any]:
         s = self.settings
         llm = self.llm_available
-        return {**super().describe(), "anchoring": s.anchoring and ("llm_ner" if llm else "lexical"),
+        return {**super().describe(), "variant": s.variant,
+                "anchoring": s.anchoring and ("llm_ner" if llm else "lexical"),
                 "anchor_epsilon": s.anchor_epsilon, "anchor_link_threshold": s.anchor_link_threshold,
                 "passage_boost": s.passage_boost, "boost_beta": s.boost_beta,
+                "boost_renormalise": s.boost_renormalise,
                 "key_facts": "verified (recognition memory; per query in details)" if llm and s.fact_filter
                 else "top-k facts, unfiltered",
                 "edge_weighting": s.edge_weighting and llm, "edge_scoring": dataclasses.asdict(s.edge_scoring),

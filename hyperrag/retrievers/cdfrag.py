@@ -10,8 +10,9 @@ Per batch of questions (the paper's §2 and Appendix B.3):
   2. dual-path retrieval (§2.3) — semantic: every passage scored by its best cosine over the query set, the top
      ``semantic_k`` are T_sem; causal (``causal_retrieval``): depth-limited traversal of the directed causal graph
      (:mod:`hyperrag.causal.traversal`) from the causal nodes most similar to the queries, giving the paths
-     C_graph. The knowledge set K = T_sem ∪ the passages of C_graph (best path first) holds ``knowledge_k``
-     passages (filled up semantically when the paths hold fewer); the ranking is K, then the rest by cosine;
+     C_graph. The knowledge set K = T_sem ∪ the passages of C_graph (best path first, at most ``causal_k`` beyond
+     T_sem; :func:`knowledge_union`); the ranking keeps T_sem at its dense ranks, then (``union_order``) C_graph's
+     passages and the rest by cosine;
   3. generate (§2.4–2.5, with an LLM and ``generation.enabled``) — knowledge rewriting, the answer, the causal graph
      check with fallback generation, hallucination detection with rewriting
      (:class:`~hyperrag.causal.generation.CausalGenerator`);
@@ -63,6 +64,31 @@ def round_quality(gen: dict[str, Any]) -> tuple[bool, bool, float, float]:
     return bool(gen["checks_passed"]), answered, s_causal, grounded
 
 
+def knowledge_union(dense_order: list[int], causal_order: list[int], semantic_k: int, causal_k: int,
+                    union_order: str) -> tuple[list[int], list[int], list[int]]:
+    """K = T_sem ∪ C_graph's passages and the ranking it gives (§2.3).
+
+    Args:
+        dense_order: passage positions by semantic score, best first.
+        causal_order: the passages holding C_graph's edges, best path first.
+        semantic_k: |T_sem|, the semantic top-k.
+        causal_k: C_graph passages (not already in T_sem) joining K, at most.
+        union_order: ``semantic_first`` — T_sem, then C_graph's passages, then the rest by semantic score;
+            ``dense`` — T_sem, then the rest by semantic score (C_graph's passages at their own place; K only
+            shapes the generator's evidence).
+
+    Returns:
+        ``(T_sem, the C_graph passages added, the ranking)``. Either order keeps every T_sem passage at its dense
+        rank: the union never pushes a semantic top-k passage down.
+    """
+    semantic = dense_order[:semantic_k]
+    in_sem = set(semantic)
+    causal = [j for j in causal_order if j not in in_sem][:causal_k]
+    head = semantic + causal if union_order == "semantic_first" else semantic
+    chosen = set(head)
+    return semantic, causal, head + [j for j in dense_order if j not in chosen]
+
+
 def resolve_trained_checkpoint(spec: str | None, models_dir: str | Path, task: str, data_name: str,
                                compatibility: str | None = None, unseen: list[str] | None = None) -> Path | None:
     """Resolve a checkpoint setting: ``null``/``none`` → None; a path → it; ``auto`` → the newest
@@ -89,7 +115,8 @@ class CDFRAGRetriever(Retriever):
     """Args:
         settings: :class:`~hyperrag.retrievers.settings.CDFRAGSettings` — the trained parts (``classifier``,
             ``policy``, ``models_dir``), refinement (``fixed_action``, ``max_refine_steps``, ``refine_with_llm``,
-            ``expand_keywords``), dual-path retrieval (``causal_retrieval``, ``semantic_k``, ``knowledge_k``,
+            ``expand_keywords``), dual-path retrieval (``causal_retrieval``, ``semantic_k``, ``causal_k``,
+            ``union_order``,
             ``causal``, ``traversal``), generation with its checks and the feedback loop (``generation``),
             ``details_paths``, ``index_root``.
         encoder: the sentence embedder (passages, queries, causal nodes, policy states).
@@ -120,7 +147,8 @@ class CDFRAGRetriever(Retriever):
         self._position: dict[str, int] = {}
         self._options: dict[str, tuple[str, ...]] = {}
         self._generator: Any = None
-        self._totals = {"queries": 0, "with_paths": 0, "requeried": 0, "fallbacks": 0, "rewrites": 0}
+        self._totals = {"queries": 0, "with_paths": 0, "requeried": 0, "fallbacks": 0, "fallbacks_rejected": 0,
+                        "causal_checked": 0, "rewrites": 0}
         self._actions_taken: dict[str, int] = {}
 
     # ---- indexing ------------------------------------------------------------------------------------
@@ -283,15 +311,10 @@ class CDFRAGRetriever(Retriever):
         indices, info = [], []
         originals = self.encoder.encode([r.question for r in refinements], desc="queries")
         for b, r in enumerate(refinements):
-            semantic = order[b, : s.semantic_k].tolist()
             causal_order = [j for j in torch.argsort(path_scores[b], descending=True).tolist()
                             if path_scores[b, j] > 0]
-            causal = [j for j in causal_order if j not in set(semantic)][: max(0, s.knowledge_k - len(semantic))]
-            knowledge = semantic + causal
-            chosen = set(knowledge)
-            knowledge += [j for j in order[b].tolist() if j not in chosen][: max(0, s.knowledge_k - len(knowledge))]
-            chosen = set(knowledge)
-            ranked = knowledge + [j for j in order[b].tolist() if j not in chosen]
+            semantic, causal, ranked = knowledge_union(order[b].tolist(), causal_order, s.semantic_k, s.causal_k,
+                                                       s.union_order)
             indices.append(ranked[:k_out])
             rewrites = self.encoder.encode(r.rewrites, desc="queries") if r.rewrites else torch.empty(0)
             srs = semantic_refinement_score(originals[b], rewrites)
@@ -299,7 +322,7 @@ class CDFRAGRetriever(Retriever):
                 "refinement_similarity": None if srs is None else round(srs, 4),
                 "knowledge": {"semantic": [self.passage_ids[j] for j in semantic],
                               "causal": [self.passage_ids[j] for j in causal]},
-                "knowledge_ids": [self.passage_ids[j] for j in knowledge],
+                "knowledge_ids": [self.passage_ids[j] for j in semantic + causal],
                 "causal_edge_ids": sorted({e for p in paths[b] for e in p.edges}),
                 "causal_path_depths": [p.depth for p in paths[b]],
                 "causal_depth": max((p.depth for p in paths[b]), default=0),
@@ -367,7 +390,7 @@ class CDFRAGRetriever(Retriever):
         if self._generator is None:
             from hyperrag.causal.generation import CausalGenerator
 
-            self._generator = CausalGenerator(self.llm, self.settings.generation)
+            self._generator = CausalGenerator(self.llm, self.settings.generation, style=self.settings.answer_style)
         return self._generator
 
     def _generate(self, refinements: list[Refinement], idx: torch.Tensor, details: list[dict[str, Any]]) -> None:
@@ -379,10 +402,14 @@ class CDFRAGRetriever(Retriever):
         for row, rec in zip(details, records):
             row["generation"] = rec
             row["answer"] = rec["answer"]
+            if rec.get("short_answer"):  # explanatory: the bare answer EM / F1 score
+                row["short_answer"] = rec["short_answer"]
             row["supporting_ids"] = [k for k in rec["supporting"] if not str(k).startswith(("pair:", "causal_"))]
             for step, n in rec["skipped"].items():
                 self.skip(step, n)
             self._totals["fallbacks"] += int(rec["fallback_taken"])
+            self._totals["fallbacks_rejected"] += int(rec["fallback_rejected"])
+            self._totals["causal_checked"] += int(rec["s_causal_initial"] is not None)
             self._totals["rewrites"] += rec["rewrites"]
 
     def _feedback(self, questions: list[str], refinements: list[Refinement], out: RetrievalOutput,
@@ -424,7 +451,7 @@ class CDFRAGRetriever(Retriever):
         t = self._totals
         s = self.settings
         info: dict[str, Any] = {
-            "method": self.name, "semantic_k": s.semantic_k, "knowledge_k": s.knowledge_k,
+            "method": self.name, "semantic_k": s.semantic_k, "causal_k": s.causal_k, "union_order": s.union_order,
             "causal_retrieval": s.causal_retrieval, "traversal": as_dict(s.traversal),
             "policy": str(self.policy_path) if self.policy_path else None,
             "fixed_action": None if self.policy_path else s.fixed_action, "max_refine_steps": s.max_refine_steps,
@@ -433,7 +460,8 @@ class CDFRAGRetriever(Retriever):
             "refinement_llm_failed": self.refiner.llm_failed, "actions_taken": dict(self._actions_taken),
             "queries_with_causal_paths": t["with_paths"],
             "generation": bool(s.generation.enabled and self.llm_available),
-            "fallbacks": t["fallbacks"], "rewrites": t["rewrites"], "requeried": t["requeried"],
+            "answer_style": s.answer_style, "causal_checked": t["causal_checked"], "fallbacks": t["fallbacks"],
+            "fallbacks_rejected": t["fallbacks_rejected"], "rewrites": t["rewrites"], "requeried": t["requeried"],
         }
         if self.causal_index is not None:
             info["causal_graph"] = self.causal_graph.stats
@@ -443,4 +471,4 @@ class CDFRAGRetriever(Retriever):
         return info
 
 
-__all__ = ["CDFRAGRetriever", "resolve_trained_checkpoint", "round_quality"]
+__all__ = ["CDFRAGRetriever", "knowledge_union", "resolve_trained_checkpoint", "round_quality"]

@@ -10,9 +10,13 @@ Per query, inside the same batched PPR call:
   seed and its context ``C(v)`` (Eq. 2): an ``entity_summary`` of its facts (Table 9) when it has more than
   ``tau_facts`` of them, else the facts themselves. Summaries do not depend on the query: each is asked once
   per index.
-* Scores map to multipliers (Table 8: 0–3 → 0, 4–6 → 0.2–0.3, 7–9 → 2.0–3.0, 10 → 5.0) of the *relation* part
-  of the forward arc seed → neighbour (a synonym edge on the same pair keeps its weight); the result is an
-  :class:`EdgeWeightDelta` on the batched PPR, never a rebuilt graph.
+* Scores map to multipliers (Table 8: 0–3 → 0, 4–6 → 0.2–0.3, 7–9 → 2.0–3.0, 10 → 5.0; times ``score_scale``)
+  of the forward arc seed → neighbour, ``ŵ_uv = φ · w_uv`` (§3.3: the arc's whole static weight, a synonym
+  share included, as the authors' code does too); the result is an :class:`EdgeWeightDelta` on the batched
+  PPR, never a rebuilt graph.
+
+The scorer is bound to one graph (:meth:`LLMEdgeScorer.bind`) and called with the batch's seeds, the LLM and a
+skip counter: it never sees the retriever.
 
 A seed whose call fails — or whose reply scores none of the neighbours it was shown — keeps *every* arc at its
 static weight, pruned ones included, and is counted in ``llm_steps_skipped`` (``edge_scoring``: seeds);
@@ -22,20 +26,20 @@ without an LLM every planned seed is counted so. A summary that fails falls back
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 import torch
 
-from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
-from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
+from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.utils import csr_by_row, ptr_from_sorted_rows, sort_edges
-from hyperrag.ops.ppr import EdgeWeightDelta
+from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph
+from hyperrag.retrievers.seeds import SeedBatch
 
 if TYPE_CHECKING:
-    from hyperrag.retrievers.catrag import CatRAGRetriever
-    from hyperrag.retrievers.hipporag2 import SeedBatch
-    from hyperrag.retrievers.settings import KGEdgeWeights
+    from hyperrag.protocols import LanguageModel
 
 #: linking triples shown per neighbour at most
 MAX_LINKS_SHOWN = 3
@@ -55,15 +59,13 @@ def score_to_multiplier(score: int) -> float:
 
 @dataclass
 class RelationAdjacency:
-    """Relation arcs by tail entity (CSR) with their facts, the facts of each entity, and the stored relation
-    weight of every entity pair. Built from one graph: rebuild it whenever the graph changes.
+    """Relation arcs by tail entity (CSR) with their facts, and the facts of each entity. Built from one graph:
+    rebuild it whenever the graph changes.
 
     Attributes:
         ptr: [E + 1]; ``dst[ptr[e]:ptr[e + 1]]`` are the neighbours of ``e`` (a pair linked by several facts
             repeats, once per fact), ``fact`` the linking fact of each.
         entity_fact_ptr / entity_fact_idx: CSR, the facts naming each entity (``F(v)``).
-        rel_keys / rel_weight: sorted ``u * N + v`` (``u < v``) of the relation edges and their stored weight
-            times the relation edge-type multiplier.
     """
 
     ptr: torch.Tensor
@@ -71,12 +73,9 @@ class RelationAdjacency:
     fact: torch.Tensor
     entity_fact_ptr: torch.Tensor
     entity_fact_idx: torch.Tensor
-    rel_keys: torch.Tensor
-    rel_weight: torch.Tensor
-    num_nodes: int
 
     @classmethod
-    def build(cls, graph: KnowledgeGraph, edge_weights: KGEdgeWeights) -> RelationAdjacency:
+    def build(cls, graph: KnowledgeGraph) -> RelationAdjacency:
         s, o = graph.fact_entities[:, 0], graph.fact_entities[:, 1]
         fid = torch.arange(len(graph.facts))
         keep = s != o
@@ -86,11 +85,7 @@ class RelationAdjacency:
         arcs, fact = sort_edges(torch.stack([tail, head]), fact, num_nodes=graph.num_nodes, stable=True)
         ptr, head = ptr_from_sorted_rows(arcs[0], graph.num_entities), arcs[1]
         ef_ptr, ef_idx = csr_by_row(torch.cat([s, o]), graph.num_entities, torch.cat([fid, fid]))
-        rel = graph.edge_type == EdgeType.RELATION
-        keys = graph.edge_index[0, rel] * graph.num_nodes + graph.edge_index[1, rel]
-        key_order = torch.argsort(keys)
-        weight = graph.edge_weight[rel][key_order].float() * float(edge_weights["relation"])
-        return cls(ptr, head, fact, ef_ptr, ef_idx, keys[key_order], weight, graph.num_nodes)
+        return cls(ptr, head, fact, ef_ptr, ef_idx)
 
     def neighbours(self, entity: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``(neighbour [A], linking fact [A])`` of one entity's relation arcs."""
@@ -100,14 +95,6 @@ class RelationAdjacency:
     def facts_of(self, entity: int) -> list[int]:
         """``F(v)``: the facts naming an entity."""
         return self.entity_fact_idx[self.entity_fact_ptr[entity] : self.entity_fact_ptr[entity + 1]].tolist()
-
-    def relation_weight(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Stored relation weight (× the relation multiplier) of each pair ``(u, v)``; 0 where none."""
-        if self.rel_keys.numel() == 0:
-            return torch.zeros(u.shape, dtype=torch.float32)
-        key = torch.minimum(u, v) * self.num_nodes + torch.maximum(u, v)
-        pos = torch.searchsorted(self.rel_keys, key).clamp_max(self.rel_keys.numel() - 1)
-        return torch.where(self.rel_keys[pos] == key, self.rel_weight[pos], torch.zeros_like(self.rel_weight[pos]))
 
 
 @dataclass
@@ -138,19 +125,32 @@ class EdgeScoringSettings:
         k_edge: relation neighbours per seed sent to the LLM, by query–fact similarity (K_edge); the rest get
             ``weak_multiplier``.
         tau_facts: a neighbour with more facts than this is shown through an LLM summary of them (τ, Eq. 2).
-        weak_multiplier: multiplier of the pruned arcs (the bottom of the weak tier).
-        max_facts_shown: facts of one entity listed as its context, or given to its summary, at most.
+        weak_multiplier: multiplier of the pruned arcs (the paper's "minimal weak" weight).
+        max_facts_shown: facts of one entity listed as its context, or given to its summary, at most (``null``:
+            all of them).
+        score_scale: factor on the score map φ (Table 8); the authors' code doubles it.
+        seed_pool: which reset mass picks the ``n_seed`` seeds: ``facts`` (the fact-derived entity seeds, the
+            paper) or ``facts_and_anchors`` (anchors compete too, as in the authors' code).
     """
 
     n_seed: PositiveInt
     k_edge: NonNegativeInt
     tau_facts: NonNegativeInt
     weak_multiplier: NonNegativeFloat
-    max_facts_shown: PositiveInt
+    max_facts_shown: PositiveInt | None
+    score_scale: PositiveFloat
+    seed_pool: Literal["facts", "facts_and_anchors"]
+
+
+#: ``skip(step, count)``: records LLM steps that did not run (the retriever's ``llm_steps_skipped``)
+SkipFn = Callable[[str, int], None]
 
 
 class LLMEdgeScorer:
-    """Callable ``(seeds, retriever) -> EdgeWeightDelta | None`` plugged into :class:`CatRAGRetriever`.
+    """Callable ``(seeds, llm, skip) -> EdgeWeightDelta | None``: CatRAG's dynamic edge weights for one batch.
+
+    It works on the graph it was bound to (:meth:`bind`) and the batch's seeds; the LLM and the skip counter
+    are the caller's.
 
     Args:
         settings: seeds, neighbours per seed, summary threshold, weak multiplier (:class:`EdgeScoringSettings`).
@@ -159,26 +159,32 @@ class LLMEdgeScorer:
     def __init__(self, settings: EdgeScoringSettings) -> None:
         self.settings = settings
         self.adjacency: RelationAdjacency | None = None
+        self.graph: KnowledgeGraph | None = None
+        self.fact_emb: torch.Tensor | None = None
+        self.ppr_graph: PPRGraph | None = None
         self.summaries: dict[int, str] = {}  # entity -> its LLM summary, for the graph bound last
         self.calls = 0  # neighbour-scoring calls (summaries not counted)
         self.failed_calls = 0  # seeds whose call failed or scored nothing (their arcs stay static)
 
-    def bind(self, graph: KnowledgeGraph, edge_weights: KGEdgeWeights) -> None:
-        """Index (or re-index) on ``graph``: rebuilds the relation adjacency, forgets the summaries."""
-        self.adjacency = RelationAdjacency.build(graph, edge_weights)
+    def bind(self, graph: KnowledgeGraph, fact_emb: torch.Tensor, ppr_graph: PPRGraph) -> None:
+        """Index (or re-index) on ``graph``, its unit fact embeddings [F, D] and its PPR graph; rebuilds the
+        relation adjacency, forgets the summaries."""
+        self.graph, self.fact_emb, self.ppr_graph = graph, fact_emb, ppr_graph
+        self.adjacency = RelationAdjacency.build(graph)
         self.summaries = {}
 
     # ---- Stage I -----------------------------------------------------------------------------------------
-    def plan(self, seeds: SeedBatch, fact_emb: torch.Tensor) -> list[SeedPlan]:
+    def plan(self, seeds: SeedBatch, seed_weight: torch.Tensor) -> list[SeedPlan]:
         """The seeds to score and, for each, its top-``k_edge`` and pruned neighbours.
 
         Args:
-            seeds: the batch's seeds (``entity_weight`` [B, E], ``query_emb`` [B, D]).
-            fact_emb: [F, D] unit fact embeddings.
+            seeds: the batch's seeds (``query_emb`` [B, D]).
+            seed_weight: [B, E] the reset mass the ``n_seed`` seeds are picked by.
         """
         adj = self._adjacency()
-        weights = seeds.entity_weight.detach().cpu()
-        query_emb, fact_emb = seeds.query_emb.detach().cpu().float(), fact_emb.detach().cpu().float()
+        assert self.fact_emb is not None
+        weights = seed_weight.detach().cpu()
+        query_emb, fact_emb = seeds.query_emb.detach().cpu().float(), self.fact_emb.detach().cpu().float()
         top = torch.topk(weights, min(self.settings.n_seed, weights.shape[1]), dim=1)
         plans = []
         for b in range(weights.shape[0]):
@@ -199,7 +205,7 @@ class LLMEdgeScorer:
         return plans
 
     # ---- Stage II ----------------------------------------------------------------------------------------
-    def contexts(self, retriever: CatRAGRetriever, entities: list[int]) -> dict[int, str]:
+    def contexts(self, entities: list[int], llm: LanguageModel, skip: SkipFn) -> dict[int, str]:
         """``C(v)`` per entity (Eq. 2): its summary when it has more than ``tau_facts`` facts, else its facts.
 
         A failed summary falls back to the facts (counted as a skipped ``entity_summary``) and is asked again
@@ -207,27 +213,26 @@ class LLMEdgeScorer:
         """
         from hyperrag.llm.tasks.neighbor_scoring import triple_text
 
-        adj, graph, cap = self._adjacency(), retriever.graph, self.settings.max_facts_shown
-        facts = {e: adj.facts_of(e) for e in entities}
-        context = {e: "; ".join(triple_text(graph.facts[f]) for f in fs[:cap]) for e, fs in facts.items()}
-        dense = [e for e, fs in facts.items() if len(fs) > self.settings.tau_facts]
+        adj, graph, cap = self._adjacency(), self._graph(), self.settings.max_facts_shown
+        facts = {e: adj.facts_of(e)[:cap] for e in entities}
+        context = {e: "; ".join(triple_text(graph.facts[f]) for f in fs) for e, fs in facts.items()}
+        dense = [e for e, fs in facts.items() if len(adj.facts_of(e)) > self.settings.tau_facts]
         todo = [e for e in dense if e not in self.summaries]
         if todo:
-            results = retriever.llm.complete_structured_batch("entity_summary", [
-                {"entity": graph.entity_names[e], "facts": [list(graph.facts[f]) for f in facts[e][:cap]]}
-                for e in todo])
+            results = llm.complete_structured_batch("entity_summary", [
+                {"entity": graph.entity_names[e], "facts": [list(graph.facts[f]) for f in facts[e]]} for e in todo])
             for e, res in zip(todo, results):
                 if res.ok and res.value:
                     self.summaries[e] = res.value
-            retriever.skip("entity_summary", sum(e not in self.summaries for e in todo))
+            skip("entity_summary", sum(e not in self.summaries for e in todo))
         context.update({e: self.summaries[e] for e in dense if e in self.summaries})
         return context
 
-    def score(self, plans: list[SeedPlan], seeds: SeedBatch, retriever: CatRAGRetriever
+    def score(self, plans: list[SeedPlan], seeds: SeedBatch, llm: LanguageModel, skip: SkipFn
               ) -> list[dict[int, int] | None]:
         """One ``neighbor_scoring`` call per plan: ``{neighbour: score 0–10}``, or ``None`` (no verdict)."""
-        graph = retriever.graph
-        context = self.contexts(retriever, sorted({n for p in plans for n in p.scored}))
+        graph = self._graph()
+        context = self.contexts(sorted({n for p in plans for n in p.scored}), llm, skip)
         verified = [[list(graph.facts[f]) for f, k in zip(ids, kp) if k]
                     for ids, kp in zip(seeds.fact_ids.tolist(), seeds.keep.tolist())]
         inputs = [{"query": seeds.questions[p.query], "entity": graph.entity_names[p.seed],
@@ -235,50 +240,63 @@ class LLMEdgeScorer:
                    "neighbors": [{"id": n, "name": graph.entity_names[n], "text": context[n],
                                   "links": [list(graph.facts[f]) for f in p.links[n]]} for n in p.scored]}
                   for p in plans]
-        results = retriever.llm.complete_structured_batch("neighbor_scoring", inputs)
+        results = llm.complete_structured_batch("neighbor_scoring", inputs)
         scores = [dict(r.value) if r.ok and r.value else None for r in results]
         self.calls += len(plans)
         self.failed_calls += sum(s is None for s in scores)
         return scores
 
-    def delta(self, plans: list[SeedPlan], scores: list[dict[int, int] | None], ppr_graph: Any,
+    def delta(self, plans: list[SeedPlan], scores: list[dict[int, int] | None],
               device: str | torch.device) -> EdgeWeightDelta | None:
-        """The forward arcs seed → neighbour of every seed with a verdict, re-weighted.
+        """The forward arcs seed → neighbour of every seed with a verdict, re-weighted: the arc's static weight
+        times ``score_scale × φ(score)`` (pruned neighbours: ``weak_multiplier``).
 
         Args:
             plans / scores: from :meth:`plan` and :meth:`score` (``None``: the seed keeps its static weights).
-            ppr_graph: the :class:`~hyperrag.ops.ppr.PPRGraph` (stored, summed arc weights).
         """
-        adj = self._adjacency()
+        assert self.ppr_graph is not None
         rows: list[tuple[int, int, int, float]] = []
-        weak = self.settings.weak_multiplier
+        weak, scale = self.settings.weak_multiplier, self.settings.score_scale
         for p, verdict in zip(plans, scores):
             if verdict is None:
                 continue
-            rows.extend((p.query, p.seed, n, score_to_multiplier(verdict[n])) for n in p.scored if n in verdict)
+            rows.extend((p.query, p.seed, n, scale * score_to_multiplier(verdict[n])) for n in p.scored
+                        if n in verdict)
             rows.extend((p.query, p.seed, n, weak) for n in p.pruned)
         if not rows:
             return None
         q, s, t, mult = (torch.tensor(c) for c in zip(*rows))
-        stored = ppr_graph.arc_weight(s, t).float().cpu()
-        rel = adj.relation_weight(s, t)
-        # only the relation part of the arc is re-weighted; a synonym weight on the same pair stays
-        new = (stored - rel + rel * mult.float()).clamp_min(0)
+        new = self.ppr_graph.arc_weight(s, t).float().cpu() * mult.float()
         return EdgeWeightDelta(q.to(device), s.to(device), t.to(device), new.to(device))
 
-    def __call__(self, seeds: SeedBatch, retriever: CatRAGRetriever) -> EdgeWeightDelta | None:
-        plans = self.plan(seeds, retriever.fact_emb)
+    def __call__(self, seeds: SeedBatch, llm: LanguageModel | None, skip: SkipFn,
+                 seed_weight: torch.Tensor | None = None) -> EdgeWeightDelta | None:
+        """The batch's LLM edge weights (``None``: no arc changes).
+
+        Args:
+            seeds: the batch's seeds; their ``edge_scores`` are filled in.
+            llm: the LLM (``None`` or unavailable: every planned seed is counted as skipped).
+            skip: counts the LLM steps that did not run.
+            seed_weight: [B, E] the reset mass seeds are picked by (default ``seeds.entity_weight``).
+        """
+        plans = self.plan(seeds, seeds.entity_weight if seed_weight is None else seed_weight)
         if not plans:
             return None
-        if not retriever.llm_available:
-            retriever.skip("edge_scoring", len(plans))
+        if llm is None or not getattr(llm, "available", False):
+            skip("edge_scoring", len(plans))
             return None
-        scores = self.score(plans, seeds, retriever)
-        retriever.skip("edge_scoring", sum(s is None for s in scores))
-        seeds.edge_scores = [(p, s) for p, s in zip(plans, scores)]  # type: ignore[attr-defined]
-        return self.delta(plans, scores, retriever.ppr_graph, retriever.device)
+        scores = self.score(plans, seeds, llm, skip)
+        skip("edge_scoring", sum(s is None for s in scores))
+        seeds.edge_scores = list(zip(plans, scores))
+        return self.delta(plans, scores, seeds.entity_weight.device)
 
     def _adjacency(self) -> RelationAdjacency:
         if self.adjacency is None:
-            raise RuntimeError("LLMEdgeScorer.bind(graph, edge_weights) first (CatRAGRetriever.index does)")
+            raise RuntimeError("LLMEdgeScorer.bind(graph, fact_emb, ppr_graph) first "
+                               "(CatRAGRetriever.index does)")
         return self.adjacency
+
+    def _graph(self) -> KnowledgeGraph:
+        self._adjacency()
+        assert self.graph is not None
+        return self.graph

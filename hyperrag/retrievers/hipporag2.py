@@ -1,16 +1,21 @@
-"""HippoRAG 2 retrieval: query → facts → seed entities (+ weak passage seeds) → Personalized PageRank.
+"""HippoRAG 2 retrieval (Gutiérrez et al., "From RAG to Memory"), step by step as its released code does it.
 
-LLM-free form (the recognition-memory fact filter plugs in through ``fact_filter``):
-  1. dense query-to-fact scores, min-max normalised; the top ``fact_top_k`` facts are the seeds;
-  2. each seed fact gives its subject and object ``score / #passages containing the entity``
-     (averaged over the facts that name it); only the ``link_top_k`` best entities are kept;
-  3. every passage node gets ``passage_node_weight ×`` its min-max normalised dense score;
-  4. one batched PPR over the graph (damping 0.5); passages are ranked by their PPR mass.
+  1. dense query-to-fact scores, min-max normalised over all facts; the top ``fact_top_k`` facts are the
+     candidates;
+  2. recognition memory: an LLM keeps the relevant candidates (at most ``fact_filter_max``); without an LLM
+     every candidate is kept (the labelled LLM-free form); a query that keeps none is ranked by dense
+     passage retrieval alone;
+  3. each kept fact gives its subject and object ``score / #passages whose triples name the entity`` (averaged
+     over the facts that name it); the ``link_top_k`` entities with the largest such weight are the seeds;
+  4. every passage node gets ``passage_node_weight ×`` its min-max normalised dense score;
+  5. one batched PPR (damping 0.5) over the graph weighted as HippoRAG 2's code weights it
+     (:mod:`hyperrag.graph.reference_weights`); passages are ranked by their PPR mass.
+
+docs/fidelity/hipporag2.md maps each step to the paper and to the ``hipporag`` package.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -18,41 +23,12 @@ from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.graph.reference_weights import PPRWeights, reference_edge_weights, stored_edge_weights
 from hyperrag.index.kg_index import KGIndex, load_or_build_kg_index
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
+from hyperrag.retrievers.seeds import SeedBatch, min_max
 from hyperrag.retrievers.settings import HippoRAG2Settings
-
-
-@dataclass
-class SeedBatch:
-    """What a batch of queries seeds the graph with.
-
-    Attributes:
-        questions: B strings.
-        query_emb: [B, D].
-        fact_ids / fact_scores / keep: [B, k] top facts, their min-max normalised scores, filter verdicts.
-        entity_weight: [B, E] entity reset weights.
-        dense: [B, P] query–passage cosines.
-        filtered: [B] bool, the LLM fact filter gave this query a verdict (False: LLM-free, or its call failed
-            and the query kept every top fact).
-    """
-
-    questions: list[str]
-    query_emb: torch.Tensor
-    fact_ids: torch.Tensor
-    fact_scores: torch.Tensor
-    keep: torch.Tensor
-    entity_weight: torch.Tensor
-    dense: torch.Tensor
-    filtered: torch.Tensor
-
-
-def min_max(x: torch.Tensor) -> torch.Tensor:
-    """Row-wise min-max normalisation of a [B, N] tensor (constant rows → 0)."""
-    lo = x.min(dim=1, keepdim=True).values
-    hi = x.max(dim=1, keepdim=True).values
-    return (x - lo) / (hi - lo).clamp_min(1e-12)
 
 
 class HippoRAG2Retriever(Retriever):
@@ -85,15 +61,26 @@ class HippoRAG2Retriever(Retriever):
             self.kg = load_or_build_kg_index(dataset, self.encoder, s.graph, s.index_root)
         assert self.kg is not None
         graph = self.kg.graph
-        type_weight = {EdgeType[k.upper()]: v for k, v in self.settings.edge_weights.items()}
-        edge_index, edge_weight = graph.weighted_edges(type_weight)
-        self.ppr_graph = PPRGraph.from_edges(edge_index, graph.num_nodes, edge_weight, directed=False,
-                                             device=self.device)
         emb = self.kg.embeddings
+        self.ppr_weights = self.edge_weights(graph, emb.entity)
+        w = self.ppr_weights
+        self.ppr_graph = PPRGraph.from_edges(w.edge_index, graph.num_nodes, w.weight, directed=False,
+                                             device=self.device)
         self.fact_emb = emb.fact.to(self.device)
         self.passage_emb = emb.passage.to(self.device)
         self.fact_entities = graph.fact_entities.to(self.device)
         self.entity_passage_count = graph.entity_passage_count.to(self.device).float()
+
+    def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor) -> PPRWeights:
+        """The PPR graph's edges: HippoRAG 2's code's weighting (``graph_weights: reference``) or the stored
+        one-edge-per-pair weights (``single``), each edge type times its ``edge_weights`` multiplier."""
+        s = self.settings
+        mult = {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
+        if s.graph_weights == "single":
+            return stored_edge_weights(graph, mult)
+        return reference_edge_weights(graph, entity_emb, threshold=s.graph.synonym_threshold,
+                                      max_neighbours=s.synonym_max_neighbours,
+                                      min_chars=s.graph.synonym_min_chars, multipliers=mult)
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -121,7 +108,8 @@ class HippoRAG2Retriever(Retriever):
         from hyperrag.llm.recognition import filter_facts
 
         candidates = [[(f, self.graph.facts[f]) for f in row] for row in fact_ids.tolist()]
-        verdicts = filter_facts(self.llm, questions, candidates, max_facts=self.settings.fact_filter_max)
+        verdicts = filter_facts(self.llm, questions, candidates, max_facts=self.settings.fact_filter_max,
+                                asked=self.settings.fact_filter_asked)
         keep = torch.ones_like(fact_ids, dtype=torch.bool)
         for b, (row, kept) in enumerate(zip(fact_ids.tolist(), verdicts)):
             if kept is not None:
@@ -130,27 +118,24 @@ class HippoRAG2Retriever(Retriever):
         return keep, torch.tensor([v is not None for v in verdicts], dtype=torch.bool)
 
     def entity_reset(self, fact_ids: torch.Tensor, fact_scores: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """Entity seed weights [B, E] from seed facts (HippoRAG 2's phrase weights)."""
+        """Entity seed weights [B, E] from the kept facts (HippoRAG 2's phrase weights): each kept fact gives
+        its subject and object ``score / #passages(entity)``, averaged over the kept facts naming the entity;
+        only the ``link_top_k`` entities with the largest weight stay seeds."""
         b = fact_ids.shape[0]
         num_e = self.graph.num_entities
         ents = self.fact_entities[fact_ids]  # [B, k, 2]
-        score = (fact_scores * keep).unsqueeze(-1).expand_as(ents)  # [B, k, 2]
-        count = self.entity_passage_count[ents].clamp_min(1.0)
-        weight = torch.zeros(b, num_e, device=self.device)
-        occurs = torch.zeros(b, num_e, device=self.device)
-        link = torch.zeros(b, num_e, device=self.device)
-        flat = ents.reshape(b, -1)
+        score = fact_scores.unsqueeze(-1).expand_as(ents)  # [B, k, 2]
+        count = self.entity_passage_count[ents].clamp_min(1.0)  # an entity in no passage: its score undivided
         kept = keep.unsqueeze(-1).expand_as(ents).reshape(b, -1).float()
-        weight.scatter_add_(1, flat, (score / count).reshape(b, -1) * kept)
-        link.scatter_add_(1, flat, score.reshape(b, -1) * kept)
-        occurs.scatter_add_(1, flat, kept)
-        occurs = occurs.clamp_min(1.0)
-        weight, link = weight / occurs, link / occurs
-        if self.settings.link_top_k and self.settings.link_top_k < num_e:
-            # keep only the link_top_k entities with the best mean fact score
-            top = torch.topk(link, self.settings.link_top_k, dim=1).indices
-            mask = torch.zeros_like(weight, dtype=torch.bool).scatter_(1, top, True)
-            weight = weight * mask
+        flat = ents.reshape(b, -1)
+        weight = torch.zeros(b, num_e, device=self.device).scatter_add_(1, flat, (score / count).reshape(b, -1) * kept)
+        occurs = torch.zeros(b, num_e, device=self.device).scatter_add_(1, flat, kept)
+        weight = weight / occurs.clamp_min(1.0)
+        k = self.settings.link_top_k
+        if k and k < num_e:
+            # the link_top_k entities by their weight after the division (ties: any order, as in HippoRAG 2)
+            top = torch.topk(weight, k, dim=1).indices
+            weight = weight * torch.zeros_like(weight, dtype=torch.bool).scatter_(1, top, True)
         return weight
 
     def seed(self, questions: list[str]) -> SeedBatch:
@@ -191,17 +176,19 @@ class HippoRAG2Retriever(Retriever):
         return torch.arange(graph.num_entities, graph.num_nodes, device=self.device)
 
     def passage_scores(self, seeds: SeedBatch, passage_ppr: torch.Tensor, reset: torch.Tensor) -> torch.Tensor:
-        """Passage ranking scores [B, P] from the passages' PPR mass ``passage_ppr`` [B, P]; a query with no
-        usable seed entity (every fact filtered out) falls back to its dense passage scores, as HippoRAG 2
+        """Passage ranking scores [B, P] from the passages' PPR mass ``passage_ppr`` [B, P]; a query that kept
+        no fact (the filter dropped every candidate) is ranked by its dense passage scores, as HippoRAG 2
         does."""
-        no_seed = reset[:, : self.graph.num_entities].sum(dim=1) == 0
-        if no_seed.any():
-            return torch.where(no_seed.unsqueeze(1), seeds.dense, passage_ppr)
+        fallback = ~seeds.kept_any.to(passage_ppr.device)
+        if fallback.any():
+            return torch.where(fallback.unsqueeze(1), seeds.dense, passage_ppr)
         return passage_ppr
 
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
-        seeds = self.seed(questions)
-        ppr, reset = self.propagate(seeds, nodes=self.passage_nodes)  # only passages are ranked
+        with self.timed("seed"):  # fact retrieval and the recognition filter (per-stage latency, CatRAG Table 6)
+            seeds = self.seed(questions)
+        with self.timed("ppr"):  # reset vectors, per-query edge deltas (CatRAG: anchors, edge weighting), PPR
+            ppr, reset = self.propagate(seeds, nodes=self.passage_nodes)  # only passages are ranked
         idx, val = topk_rows(self.passage_scores(seeds, ppr, reset), top_k)
         return RetrievalOutput(idx.cpu(), val.cpu(), self.details(seeds))
 
@@ -209,7 +196,9 @@ class HippoRAG2Retriever(Retriever):
         s = self.settings
         info: dict[str, Any] = {"method": self.name, "damping": s.damping, "fact_top_k": s.fact_top_k,
                                 "fact_filter": bool(s.fact_filter and self.llm_available),
-                                "link_top_k": s.link_top_k, "passage_node_weight": s.passage_node_weight,
+                                "fact_filter_max": s.fact_filter_max, "fact_filter_asked": s.fact_filter_asked,
+                                "link_top_k": s.link_top_k,
+                                "passage_node_weight": s.passage_node_weight, "graph_weights": s.graph_weights,
                                 "edge_weights": s.edge_weights}
         if self.kg is not None:
             info["graph"] = self.graph.stats

@@ -7,29 +7,34 @@ Index (every stage cached, the LLM stages resumable; ``docs/fidelity/hugrag.md``
   1. knowledge graph → two-stage entity deduplication (:mod:`hyperrag.dedup`: rapidfuzz, then embeddings;
      audit file ``merges.jsonl`` in its index directory) = H0;
   2. recursive Leiden hierarchy H1..HL over the entity graph, splitting a module until its summary input fits
-     the summariser's context window (``hierarchy.context_window``) → module tree (copies folded);
+     the summariser's context window (``hierarchy.context_window``, by default the summary prompt's input budget
+     ``summaries.input_tokens``) → module tree (copies folded);
   3. module texts: LLM summaries bottom-up (:mod:`hyperrag.hierarchy.summaries`) or, with ``llm=none``, the
      documented stand-in (top entity names + descriptions/facts); the ``module_texts`` hook overrides both;
   4. causal gates (:mod:`hyperrag.hierarchy.gates`: Algorithm 2 over topologically distant module pairs, verdicts in
      either direction, the cosine prefilter an option; the ``gate_source`` hook overrides) → typed expansion graph:
      structural (entity relation/synonym edges), hierarchical (entity – level-1 module – parent module …) and gates.
 
-Query batch:
-  1. hybrid scores ``s = α · cos + (1 − α) · lexical`` of every entity (H0) and every module (H>0) — two
-     matrix products plus two sparse lexical products for the whole batch;
-  2. MMR seeds: ``k0`` entities and ``kl`` modules per query;
-  3. best-first expansion per query, gain ``s(q, v) · γ^t · w(type)``, until the gain threshold or the token
-     budget (a node's text is cut to ``node_tokens``; a node that does not fit is skipped) = S_raw; the gate edges
-     each walk crossed are counted;
-  4. with an LLM: S_raw linearised with short IDs for nodes and relation edges (B.3), each row carrying its
-     provenance (passages); causal path identification (Fig 5 spurious-aware by default, Fig 6 ``standard``,
-     ``off`` = no filter) returns the causal items, the spurious items and a draft answer, every ID validated;
-     the answer comes from the kept subgraph only (Fig 7, ``subgraph_answer``) — ``details["answer"]``, with the
-     evidence it read in ``details["evidence"]``; (``path_filter`` hook: any callable choosing the kept nodes);
-  5. ranking: LLM-free, passages by ``(1 − dense_mix) · gain / max + dense_mix · cos(q, p)`` of their reached
-     entities' accumulated gains; with the selection, the passages behind the kept items first (by the model's
-     order and each item's specificity), then the rest in the LLM-free order. A failed or empty selection is a
-     failure: no passage (index -1), no answer, counted (``skip("path_selection")``), scored 0.
+Query batch — ``retrieve()`` follows Algorithm 1's online phase, one named step per line:
+  12. U: hybrid scores ``s = α · cos + (1 − α) · Lex`` (Eq. 5; Lex = the normalised token overlap with an entity's
+      title and description, or a module's summary) of every entity (H0) and module (H>0) — matrix products for
+      the whole batch — and MMR seeds per level: ``k0`` entities and ``kl`` modules of every module level
+      (:meth:`HugRAGRetriever.seed`);
+  13. S_raw: best-first expansion per query within the hop limit ``max_hops`` (h), gain ``s(q, v) · γ^t ·
+      w(type)``, until the gain threshold or the token budget (a node's text is cut to ``node_tokens``; a node that
+      does not fit is skipped); the gate edges each walk crossed are counted (:meth:`gated_traversal`);
+  14. S*: S_raw linearised with short IDs for nodes and relation edges (B.3), each row carrying its provenance
+      (passages); causal path identification (Fig 5 spurious-aware by default, Fig 6 ``standard``, ``off`` = no
+      filter) returns the causal items, the spurious items and a draft answer, every ID validated; S* = the kept
+      rows and the passages behind them (``path_filter`` hook: any callable choosing the kept nodes)
+      (:meth:`causal_filter`);
+  15. y: the answer from S* only (Fig 7, ``subgraph_answer``, in the run's ``answer_style``) —
+      ``details["answer"]`` (+ ``short_answer``), with the evidence it read in ``details["evidence"]``
+      (:meth:`generate`);
+  then the passage ranking: S*'s passages first (:meth:`rank_by_selection`); the rest, and every query without an
+  LLM selection, in the **LLM-free fallback** order (not in the paper; :meth:`llm_free_ranking`): passages by
+  ``(1 − dense_mix) · gain / max + dense_mix · cos(q, p)`` of S_raw's entities' gains. A failed or empty
+  selection is a failure: no passage (index -1), no answer, counted (``skip("path_selection")``), scored 0.
 
 Index directories (``retrieve.py method=hugrag index_dir=DIR``, ``python -m hyperrag.index refresh --index DIR``):
 the knowledge graph is the one ``python -m hyperrag.index build|insert|delete`` maintains in DIR (no extraction
@@ -48,7 +53,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +94,35 @@ GateSource = Callable[[ModuleTree, KnowledgeGraph], tuple[torch.Tensor, torch.Te
 PathFilter = Callable[[str, dict[str, Any]], list[int]]
 
 
+@dataclass
+class Filtered:
+    """One query's S* (Algorithm 1 line 14).
+
+    Attributes:
+        nodes: S_raw's nodes the filter kept (all of them without a filter; the hook's choice with one).
+        table: S_raw linearised (B.3), when the LLM selected.
+        selection: the LLM's causal / spurious rows and draft answer (``None``: no LLM selection).
+        passages / passage_scores: passage positions behind the kept rows, best first, and their scores.
+    """
+
+    nodes: list[int]
+    table: Table | None = None
+    selection: Selection | None = None
+    passages: list[int] = field(default_factory=list)
+    passage_scores: list[float] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.selection is not None and self.selection.ok
+
+
 class HugRAGRetriever(Retriever):
     """Args:
         settings: :class:`~hyperrag.retrievers.settings.HugRAGSettings` — hybrid scoring (``alpha``,
-            ``lexical``), MMR seeds (``k0``, ``kl``, ``mmr_lambda``, ``mmr_pool``), the expansion (``gamma``,
-            ``edge_weights``, ``min_gain``, ``token_budget``, ``max_nodes``), passage ranking
-            (``passage_aggregate``, ``entity_specificity``: ``log`` spreads an entity's gain to its passages
+            ``lexical``, ``lexical_text``), MMR seeds (``seeding``, ``k0``, ``kl``, ``mmr_lambda``, ``mmr_pool``),
+            the expansion (``max_hops``, ``gamma``, ``edge_weights``, ``min_gain``, ``token_budget``,
+            ``max_nodes``), the answer (``answer_style``), the fallback passage ranking (``dense_mix``,
+            ``passage_aggregate``, ``entity_specificity``: ``log`` spreads an entity's gain to its passages
             divided by ``log(1 + #passages mentioning it)`` — hub entities such as "film" say little about any
             one passage, an IDF-like weight, cf. HippoRAG's node specificity), the stages (``extraction``,
             ``dedup`` — ``enabled: auto`` deduplicates entity graphs the LLM extracted and leaves an imported
@@ -232,8 +260,11 @@ class HugRAGRetriever(Retriever):
         module_emb = self.encoder.encode(self.module_texts, desc="modules")
         emb = self.dedup.embeddings
         alpha, lexical = self.settings.alpha, self.settings.lexical
-        self.entity_scorer = HybridScorer(emb.entity.to(self.device), graph.entity_names, alpha, lexical)
+        self.entity_scorer = HybridScorer(emb.entity.to(self.device), self.entity_lexical_texts(), alpha, lexical)
         self.module_scorer = HybridScorer(module_emb.to(self.device), self.module_texts, alpha, lexical)
+        level = self.tree.level
+        self.level_modules = [(level == lv).nonzero().squeeze(1).to(self.device)
+                              for lv in sorted(set(level.tolist()))]  # H1..HL: module ids per level
         self.passage_emb = emb.passage.to(self.device)
         self._passage_texts = [p.content for p in dataset.corpus.passages]
 
@@ -262,6 +293,16 @@ class HugRAGRetriever(Retriever):
         self.passage_entity = torch.sparse_coo_tensor(torch.stack([rows, cols]), weight, (graph.num_passages, num_e),
                                                       check_invariants=True).coalesce().to(self.device)
         log.info("hugrag index: %d entities, %d modules, edges %s", num_e, num_m, self.typed_graph.count_by_kind())
+
+    def entity_lexical_texts(self) -> list[str]:
+        """What Lex (Eq. 5) reads of each entity: ``title+description`` — its name and description (GraphRAG
+        extraction), or, for a graph without descriptions, its facts (the stand-in every stage uses), cut to
+        ``node_tokens`` as the node is shown; ``title`` — its name only (a labelled option)."""
+        if self.settings.lexical_text == "title":
+            return list(self.graph.entity_names)
+        assert self.hier is not None
+        words = max(1, int(self.settings.node_tokens / 1.3))
+        return [" ".join(t.split()[:words]) for t in self.hier.texts]
 
     def expansion_graph(self, gate_pairs: torch.Tensor) -> TypedGraph:
         """Typed expansion graph (entities 0..E-1, modules E..E+M-1): structural, hierarchical and the given
@@ -308,17 +349,6 @@ class HugRAGRetriever(Retriever):
         return self.dedup.graph
 
     # ---- retrieval ---------------------------------------------------------------------------------------
-    def score_nodes(self, questions: list[str], q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Hybrid scores of entities [B, E] and modules [B, M] for the batch."""
-        return self.entity_scorer.scores(q, questions), self.module_scorer.scores(q, questions)
-
-    def seed(self, s_ent: torch.Tensor, s_mod: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """MMR seeds: entity ids [B, k0] and module ids [B, kl] (module ids local to the tree)."""
-        s = self.settings
-        ent, _ = mmr_select(s_ent, self.entity_scorer.embeddings, s.k0, s.mmr_lambda, s.mmr_pool)
-        mod, _ = mmr_select(s_mod, self.module_scorer.embeddings, s.kl, s.mmr_lambda, s.mmr_pool)
-        return ent, mod
-
     def label(self, node: int) -> str:
         num_e = self.graph.num_entities
         if node < num_e:
@@ -384,11 +414,120 @@ class HugRAGRetriever(Retriever):
                 out |= set(self.tree.entities(v - num_e).tolist()) & reached
         return out & reached
 
-    def selection_scores(self, table: Table, kept: list[int]) -> dict[int, float]:
-        """Passage scores from the kept rows: ``Σ_r d(r) · spec(row)`` over the kept rows (rank r in the model's
-        order) the passage is behind, with ``d(r) = 1 / log2(2 + r)`` and ``spec = log 2 / log(1 + #passages)``
-        — a relation edge extracted from one passage points at it fully, a hub entity weakly."""
+    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
+        """Algorithm 1's online phase (lines 12–15) for a batch of questions, then the passage ranking.
+
+        1. line 12, U: hybrid scores s_α(q, v) (Eq. 5) and MMR seeds per level — :meth:`score_nodes`, :meth:`seed`;
+        2. line 13, S_raw: gated best-first traversal from U within h hops and the token budget —
+           :meth:`gated_traversal`;
+        3. line 14, S*: causal path identification over S_raw's table (or the ``path_filter`` hook) —
+           :meth:`causal_filter`;
+        4. line 15, y: the answer from S* only — :meth:`generate`;
+        5. ranking: the passages behind S* first (:meth:`rank_by_selection`); the rest, and every query without an
+           LLM selection, in the **LLM-free fallback** order of S_raw (:meth:`llm_free_ranking`, labelled: not in
+           the paper). A failed or empty selection returns no passage (index -1) and no answer, counted
+           (``skip("path_selection")``).
+        """
+        assert self.kg is not None, "call index() first"
+        q = self.encoder.encode(questions, desc="queries").to(self.device)
+        s_ent, s_mod = self.score_nodes(questions, q)
+        seed_ent, seed_mod = self.seed(s_ent, s_mod)                                # line 12: U
+        seeds = torch.cat([seed_ent, seed_mod + self.graph.num_entities], dim=1).tolist()
+        s_raw = self.gated_traversal(s_ent, s_mod, seeds)                           # line 13: S_raw
+        s_star = self.causal_filter(questions, s_raw)                               # line 14: S*
+        details = [self.query_details(b, seeds[b], s_ent, s_mod, walk, f) for b, (walk, f) in
+                   enumerate(zip(s_raw, s_star))]
+        self.generate(questions, s_star, details)                                   # line 15: y
+        full, scores = self.llm_free_ranking(q, s_raw, s_star)                      # fallback order (not in paper)
+        full, scores = self.rank_by_selection(full, scores, s_star, details)        # S*'s passages first
+        return RetrievalOutput(full[:, :top_k].cpu(), scores[:, :top_k].cpu(), details)
+
+    # ---- line 12: multi-level seeds -------------------------------------------------------------------------
+    def score_nodes(self, questions: list[str], q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """s_α(q, v) = α · cos + (1 − α) · Lex (Eq. 5) of every entity [B, E] (its title and description) and every
+        module [B, M] (its summary), for the batch."""
+        return self.entity_scorer.scores(q, questions), self.module_scorer.scores(q, questions)
+
+    def seed(self, s_ent: torch.Tensor, s_mod: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """U = ∪_ℓ TopK(s(q, u), K_ℓ, H_ℓ) (Algorithm 1 line 12), each TopK an MMR selection (B.2): ``k0`` entities
+        of H0 and ``kl`` modules of every module level H1..HL (``seeding: pooled``, a labelled option off the paper:
+        ``kl`` modules of all levels together).
+
+        Returns:
+            ``(entity ids [B, k0], module ids [B, K])``, module ids local to the tree, level by level (K = kl · L).
+        """
+        s = self.settings
+        ent, _ = mmr_select(s_ent, self.entity_scorer.embeddings, s.k0, s.mmr_lambda, s.mmr_pool)
+        emb = self.module_scorer.embeddings
+        if s.seeding == "pooled":
+            mod, _ = mmr_select(s_mod, emb, s.kl, s.mmr_lambda, s.mmr_pool)
+            return ent, mod
+        picks = [ids[mmr_select(s_mod[:, ids], emb[ids], s.kl, s.mmr_lambda, s.mmr_pool)[0]]
+                 for ids in self.level_modules]
+        mod = torch.cat(picks, dim=1) if picks else s_mod.new_empty(s_mod.shape[0], 0, dtype=torch.long)
+        return ent, mod
+
+    # ---- line 13: gated traversal -----------------------------------------------------------------------------
+    def gated_traversal(self, s_ent: torch.Tensor, s_mod: torch.Tensor, seeds: list[list[int]],
+                        graph: TypedGraph | None = None) -> list[Expansion]:
+        """S_raw = GATED_TRAVERSAL(U, H, G_c, h) (line 13): per query, best-first over E_uni = structural ∪
+        hierarchical ∪ gate edges with Gain(v) = s(q, v) · γ^t · w(type) (Eq. 3), within ``max_hops`` = h of a seed,
+        until the gain falls below ``min_gain`` or the ``token_budget`` is spent.
+
+        Args:
+            s_ent, s_mod: FloatTensor [B, E] and [B, M], the node scores.
+            seeds: per query, node ids (entities 0..E-1, modules E..E+M-1).
+            graph: the typed graph to walk (default: the expansion graph with its gates).
+        """
+        node_score = torch.cat([s_ent, s_mod], dim=1).cpu().numpy()
+        s = self.settings
+        walk_graph = graph if graph is not None else self.typed_graph
+        return [best_first_expand(walk_graph, node_score[b], seeds[b], gamma=s.gamma, kind_weight=self.kind_weight,
+                                  min_gain=s.min_gain, token_budget=s.token_budget, node_tokens=self.node_tokens,
+                                  max_nodes=s.max_nodes, max_hops=s.max_hops) for b in range(len(seeds))]
+
+    def expand(self, questions: list[str], q: torch.Tensor, graph: TypedGraph | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, list[list[int]], list[Expansion]]:
+        """Lines 12–13 for a batch (scores, seeds, S_raw): ``(entity scores [B, E], module scores [B, M], seed node
+        ids per question, walks)``. ``q``: FloatTensor [B, D], the questions' embeddings."""
+        s_ent, s_mod = self.score_nodes(questions, q)
+        seed_ent, seed_mod = self.seed(s_ent, s_mod)
+        seeds = torch.cat([seed_ent, seed_mod + self.graph.num_entities], dim=1).tolist()
+        return s_ent, s_mod, seeds, self.gated_traversal(s_ent, s_mod, seeds, graph)
+
+    # ---- line 14: causal path identification ------------------------------------------------------------------
+    def causal_filter(self, questions: list[str], s_raw: list[Expansion]) -> list[Filtered]:
+        """S* = CAUSAL_FILTER(q, S_raw) (line 14, Eq. 4): S_raw linearised with short IDs (B.3) and the LLM's
+        causal path identification (Fig 5 spurious-aware, Fig 6 ``standard``, ``off`` = the first rows); S* is
+        the kept rows and the passages behind them (:meth:`support_passages`). The ``path_filter`` hook chooses
+        nodes instead. Without an LLM there is no S* (``Filtered.selection`` is None; counted)."""
+        out = [Filtered(nodes=list(w.nodes)) for w in s_raw]
+        if self.path_filter is not None:
+            for f, question, walk in zip(out, questions, s_raw):
+                shown = set(walk.nodes)
+                f.nodes = [v for v in self.path_filter(question, self.subgraph(walk)) if v in shown]
+            return out
+        if self.selector is None:
+            if self.settings.path_selection.enabled:
+                self.skip("path_selection", len(questions))  # no LLM: no S*, the fallback ranks S_raw
+            return out
+        tables = [self.table(w) for w in s_raw]
+        selections = self.selector.select(questions, tables, self.graph.passage_ids)
+        for f, table, sel in zip(out, tables, selections):
+            f.table, f.selection = table, sel
+            if not sel.ok:
+                self.skip("path_selection")
+                continue
+            f.passages, f.passage_scores = self.support_passages(table, sel.kept)
+        return out
+
+    def support_passages(self, table: Table, kept: list[int]) -> tuple[list[int], list[float]]:
+        """The passages behind S*'s kept rows, best first: score ``Σ_r d(r) · spec(row)`` over the kept rows (rank
+        r in the model's order) a passage is behind, ``d(r) = 1 / log2(2 + r)``, ``spec = log 2 / log(1 +
+        #passages)`` — a relation edge extracted from one passage points at it fully, a hub entity weakly; ties by
+        the first kept row behind them."""
         scores: dict[int, float] = {}
+        first: dict[int, int] = {}
         for r, row in enumerate(kept):
             behind = table.passages[row]
             if not behind:
@@ -396,133 +535,87 @@ class HugRAGRetriever(Retriever):
             weight = (1.0 / math.log2(2 + r)) * (math.log(2) / math.log1p(len(behind)))
             for p in behind:
                 scores[p] = scores.get(p, 0.0) + weight
-        return scores
+                first.setdefault(p, r)
+        order = sorted(scores, key=lambda p: (-scores[p], first[p], p))
+        return order, [scores[p] for p in order]
 
-    def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
-        """LLM-free: passages by the accumulated gain of the reached entities (ties and unreached passages by the
-        dense score). With the causal path identification: the passages behind the kept items first (by
-        :meth:`selection_scores`), then the rest of S_raw's passages in the LLM-free order; a failed or empty
-        selection returns no passage (index -1) and no answer, and is counted (``skip("path_selection")``)."""
-        assert self.kg is not None, "call index() first"
-        num_e = self.graph.num_entities
-        q = self.encoder.encode(questions, desc="queries").to(self.device)
-        s_ent, s_mod, seeds, walks = self.expand(questions, q)
-        s = self.settings
-        tables: list[Table | None] = [None] * len(questions)
-        selections: list[Selection | None] = [None] * len(questions)
-        if self.selector is None and self.path_filter is None and self.settings.path_selection.enabled:
-            self.skip("path_selection", len(questions))  # no LLM: the LLM-free ranking of the whole expansion
-        if self.selector is not None and self.path_filter is None:
-            tables = [self.table(w) for w in walks]
-            selections = list(self.selector.select(questions, tables, self.graph.passage_ids))  # type: ignore[arg-type]
-        gains = torch.zeros(len(questions), num_e)
-        details = []
-        for b, (question, walk) in enumerate(zip(questions, walks)):
-            chosen = list(walk.nodes)
-            if self.path_filter is not None:
-                shown = set(walk.nodes)
-                chosen = [v for v in self.path_filter(question, self.subgraph(walk)) if v in shown]
-            kept_set = self.kept_entities(walk, chosen) or {v for v in walk.nodes if v < num_e}
-            for v, g in zip(walk.nodes, walk.gain):
-                if v in kept_set:
-                    gains[b, v] = g
-            d = self.query_details(b, seeds[b], s_ent, s_mod, walk, len(chosen))
-            self.query_stats["queries"] += 1
-            self.query_stats["gate_crossings"] += walk.gate_crossings
-            sel, table = selections[b], tables[b]
-            if sel is not None and table is not None:
-                d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,
-                          "invalid_ids": sel.invalid_ids, "variant": self.settings.path_selection.variant,
-                          "draft_answer": sel.draft,
-                          "kept_items": [[table.ids[r], table.rows[r][:120]] for r in sel.kept],
-                          "spurious_items": [[table.ids[r], table.rows[r][:120]] for r in sel.spurious]})
-                if not sel.ok:
-                    self.skip("path_selection")
-            details.append(d)
-        passage_gain = self.aggregate(gains.to(self.device))
-        dense = q @ self.passage_emb.T
-        if s.dense_mix > 0:  # passage score = (1 − mix) · gain / max gain + mix · cos(q, p)
-            top = passage_gain.amax(dim=1, keepdim=True).clamp_min(1e-12)
-            passage_gain = (1 - s.dense_mix) * passage_gain / top + s.dense_mix * dense
-        # LLM-free order: by gain, ties (and unreached passages) by dense score — two stable sorts
-        by_dense = torch.argsort(dense, dim=1, descending=True, stable=True)
-        by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)
-        full = by_dense.gather(1, by_gain)
-        scores = passage_gain.gather(1, full)
-        if any(sel is not None for sel in selections):
-            full, scores = self.rank_by_selection(full, scores, tables, selections, details)
-        order = full[:, :top_k]
-        if self.selector is not None and self.path_filter is None and self.settings.path_selection.answer:
-            self.answer(questions, tables, selections, full, scores, details)
-        return RetrievalOutput(order.cpu(), scores[:, :top_k].cpu(), details)
-
-    def expand(self, questions: list[str], q: torch.Tensor, graph: TypedGraph | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor, list[list[int]], list[Expansion]]:
-        """Hybrid scores, MMR seeds and the gated best-first walk of every question (S_raw).
-
-        Args:
-            q: FloatTensor [B, D], the questions' embeddings.
-            graph: the typed graph to walk (default: the expansion graph with its gates).
-        Returns:
-            ``(entity scores [B, E], module scores [B, M], seed node ids per question, walks)``.
-        """
-        num_e = self.graph.num_entities
-        s_ent, s_mod = self.score_nodes(questions, q)
-        seed_ent, seed_mod = self.seed(s_ent, s_mod)
-        node_score = torch.cat([s_ent, s_mod], dim=1).cpu().numpy()
-        seeds = torch.cat([seed_ent, seed_mod + num_e], dim=1).tolist()
-        s = self.settings
-        walks = [best_first_expand(graph if graph is not None else self.typed_graph, node_score[b], seeds[b],
-                                   gamma=s.gamma, kind_weight=self.kind_weight, min_gain=s.min_gain,
-                                   token_budget=s.token_budget, node_tokens=self.node_tokens,
-                                   max_nodes=s.max_nodes) for b in range(len(questions))]
-        return s_ent, s_mod, seeds, walks
-
-    def rank_by_selection(self, full: torch.Tensor, scores: torch.Tensor, tables: list[Table | None],
-                          selections: list[Selection | None], details: list[dict[str, Any]]
-                          ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Passages behind the kept rows first (by selection score, ties in the LLM-free order), then the rest in
-        the LLM-free order; a failed / empty selection: every index -1 (no context), score 0."""
-        full, scores = full.clone(), scores.clone()
-        for b, (table, sel) in enumerate(zip(tables, selections)):
-            if sel is None or table is None:
-                continue
-            if not sel.ok:
-                full[b] = -1
-                scores[b] = 0.0
-                details[b]["kept_passages"] = 0
-                continue
-            by_sel = self.selection_scores(table, sel.kept)
-            sel_score = torch.tensor([by_sel.get(int(p), 0.0) for p in full[b].tolist()], device=full.device)
-            order = torch.argsort(sel_score, descending=True, stable=True)
-            full[b] = full[b][order]
-            scores[b] = sel_score[order]
-            details[b]["kept_passages"] = len(by_sel)
-        return full, scores
-
-    def answer(self, questions: list[str], tables: list[Table | None], selections: list[Selection | None],
-               ranked: torch.Tensor, scores: torch.Tensor, details: list[dict[str, Any]]) -> None:
-        """Answers from the kept subgraph only (Fig 7): the kept rows and the first ``answer_passages`` passages
-        behind them, with the draft answer; written into ``details``. No selection, no answer (``""``)."""
-        assert self.selector is not None
+    # ---- line 15: the answer from S* ---------------------------------------------------------------------------
+    def generate(self, questions: list[str], s_star: list[Filtered], details: list[dict[str, Any]]) -> None:
+        """y = LLM_GENERATE(q, S*) (line 15, Fig 7): the kept rows and the first ``answer_passages`` passages
+        behind them, with the draft answer, in the run's ``answer_style``; written into ``details`` (``answer``,
+        ``short_answer`` when explanatory, ``evidence``: what the answer read). No S*, no answer."""
+        if self.selector is None or self.path_filter is not None or not self.settings.path_selection.answer:
+            return
         n_pass = int(self.settings.path_selection.answer_passages)
         evidence: list[list[dict[str, Any]]] = []
-        for b, (table, sel) in enumerate(zip(tables, selections)):
+        for f in s_star:
             ev: list[dict[str, Any]] = []
-            if table is not None and sel is not None and sel.ok:
-                ev = [{"id": f"row:{r}", "text": f"{table.ids[r]}: {table.rows[r]}"} for r in sel.kept]
-                behind = [int(p) for p, sc in zip(ranked[b].tolist(), scores[b].tolist()) if sc > 0][:n_pass]
+            if f.ok:
+                assert f.table is not None and f.selection is not None
+                ev = [{"id": f"row:{r}", "text": f"{f.table.ids[r]}: {f.table.rows[r]}"} for r in f.selection.kept]
                 ev += [{"id": f"passage:{p}", "text": self._passage_texts[p],
-                        "passage_ids": [self.graph.passage_ids[p]]} for p in behind]
+                        "passage_ids": [self.graph.passage_ids[p]]} for p in f.passages[:n_pass]]
             evidence.append(ev)
-        drafts = [sel.draft if sel is not None else "" for sel in selections]
-        answers = self.selector.answer(questions, evidence, drafts)
+        drafts = [f.selection.draft if f.selection is not None else "" for f in s_star]
+        answers = self.selector.answer(questions, evidence, drafts, style=self.settings.answer_style)
         for d, ans, ev in zip(details, answers, evidence):
             d["answer"] = ans["answer"]
+            if "short_answer" in ans:
+                d["short_answer"] = ans["short_answer"]
             d["answer_ok"] = ans["answer_ok"]
             d["answer_evidence"] = len(ev)
             d["evidence"] = [e["text"] for e in ev]  # what the answer read: the kept subgraph (context recall)
             d["supporting_ids"] = [e["passage_ids"][0] for e in ev if "passage_ids" in e]
+
+    # ---- ranking ---------------------------------------------------------------------------------------------
+    def llm_free_ranking(self, q: torch.Tensor, s_raw: list[Expansion], s_star: list[Filtered]
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+        """**Fallback, not in the paper** (which scores S*'s text, not a passage ranking): every passage by the
+        accumulated gains of S_raw's entities (or of the entities the ``path_filter`` hook kept, with the members
+        of kept modules) through :meth:`aggregate`, mixed with the dense score when ``dense_mix`` > 0 (``(1 − mix) ·
+        gain / max + mix · cos(q, p)``); ties and unreached passages by the dense score.
+
+        Returns:
+            ``(passage positions [B, P], scores [B, P])``, best first.
+        """
+        num_e = self.graph.num_entities
+        gains = torch.zeros(len(s_raw), num_e)
+        for b, (walk, f) in enumerate(zip(s_raw, s_star)):
+            kept = self.kept_entities(walk, f.nodes) or {v for v in walk.nodes if v < num_e}
+            for v, g in zip(walk.nodes, walk.gain):
+                if v in kept:
+                    gains[b, v] = g
+        passage_gain = self.aggregate(gains.to(self.device))
+        dense = q @ self.passage_emb.T
+        mix = self.settings.dense_mix
+        if mix > 0:
+            top = passage_gain.amax(dim=1, keepdim=True).clamp_min(1e-12)
+            passage_gain = (1 - mix) * passage_gain / top + mix * dense
+        by_dense = torch.argsort(dense, dim=1, descending=True, stable=True)  # two stable sorts: gain, then dense
+        by_gain = torch.argsort(passage_gain.gather(1, by_dense), dim=1, descending=True, stable=True)
+        full = by_dense.gather(1, by_gain)
+        return full, passage_gain.gather(1, full)
+
+    def rank_by_selection(self, full: torch.Tensor, scores: torch.Tensor, s_star: list[Filtered],
+                          details: list[dict[str, Any]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """S*'s passages first (:meth:`support_passages`), then the rest in the fallback order; a failed / empty
+        selection: every index -1 (no context), score 0. Queries without an LLM selection keep the fallback."""
+        full, scores = full.clone(), scores.clone()
+        for b, f in enumerate(s_star):
+            if f.selection is None:
+                continue
+            if not f.ok:
+                full[b] = -1
+                scores[b] = 0.0
+                details[b]["kept_passages"] = 0
+                continue
+            head = torch.tensor(f.passages, dtype=full.dtype, device=full.device)
+            rest = full[b][~torch.isin(full[b], head)]
+            full[b] = torch.cat([head, rest])
+            scores[b] = torch.cat([torch.tensor(f.passage_scores, dtype=scores.dtype, device=scores.device),
+                                   torch.zeros(rest.shape[0], dtype=scores.dtype, device=scores.device)])
+            details[b]["kept_passages"] = len(f.passages)
+        return full, scores
 
     def aggregate(self, gains: torch.Tensor) -> torch.Tensor:
         """Entity gains [B, E] → passage scores [B, P] (sum or max over the entities each passage mentions)."""
@@ -539,7 +632,9 @@ class HugRAGRetriever(Retriever):
                 "labels": [self.label(v) for v in walk.nodes]}
 
     def query_details(self, b: int, seeds: list[int], s_ent: torch.Tensor, s_mod: torch.Tensor, walk: Expansion,
-                      kept: int) -> dict[str, Any]:
+                      f: Filtered) -> dict[str, Any]:
+        """One query's record: its seeds per level, S_raw (first ``details_nodes`` nodes) and S* (table, kept and
+        spurious items, draft); counts the gate crossings."""
         num_e = self.graph.num_entities
         ent_seeds = [[self.graph.entity_names[v], round(float(s_ent[b, v]), 4)] for v in seeds if v < num_e]
         mod_seeds = [[v - num_e, int(self.tree.level[v - num_e]), round(float(s_mod[b, v - num_e]), 4),
@@ -548,15 +643,28 @@ class HugRAGRetriever(Retriever):
         expanded = [[self.label(v), round(g, 4), h, kinds[k]] for v, g, h, k in
                     zip(walk.nodes[: self.settings.details_nodes], walk.gain, walk.hop, walk.via)]
         reached_e = sum(v < num_e for v in walk.nodes)
-        return {"seed_entities": ent_seeds, "seed_modules": mod_seeds, "expanded": expanded,
-                "reached_entities": reached_e, "reached_modules": len(walk.nodes) - reached_e, "kept": kept,
-                "tokens": walk.tokens, "stop": walk.stop, "skipped_budget": walk.skipped_budget,
-                "gate_crossings": walk.gate_crossings}
+        self.query_stats["queries"] += 1
+        self.query_stats["gate_crossings"] += walk.gate_crossings
+        d: dict[str, Any] = {
+            "seed_entities": ent_seeds, "seed_modules": mod_seeds, "expanded": expanded,
+            "reached_entities": reached_e, "reached_modules": len(walk.nodes) - reached_e, "kept": len(f.nodes),
+            "tokens": walk.tokens, "stop": walk.stop, "skipped_budget": walk.skipped_budget,
+            "max_hop": max(walk.hop, default=0), "gate_crossings": walk.gate_crossings}
+        sel, table = f.selection, f.table
+        if sel is not None and table is not None:
+            d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,
+                      "invalid_ids": sel.invalid_ids, "variant": self.settings.path_selection.variant,
+                      "draft_answer": sel.draft, "kept": len(sel.kept),
+                      "kept_items": [[table.ids[r], table.rows[r][:120]] for r in sel.kept],
+                      "spurious_items": [[table.ids[r], table.rows[r][:120]] for r in sel.spurious]})
+        return d
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
         info: dict[str, Any] = {
-            "method": self.name, "alpha": s.alpha, "lexical": s.lexical, "k0": s.k0, "kl": s.kl,
+            "method": self.name, "alpha": s.alpha, "lexical": s.lexical, "lexical_text": s.lexical_text,
+            "seeding": s.seeding, "k0": s.k0, "kl": s.kl, "max_hops": s.max_hops, "dense_mix": s.dense_mix,
+            "answer_style": s.answer_style,
             "mmr_lambda": s.mmr_lambda, "gamma": s.gamma, "edge_weights": self.kind_weight.tolist(),
             "min_gain": s.min_gain, "token_budget": s.token_budget, "passage_aggregate": s.passage_aggregate,
             "entity_specificity": s.entity_specificity, "hierarchy_settings": asdict(s.hierarchy),

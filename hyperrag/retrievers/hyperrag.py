@@ -18,19 +18,36 @@ Index (:meth:`HyperRAGRetriever.index`) — the graph ``G`` and its ball, :class
    the dataset's up to deleted and appended passages is loaded and updated instead
    (:mod:`hyperrag.retrievers.hyperrag_update`).
 
-Query batch (:meth:`HyperRAGRetriever.retrieve`):
+The query graph (``query_graph``): ``passages`` — the paper's (§2: nodes are passages, edges passage–passage;
+fused with key-entity merges) — or the labelled ``question_root`` variant (each question a node tied to its
+passages and, ``query_closure_depth``, their children).
 
-* streaming (``streaming.enabled``; Algorithm 1 lines 9–14) — new questions' query graphs join ``G``; every
-  ``update_frequency`` questions the new nodes train (the rest frozen) and old query nodes are pruned;
+The protocol (``protocol``; ``metrics.json`` ``protocol``):
+
+* ``transductive`` — the query graphs of the query file's questions are built into the ball at index time
+  (step 2 above), so a question is ranked by a ball that holds every scored question's graph;
+* ``streaming`` (Algorithm 1, lines 1–14 per question) — the index holds no question's graph (the ball is trained
+  on the query-independent keyword forest). The questions arrive one at a time, in order: each one's query graph
+  is built from its text alone (the LLM or the counted stand-in; ``llm=oracle``: gold selection, an upper bound),
+  fused into ``G``, the new and touched nodes trained (``streaming.epochs``; the rest frozen), then the question
+  is ranked. Each prediction also keeps the no-ball rows (``details["no_ball"]``: dense, dense with the same
+  feedback rounds, the query graph's passages by selection order and by dense score) —
+  ``python -m hyperrag.retrievers.hyperrag_rows RUN_DIR`` scores them beside the ball with intervals.
+
+Ranking a question (:meth:`HyperRAGRetriever.retrieve`):
+
 * single step (§3.2) — the question's sentence embedding projected into the ball by the same map as the passages
   (``query_position: projected``, the paper's rule) or, transductively, its own trained query node
-  (``query_position: trained``); the top-k passages by hyperbolic distance, score ``-distance``;
-* multi-step (§4.2, ``multi_step: true`` with an LLM) — the question decomposed into sub-questions; each is
-  retrieved in order (``#j`` replaced by the intermediate answer of sub-question ``j``) and answered by the
-  reader (``grounded_answer``) from its top ``reader_passages`` passages; the final answer is synthesised from
-  the intermediate answers and the merged evidence (``details["answer"]``); the ranking interleaves the
-  sub-questions' rankings (round robin), then the question's. Without an LLM: single step, counted as
-  ``llm_steps_skipped.multi_step``.
+  (``query_position: trained``, question-root only); the top-k passages by hyperbolic distance, score
+  ``-distance``;
+* multi-step (§4.2, ``multi_step: true`` with an LLM) — with ``route_simple`` the LLM first says whether the question
+  is single-hop (answered in a single step, by the run's reader) or multi-hop with its sub-questions
+  (``question_routing``); without it every question is decomposed (``query_refinement/decompose``). Each
+  sub-question is retrieved in order (``#j`` replaced by the intermediate answer of sub-question ``j``) and
+  answered by the reader (``grounded_answer``) from its top ``reader_passages`` passages; the final answer is
+  synthesised from the intermediate answers and the merged evidence (``details["answer"]``, in the run's
+  ``answer_style``); the ranking interleaves the sub-questions' rankings (round robin), then the question's.
+  Without an LLM: single step, counted as ``llm_steps_skipped.multi_step``.
 
 Corpus updates: :meth:`HyperRAGRetriever.insert` / :meth:`~HyperRAGRetriever.delete` (only new and touched nodes
 train, the rest stay bit-identical) and :meth:`~HyperRAGRetriever.save_update` (``gen-N/``). Index directories
@@ -63,11 +80,12 @@ _HOP_REF = re.compile(r"#(\d+)")
 class HyperRAGRetriever(Retriever):
     """Args:
         settings: :class:`~hyperrag.retrievers.settings.HyperRAGSettings` — the graph variant (``graph``), the
-            passage graph (``keywords``, ``explicit``, ``key_entity``, ``implicit``, ``implicit_queries``,
-            ``fusion``), the training relations (``query_closure_depth``, ``query_edge_repeat``), the ball and
-            its training (``model``, ``train``), ranking (``query_position``, ``multi_step``,
-            ``max_sub_questions``, ``reader_passages``), ``streaming``, corpus updates (``update_epochs``,
-            ``update``), ``models_dir``, ``index_root``, ``retrain``.
+            query graph's form and the protocol (``query_graph``, ``protocol``), the passage graph (``keywords``,
+            ``explicit``, ``key_entity``, ``implicit``, ``implicit_queries``, ``fusion``), the training relations
+            (``query_closure_depth``, ``query_edge_repeat``), the ball and its training (``model``, ``train``),
+            ranking (``query_position``, ``multi_step``, ``route_simple``, ``max_sub_questions``,
+            ``reader_passages``, ``answer_style``), ``streaming``, corpus updates (``update_epochs``, ``update``),
+            ``models_dir``, ``index_root``, ``retrain``.
         encoder: sentence embedder (passages, questions, new queries of later rounds, sub-questions).
         llm: the framework's LLM (query graphs, decomposition, intermediate and final answers); ``None`` /
             ``NoLLM``: the counted stand-ins and single-step retrieval.
@@ -82,10 +100,18 @@ class HyperRAGRetriever(Retriever):
 
     def __init__(self, settings: HyperRAGSettings, **kwargs: Unpack[RetrieverArgs]) -> None:
         super().__init__(settings, **kwargs)
+        if settings.query_position == "trained" and settings.query_graph == "passages":
+            from hyperrag.errors import InputError
+
+            raise InputError("query_position=trained reads a question's own node; the paper's query graph "
+                             "(query_graph=passages) has none — use query_graph=question_root or the paper's "
+                             "projected rule", setting="method.retriever.query_position")
         self.ball: Any = None  # hyperrag.hyperbolic.ball_index.BallIndex
         self.stream: Any = None  # hyperrag.hyperbolic.streaming.StreamingBall
         self.info: dict[str, Any] = {}
         self.updated_passage_ids: set[str] = set()
+        #: streaming: each arrived question's query graph (for its no-ball rows)
+        self.query_graphs: dict[str, Any] = {}
 
     # ---- views of the ball -------------------------------------------------------------------------------
     @property
@@ -106,13 +132,27 @@ class HyperRAGRetriever(Retriever):
         return self.ball.table.ids
 
     @property
+    def streaming(self) -> bool:
+        """``protocol: streaming`` with query graphs (a ball of the explicit forest has none to stream)."""
+        return self.settings.protocol == "streaming" and self.settings.graph != "explicit"
+
+    @property
     def transductive(self) -> bool:
-        """The ball holds the query graphs of the questions it is scored on (the query file's, or streamed ones
-        built before they are ranked): true for the implicit and fused graphs; ``query_position: trained``
-        reads those questions' own trained nodes besides."""
+        """The ball holds, at index time, the query graphs of the questions it is scored on (the query file's):
+        true for the implicit and fused graphs under ``protocol: transductive``; ``query_position: trained``
+        reads those questions' own trained nodes besides. Streaming is not: a question's graph joins when it
+        arrives, and no later question's is in the ball before then."""
         s = self.settings
-        by_design = s.graph != "explicit" and (s.implicit_queries == "query_file" or s.streaming.enabled)
+        by_design = s.graph != "explicit" and s.implicit_queries == "query_file" and not self.streaming
         return by_design or self.saw_questions  # saw_questions: an artifact in use trained on them (the runner)
+
+    @property
+    def protocol(self) -> str | None:
+        """``streaming`` | ``transductive`` (the ball held the scored questions' graphs) | ``None`` (no query
+        graphs: the explicit forest)."""
+        if self.streaming:
+            return "streaming"
+        return "transductive" if self.transductive else None
 
     def ball_folder(self, dataset: Dataset, questions: list[str]) -> Path:
         """``<models_dir>/hyperrag/<data>-<graph>-<key>``: key = corpus, settings (LLM included), questions."""
@@ -197,9 +237,11 @@ class HyperRAGRetriever(Retriever):
                           "forest": forest.stats(), **graph.stats,
                           "mean_distance_to_init": round(ball.mean_distance_moved(), 5),
                           "index_s": round(time.perf_counter() - t0, 2)})
+        self.info.update({"query_graph": s.query_graph, "protocol": self.protocol,
+                          "key_entity_fusion": s.key_entity.fusion, "loss": s.model.loss})
         log.info("hyperrag index: %s", self.info)
-        self.stream = None
-        if s.streaming.enabled:
+        self.stream, self.query_graphs = None, {}
+        if self.streaming:
             from hyperrag.hyperbolic.streaming import StreamingBall
 
             st = s.streaming
@@ -245,10 +287,12 @@ class HyperRAGRetriever(Retriever):
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
         assert self.ball is not None, "call index() first"
         q_emb = self.encoder.encode(questions, desc="queries")
-        if self.stream is not None:  # Algorithm 1, lines 9–14: the graph grows, recent nodes train
-            before = Counter(self.ball.skipped)
-            self.stream.observe(questions, q_emb)
-            self.skipped.update(self.ball.skipped - before)
+        if self.stream is not None:
+            return self._streaming(questions, q_emb, top_k)
+        return self._rank(questions, q_emb, top_k)
+
+    def _rank(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
+        """Rank with the ball as it is: multi-step with an LLM (``multi_step``), else the single step."""
         if self.settings.multi_step:
             if self.llm_available:
                 return self._multi_step(questions, q_emb, top_k)
@@ -256,10 +300,62 @@ class HyperRAGRetriever(Retriever):
         idx, dist = self.ball.topk(self.ball.points(q_emb, questions, self.settings.query_position), top_k)
         return RetrievalOutput(idx.cpu(), (-dist).cpu())
 
+    def _streaming(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
+        """Algorithm 1 per question, in arrival order: its query graph joins and trains, then it is ranked."""
+        idx, scores, details = [], [], []
+        for b, q in enumerate(questions):
+            before = Counter(self.ball.skipped)
+            graph = self.stream.arrive(q, q_emb[b:b + 1])
+            self.skipped.update(self.ball.skipped - before)
+            if graph is not None:
+                self.query_graphs[q] = graph
+            out = self._rank([q], q_emb[b:b + 1], top_k)
+            det = dict(out.details[0]) if out.details else {}
+            graph = self.query_graphs.get(q)
+            if graph is not None:
+                det["query_graph"] = {"rounds": [[self.ball.table.ids[p] for p in r] for r in graph.selected],
+                                      "queries": graph.queries, "llm": graph.llm}
+                det["no_ball"] = self.no_ball_rows(q_emb[b], graph, top_k)
+            idx.append(out.indices[0])
+            scores.append(out.scores[0])
+            details.append(det)
+        return RetrievalOutput(torch.stack(idx), torch.stack(scores), details)
+
+    def no_ball_rows(self, q_emb: torch.Tensor, graph: Any, top_k: int) -> dict[str, list[str]]:
+        """What the ball adds, measured on the same question: rankings (passage ids, ``top_k`` long) without it.
+
+        * ``dense`` — cosine of the sentence embeddings;
+        * ``dense_feedback`` — dense with the same feedback rounds: each passage scored by its best cosine over the
+          question and the query graph's later-round queries (the LLM's follow-up questions, or the stand-in's
+          pseudo-relevance-feedback query);
+        * ``graph_selection`` — the query graph's passages in the order they were selected (round by round), then
+          dense;
+        * ``graph_dense`` — the query graph's passages by cosine to the question, then dense.
+        """
+        table = self.ball.table
+        emb = table.embeddings
+        cos = emb @ q_emb.to(emb).float()
+        dense = torch.argsort(-cos, stable=True).tolist()
+        follow = [x for r in graph.queries for x in r]
+        fb = cos
+        if follow:
+            f_emb = self.encoder.encode(follow, desc="feedback queries").to(emb).float()
+            fb = torch.maximum(cos, (emb @ f_emb.T).max(1).values)
+        chosen = list(dict.fromkeys(graph.passages))
+        by_cos = sorted(chosen, key=lambda p: -float(cos[p]))
+
+        def ids(order: list[int]) -> list[str]:
+            return [table.ids[p] for p in list(dict.fromkeys(order + dense))[:top_k]]
+
+        return {"dense": ids(dense), "dense_feedback": ids(torch.argsort(-fb, stable=True).tolist()),
+                "graph_selection": ids(chosen), "graph_dense": ids(by_cos)}
+
     def _answer(self, questions: list[str], ranked: list[list[int]], step: str,
-                notes: list[str] | None = None) -> list[dict[str, Any] | None]:
-        """The reader (``grounded_answer``) on each question's top ``reader_passages`` passages (and an optional
-        note shown first); ``None`` where the call failed (counted as ``step``)."""
+                notes: list[str] | None = None, style: str = "short") -> list[dict[str, Any] | None]:
+        """The reader (``grounded_answer`` in ``style``) on each question's top ``reader_passages`` passages (and
+        an optional note shown first); ``None`` where the call failed (counted as ``step``)."""
+        from hyperrag.llm.tasks import get_task
+
         n = self.settings.reader_passages
         table = self.ball.table
         inputs = []
@@ -268,29 +364,38 @@ class HyperRAGRetriever(Retriever):
             if notes is not None and notes[b]:
                 shown.insert(0, ("", notes[b]))
             inputs.append({"question": q, "passages": shown})
-        results = self.llm.complete_structured_batch("grounded_answer", inputs, progress=step.replace("_", " "))
+        results = self.llm.complete_structured_batch(get_task("grounded_answer", style=style), inputs,
+                                                     progress=step.replace("_", " "))
         out: list[dict[str, Any] | None] = []
         for res in results:
             if res.ok:
-                out.append({"answer": res.value["answer"],
-                            "supporting_ids": [s for s in res.value["supporting"] if s]})
+                got = {"answer": res.value["answer"], "supporting_ids": [s for s in res.value["supporting"] if s]}
+                if "short_answer" in res.value:
+                    got["short_answer"] = res.value["short_answer"]
+                out.append(got)
             else:
                 self.skip(step)
                 out.append(None)
         return out
 
     def _multi_step(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
-        """Decompose → retrieve and answer each sub-question in order → synthesise (see the module docstring)."""
+        """(Route →) decompose → retrieve and answer each sub-question in order → synthesise (see the module
+        docstring). A question routed to a single step keeps its single-step ranking and no answer of its own
+        (the run's reader answers it from its top passages)."""
         from hyperrag.llm.tasks import get_task
 
         s, ball = self.settings, self.ball
         pool = max(top_k, s.reader_passages)
-        task = get_task("query_refinement", mode="decompose")
+        if s.route_simple:
+            task, step = get_task("question_routing"), "question_routing"
+        else:
+            task, step = get_task("query_refinement", mode="decompose"), "decomposition"
         results = self.llm.complete_structured_batch(task, [{"query": q} for q in questions],
-                                                     progress="decomposition")
+                                                     progress=step.replace("_", " "))
         subs = [[str(x) for x in (r.value or [])][: s.max_sub_questions] if r.ok else [] for r in results]
-        self.skip("decomposition", sum(not r.ok for r in results))
-        own, _ = ball.topk(ball.points(q_emb, questions, s.query_position), pool)
+        self.skip(step, sum(not r.ok for r in results))
+        single = [s.route_simple and r.ok and not x for r, x in zip(results, subs)]  # routed to one step
+        own, own_dist = ball.topk(ball.points(q_emb, questions, s.query_position), pool)
         rankings: list[list[list[int]]] = [[] for _ in questions]
         answers: list[list[str]] = [[] for _ in questions]
         resolved: list[list[str]] = [[] for _ in questions]
@@ -307,15 +412,26 @@ class HyperRAGRetriever(Retriever):
                 answers[b].append(got["answer"] if got else ball.table.label(r[0]))
         out_idx, out_score, details = [], [], []
         for b in range(len(questions)):
+            if single[b]:  # routed: the single-step ranking, by hyperbolic distance
+                out_idx.append(own[b, :top_k].tolist())
+                out_score.append((-own_dist[b, :top_k]).tolist())
+                details.append({"route": "single_step"})
+                continue
             merged = _interleave(rankings[b] + [own[b].tolist()], top_k)
             out_idx.append(merged)
             out_score.append([-float(r) for r in range(len(merged))])  # rank order: 0, -1, -2, ...
-            details.append({"sub_questions": resolved[b], "intermediate_answers": answers[b]})
-        notes = ["; ".join(f"{q} → {a}" for q, a in zip(resolved[b], answers[b])) for b in range(len(questions))]
+            details.append({"sub_questions": resolved[b], "intermediate_answers": answers[b],
+                            **({"route": "multi_step"} if s.route_simple else {})})
+        multi = [b for b in range(len(questions)) if not single[b]]
+        notes = ["; ".join(f"{q} → {a}" for q, a in zip(resolved[b], answers[b])) for b in multi]
         notes = [f"Answers found for the sub-questions: {n}." if n else "" for n in notes]
-        for b, got in enumerate(self._answer(questions, out_idx, "final_answer", notes)):
+        finals = self._answer([questions[b] for b in multi], [out_idx[b] for b in multi], "final_answer", notes,
+                              style=s.answer_style) if multi else []
+        for b, got in zip(multi, finals):
             if got is not None:
                 details[b].update(answer=got["answer"], supporting_ids=got["supporting_ids"])
+                if "short_answer" in got:
+                    details[b]["short_answer"] = got["short_answer"]
         return RetrievalOutput(torch.tensor(out_idx, dtype=torch.long), torch.tensor(out_score), details)
 
     def describe(self) -> dict[str, Any]:
@@ -323,7 +439,12 @@ class HyperRAGRetriever(Retriever):
         if self.index_dir:
             out["index_dir"] = self.index_dir
         if self.stream is not None:
-            out["streaming_updates"] = len(self.stream.updates)
+            ups = self.stream.updates
+            out["streaming"] = {"arrived": len(self.stream.arrived), "updates": len(ups),
+                                "trained_nodes": sum(u.get("trained_nodes", 0) for u in ups),
+                                "train_s": round(sum(u.get("train_s", 0.0) for u in ups), 2),
+                                "mean_distance_to_init": round(self.ball.mean_distance_moved(), 5)}
+            out["query_graphs"] = self.ball.graph.stats
         return out
 
 

@@ -63,16 +63,24 @@ def llm_identity(llm: LanguageModel | None) -> str:
 def settings_key(settings: HyperRAGSettings, encoder: Encoder, llm: LanguageModel | None) -> str:
     """16 hex digits of everything but the corpus that shapes a ball (see the module docstring)."""
     s = settings
-    builds_query_graphs = s.graph != "explicit" and s.implicit_queries == "query_file"
-    return stable_digest(getattr(encoder, "model_key", ""), s.graph, as_dict(s.keywords), as_dict(s.explicit),
+    builds_query_graphs = bool(dataset_question_graphs(s))
+    return stable_digest(getattr(encoder, "model_key", ""), s.graph, s.query_graph, as_dict(s.keywords),
+                         as_dict(s.explicit),
                          as_dict(s.key_entity), as_dict(s.implicit), s.implicit_queries, s.fusion,
                          s.query_closure_depth, s.query_edge_repeat, as_dict(s.model), as_dict(s.train),
                          llm_identity(llm) if builds_query_graphs else "none", length=16)
 
 
+def dataset_question_graphs(settings: HyperRAGSettings) -> bool:
+    """Whether the index builds the query file's questions' graphs into the ball (``protocol: transductive``;
+    under ``streaming`` a question's graph joins only when it arrives)."""
+    return (settings.implicit_queries == "query_file" and settings.graph != "explicit"
+            and settings.protocol == "transductive")
+
+
 def dataset_questions(settings: HyperRAGSettings, dataset: Dataset) -> list[str]:
     """The questions whose query graphs are built at index time (the query file's, text only)."""
-    if settings.implicit_queries == "query_file" and settings.graph != "explicit":
+    if dataset_question_graphs(settings):
         return list(dict.fromkeys(q.question for q in dataset.queries))
     return []
 

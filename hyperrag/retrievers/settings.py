@@ -235,8 +235,15 @@ class HippoRAG2Settings:
         link_top_k: seed entities kept per query (0: every entity a seed fact names).
         passage_node_weight: reset mass of passage nodes relative to entity seeds.
         fact_filter: HippoRAG 2's recognition memory (the LLM keeps the relevant top facts); needs an LLM.
-        fact_filter_max: facts the filter keeps at most.
-        edge_weights: per-type multipliers of the stored edge weights.
+        fact_filter_max: facts the filter keeps at most (HippoRAG 2's code: 5).
+        fact_filter_asked: facts the filter prompt asks the model for at most (HippoRAG 2's prompt: 4;
+            ``null``: no number).
+        graph_weights: ``reference`` — the PPR graph weighted as HippoRAG 2's code builds it (each relation
+            key in both directions with the triple count, each synonym key from each endpoint's neighbour
+            list, replacing the relation key of the same ordered pair: :mod:`hyperrag.graph.reference_weights`);
+            ``single`` — one edge per pair with the stored weight (triple count, cosine).
+        synonym_max_neighbours: with ``reference``, synonyms listed per entity at most (HippoRAG 2: 101).
+        edge_weights: per-type multipliers of the edge weights (with ``reference``: of each key).
         graph: the knowledge-graph index settings (``graph/``).
         tol, max_iter: PPR convergence.
         index_root: where KG indexes live (``null``: ``$HYPERRAG_CACHE/index``).
@@ -249,6 +256,9 @@ class HippoRAG2Settings:
     passage_node_weight: NonNegativeFloat
     fact_filter: bool
     fact_filter_max: PositiveInt
+    fact_filter_asked: PositiveInt | None
+    graph_weights: Literal["reference", "single"]
+    synonym_max_neighbours: PositiveInt
     edge_weights: KGEdgeWeights
     graph: GraphSettings
     tol: PositiveFloat
@@ -261,20 +271,27 @@ class CatRAGSettings(HippoRAG2Settings):
     """``method/catrag.yaml``: HippoRAG 2's settings plus
 
     Attributes:
+        variant: ``paper`` | ``authors_code`` — which of the paper's and its authors' code's choices the YAML's
+            per-choice settings take (``boost_beta``, ``boost_renormalise``, ``edge_weights.synonym``,
+            ``edge_scoring.{score_scale, weak_multiplier, tau_facts, max_facts_shown, seed_pool}``); an
+            explicit value of one of them still wins.
         anchoring: query-named entities as weak seeds; ``anchor_epsilon`` their reset mass before division by
             their passage count; ``anchor_min_chars`` the shortest entity name anchored; with an LLM, a mention
             from query NER anchors its nearest entity when their cosine is at least ``anchor_link_threshold``.
-        passage_boost: context arcs seed entity → passage holding a seed fact weighted ``× (1 + boost_beta)``.
+        passage_boost: context arcs seed entity → passage holding a seed fact weighted ``× (1 + boost_beta)``;
+            ``boost_renormalise``: then every passage arc of that entity rescaled to the old total.
         edge_weighting: LLM dynamic edge weights (skipped without an LLM), with ``edge_scoring``.
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.catrag.CatRAGRetriever"
+    variant: Literal["paper", "authors_code"]
     anchoring: bool
     anchor_epsilon: NonNegativeFloat
     anchor_min_chars: NonNegativeInt
     anchor_link_threshold: Cosine
     passage_boost: bool
     boost_beta: NonNegativeFloat
+    boost_renormalise: bool
     edge_weighting: bool
     edge_scoring: EdgeScoringSettings
 
@@ -286,8 +303,14 @@ class HugRAGSettings:
 
     Attributes:
         alpha: weight of the cosine in the hybrid score (``1 − alpha`` on the lexical score).
-        lexical: ``bm25`` (bm25s scores / per-query max) or ``overlap`` (token-set overlap coefficient).
-        k0, kl: MMR seeds per query among entities (H0) and among modules (H>0).
+        lexical: ``token_overlap`` (the paper's normalised token overlap ``|Q ∩ T| / |Q|``), ``bm25`` (bm25s scores
+            / per-query max; a labelled option off the paper) or ``overlap`` (token-set overlap coefficient).
+        lexical_text: what Lex reads of an entity: ``title+description`` (name and description — its facts when
+            the graph has no descriptions — cut to ``node_tokens``; the paper's "title and summary") or ``title``.
+        seeding: ``per_level`` (Algorithm 1 line 12: ``k0`` entities and ``kl`` modules of every module level) or
+            ``pooled`` (``kl`` modules of all levels together: a labelled option off the paper).
+        k0, kl: MMR seeds per query among entities (K_0) and per module level (K_ℓ; ``pooled``: in all).
+        max_hops: the hop limit h of the gated traversal (``null``: none).
         mmr_lambda: MMR trade-off λ (1 = pure relevance); ``mmr_pool``: candidates the MMR chooses from.
         gamma: hop decay γ of the expansion gain.
         edge_weights: ``{gate, hierarchy, structural}`` multipliers w(type).
@@ -307,13 +330,17 @@ class HugRAGSettings:
         graph: the knowledge-graph index settings (``graph/``).
         index_root: where KG and hierarchy indexes live (``null``: ``$HYPERRAG_CACHE/index``).
         details_nodes: expanded nodes listed per query in the prediction details.
+        answer_style: the answer step's ``short`` or ``explanatory`` answers (the run's ``answer_style``).
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hugrag.HugRAGRetriever"
     alpha: Probability
-    lexical: Literal["bm25", "overlap"]
+    lexical: Literal["token_overlap", "bm25", "overlap"]
+    lexical_text: Literal["title+description", "title"]
+    seeding: Literal["per_level", "pooled"]
     k0: NonNegativeInt
     kl: NonNegativeInt
+    max_hops: PositiveInt | None
     mmr_lambda: Probability
     mmr_pool: PositiveInt
     gamma: Annotated[float, Field(gt=0, le=1)]
@@ -335,6 +362,7 @@ class HugRAGSettings:
     graph: GraphSettings
     index_root: str | None
     details_nodes: NonNegativeInt
+    answer_style: Literal["short", "explanatory"]
 
 
 # ---- HyperRAG ----------------------------------------------------------------------------------------------
@@ -389,11 +417,11 @@ class PoincareTrainSettings:
 
 @settings
 class StreamingSettings:
-    """HyperRAG's ``streaming``: query graphs join the ball at retrieval time when ``enabled``; every
-    ``update_frequency`` queries the new and touched nodes train ``epochs`` epochs; query nodes unseen for
-    ``max_query_age`` queries (or beyond ``max_query_nodes``) are pruned (``null``: never)."""
+    """HyperRAG's ``streaming`` (``protocol: streaming``): query graphs join the ball as questions arrive; every
+    ``update_frequency`` questions the new and touched nodes train ``epochs`` epochs (1: each question's graph is
+    trained before it is ranked); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
+    beyond ``max_query_nodes``) are pruned (``null``: never)."""
 
-    enabled: bool
     update_frequency: PositiveInt
     epochs: PositiveInt
     max_query_age: PositiveInt | None
@@ -414,6 +442,12 @@ class HyperRAGSettings:
 
     Attributes:
         graph: ``explicit`` | ``implicit`` | ``fused`` — the forest the ball is trained on.
+        query_graph: ``passages`` (the paper's query graph: passage nodes, passage–passage edges) or
+            ``question_root`` (labelled variant: the question is a node tied to its passages, and to their children
+            ``query_closure_depth`` edges down).
+        protocol: ``transductive`` (the query file's questions' graphs are built into the ball at index time) or
+            ``streaming`` (Algorithm 1: the questions arrive one at a time; each one's graph joins and trains only
+            when it arrives, then it is ranked; no question's graph is in the ball before it arrives).
         keywords, explicit, key_entity, implicit: the passage graph's keyword sets, keyword edges, key-entity
             links (the fusion's entity merge) and query graphs.
         implicit_queries: ``query_file`` (the questions being retrieved) or ``none``.
@@ -426,7 +460,10 @@ class HyperRAGSettings:
         multi_step: decompose with the LLM, answer the sub-questions in order, synthesise (without an LLM: single
             step, counted as skipped); ``max_sub_questions`` used at most; ``reader_passages`` shown to the reader
             per (sub-)question.
-        streaming: query graphs at retrieval time.
+        route_simple: with ``multi_step``, the LLM first says whether the question is single-hop; those are
+            answered in a single step (§4.2: "for straightforward queries, a single retrieval and reasoning cycle").
+        answer_style: the multi-step final answer's style (``short`` | ``explanatory``: the run's ``answer_style``).
+        streaming: the update schedule of ``protocol: streaming``.
         models_dir: root of trained models (``<models_dir>/hyperrag/...``).
         index_root: cache of keyword sets.
         retrain: train even when a checkpoint exists.
@@ -436,6 +473,8 @@ class HyperRAGSettings:
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hyperrag.HyperRAGRetriever"
     graph: Literal["explicit", "implicit", "fused"]
+    query_graph: Literal["passages", "question_root"]
+    protocol: Literal["transductive", "streaming"]
     keywords: KeywordSettings
     explicit: ExplicitSettings
     key_entity: KeyEntitySettings
@@ -448,8 +487,10 @@ class HyperRAGSettings:
     model: PoincareModelSettings
     train: PoincareTrainSettings
     multi_step: bool
+    route_simple: bool
     max_sub_questions: PositiveInt
     reader_passages: PositiveInt
+    answer_style: Literal["short", "explanatory"]
     streaming: StreamingSettings
     models_dir: str
     index_root: str | None
@@ -475,10 +516,13 @@ class CDFRAGSettings:
         expand_keywords: words the expand stand-in adds.
         causal_retrieval: the causal graph half of dual-path retrieval (Table 3's "Causal Graph"); off: no causal
             graph, no causal paths, no causal pairs for generation, no causal check.
-        semantic_k: k of the semantic top-k T_sem in the knowledge set.
-        knowledge_k: size of the knowledge set K = T_sem ∪ (passages of the causal paths C_graph): the causal
-            passages fill the places after T_sem (best path first), then more semantic ones.
+        semantic_k: k of the semantic top-k T_sem in the knowledge set K = T_sem ∪ (passages of C_graph).
+        causal_k: passages of the causal paths C_graph (not in T_sem; best path first) that join K, at most.
+        union_order: the ranking K gives (``semantic_first``: T_sem, C_graph's passages, the rest by cosine;
+            ``dense``: T_sem, then the rest by cosine); both keep every T_sem passage at its dense rank.
         causal, traversal, generation: the causal graph, its traversal and generation with its checks.
+        answer_style: how the loop's answer, fallback and rewrite answer: ``short`` or ``explanatory`` (the paper's
+            explanations, with the short answer EM/F1 score); the run's ``answer_style`` under ``retrieve.py``.
         details_paths: causal paths written per query in the prediction details.
         models_dir: where ``auto`` looks for checkpoints.
         index_root: where causal indexes are cached (``null``: ``$HYPERRAG_CACHE/index``).
@@ -494,10 +538,12 @@ class CDFRAGSettings:
     expand_keywords: NonNegativeInt
     causal_retrieval: bool
     semantic_k: PositiveInt
-    knowledge_k: PositiveInt
+    causal_k: NonNegativeInt
+    union_order: Literal["semantic_first", "dense"]
     causal: CausalGraphSettings
     traversal: TraversalSettings
     generation: GenerationSettings
+    answer_style: Literal["short", "explanatory"]
     details_paths: NonNegativeInt
     models_dir: str
     index_root: str | None

@@ -67,7 +67,7 @@ class RetrievalModule(L.LightningModule):
     """Wraps a retriever so Lightning can shard query batches over devices/processes; answers per batch."""
 
     def __init__(self, retriever: Retriever, dataset: Dataset, top_k: int, llm: LanguageModel | None = None,
-                 answer_top_n: int = 0) -> None:
+                 answer_top_n: int = 0, answer_style: str = "short", reader_prompt: str = "grounded") -> None:
         super().__init__()
         self.retriever = retriever
         self.corpus: Corpus = dataset.corpus
@@ -75,6 +75,8 @@ class RetrievalModule(L.LightningModule):
         self.top_k = top_k
         self.llm = llm
         self.answer_top_n = answer_top_n
+        self.answer_style = answer_style
+        self.reader_prompt = reader_prompt
         self.answer_seconds = 0.0
 
     def transfer_batch_to_device(self, batch: list[Query], device: torch.device, dataloader_idx: int) -> list[Query]:
@@ -96,7 +98,8 @@ class RetrievalModule(L.LightningModule):
                 row.update(options=list(q.options), answer_index=q.answer_index)
             rows.append(row)
         t0 = time.perf_counter()
-        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n)
+        answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n, style=self.answer_style,
+                    prompt=self.reader_prompt)
         self.answer_seconds += time.perf_counter() - t0
         return rows
 
@@ -197,12 +200,17 @@ def is_worker_process() -> bool:
     return getattr(rank_zero_only, "rank", 0) != 0
 
 
-def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool) -> str:
+def resume_key(dataset: Dataset, retriever: Retriever, top_k: int, answering: bool,
+               answer_style: str = "short", reader_prompt: str = "grounded") -> str:
     corpus = Hasher()
     for pid in dataset.corpus.ids:
         corpus.update(pid).update(b"\0")
     spec = {"dataset": dataset.name, "corpus": corpus.hexdigest(), "retriever": type(retriever).__qualname__,
             "name": getattr(retriever, "name", ""), "top_k": top_k, "answering": answering}
+    if answering and answer_style != "short":  # short answers keep the key rows were written under before
+        spec["answer_style"] = answer_style
+    if answering and reader_prompt != "grounded":
+        spec["reader_prompt"] = reader_prompt
     index_key = getattr(retriever, "index_key", None)
     if index_key:  # retrieving over an index directory: an insert/delete since invalidates the rows
         spec["index"] = index_key
@@ -236,8 +244,9 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
-                        reader_llm: LanguageModel | None = None,
-                        cost_since: CostMark | None = None) -> dict[str, Any]:
+                        reader_llm: LanguageModel | None = None, answer_style: str = "short",
+                        labels: dict[str, Any] | None = None, cost_since: CostMark | None = None,
+                        reader_prompt: str = "grounded") -> dict[str, Any]:
     """Retrieve every query of ``dataset``, answer it (the retriever's own answer, else the reader on the top
     ``answer_top_n`` passages when an LLM is available; ``answer_top_n=0`` skips the reader), and score both.
 
@@ -245,6 +254,11 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         llm: the retrieval LLM (the retriever's); its label marks the figures (LLM-free, oracle, model).
         reader_llm: the QA reader (default: ``llm``) — another model or endpoint than the one that scores edges
             or filters facts, as CatRAG and HippoRAG 2 run it.
+        answer_style: the reader's ``short`` answers or ``explanatory`` ones (an explanation plus the short answer
+            that EM / F1 score).
+        reader_prompt: the QA reader's prompt, ``grounded`` or ``hipporag2`` (HippoRAG 2's reader structure).
+        labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
+            "substituted"}`` for ``models=offline``).
         cost_since: where the index phase began (:class:`~hyperrag.runners.cost.CostMark`, taken before OpenIE
             and ``index()``); ``None``: the LLM calls made before the loop and ``index_seconds``.
 
@@ -253,7 +267,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     reader = reader_llm if reader_llm is not None else llm
     answering = bool(answer_top_n and getattr(reader, "available", False))
     top = max(top_k, max(ks))
-    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0)
+    module = RetrievalModule(retriever, dataset, top, reader, answer_top_n if answering else 0, answer_style,
+                             reader_prompt)
     trainer = L.Trainer(accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
                         enable_model_summary=False, callbacks=[_AppendWriter()],
                         enable_progress_bar=len(dataset.queries) > batch_size)
@@ -261,7 +276,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     # node 0; processes it started (or a cluster launched) are not, and leave the resume state to rank 0.
     launcher = trainer.node_rank == 0 and trainer.local_rank == 0
     out = Path(out_dir)
-    key = resume_key(dataset, retriever, top, answering)
+    key = resume_key(dataset, retriever, top, answering, answer_style, reader_prompt)
     done: dict[str, dict[str, Any]] = {}
     todo_ids: list[str] | None = None
     if launcher:
@@ -312,6 +327,11 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         metrics["processes"] = processes  # DDP ranks that retrieved a shard
     if "answer_failures" in metrics:
         metrics["answer_seconds"] = round(module.answer_seconds, 3)
+    if todo_ids:  # per-query latency of retrieval (the reader's answers apart) and of each timed stage
+        n = len(todo_ids)
+        metrics["latency_seconds"] = round((seconds - module.answer_seconds) / n, 4)
+        for stage, total in sorted(getattr(retriever, "stage_seconds", {}).items()):
+            metrics[f"{stage}_latency_seconds"] = round(total / n, 4)
     if accounting is not None and accounting.tasks:
         # query-time LLM calls (fact filter, edge scoring, summaries, answers), cache hits included
         metrics["llm_calls_per_query"] = round((accounting.total().calls - calls_before) / max(len(todo_ids), 1), 2)
@@ -324,6 +344,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         log.warning("%s: configured LLM steps that did not run (no LLM, failed call or budget cap): %s",
                     getattr(retriever, "name", "retriever"), ", ".join(f"{k} {v}" for k, v in skipped.items()))
     metrics.update(run_labels(llm, reader, retriever))
+    metrics.update(labels or {})
     atomic_write_jsonl(out / PREDICTIONS, rows)
     for shard in out.glob("predictions.rank*.jsonl"):
         shard.unlink()
@@ -354,7 +375,8 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
         n = answer_top_n or 5
         chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
         metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
-                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows]))
+                                  [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows],
+                                  short_answers=[r.get("short_answer") for r in rows]))
         metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
@@ -386,6 +408,8 @@ def run_labels(llm: LanguageModel | None, reader: LanguageModel | None, retrieve
         out["reader_llm_label"] = llm_label(reader)
     if getattr(retriever, "transductive", False):
         out["transductive"] = True
+    if isinstance(getattr(retriever, "protocol", None), str):  # "streaming" | "transductive" | "held-out graphs"
+        out["protocol"] = retriever.protocol
     return out
 
 

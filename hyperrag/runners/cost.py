@@ -26,9 +26,12 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperrag.llm.accounting import Accounting, TaskStats, stats_since
+
+if TYPE_CHECKING:
+    from hyperrag.protocols import LanguageModel
 
 PHASES = ("index", "query")
 BACKENDS = ("retrieval", "reader", "judge")
@@ -38,7 +41,7 @@ MEASURES = {"llm_calls": "calls", "llm_requests": "requests", "cache_hits": "cac
             "cached_prompt_tokens": "cached_prompt_tokens", "cached_completion_tokens": "cached_completion_tokens",
             "llm_seconds": "wall_s"}
 #: the reader's task when the reader is the retrieval LLM itself (``hyperrag.generation.reader``)
-READER_TASKS = frozenset({"grounded_answer"})
+READER_TASKS = frozenset({"grounded_answer", "hipporag_qa"})
 PER_1K = "_per_1k_queries"
 
 
@@ -57,14 +60,19 @@ class CostMark:
     reader: dict[str, TaskStats] = field(default_factory=dict)
 
     @classmethod
-    def now(cls, llm: Any = None, reader: Any = None) -> CostMark:
+    def now(cls, llm: LanguageModel | None = None, reader: LanguageModel | None = None) -> CostMark:
         """A mark of ``llm`` and (when it is another backend) ``reader`` now."""
         return cls(time.perf_counter(), _snapshot(llm), _snapshot(reader) if reader is not llm else {})
 
 
-def _snapshot(backend: Any) -> dict[str, TaskStats]:
+def _snapshot(backend: LanguageModel | None) -> dict[str, TaskStats]:
     accounting = getattr(backend, "accounting", None)
     return accounting.snapshot() if isinstance(accounting, Accounting) else {}
+
+
+def _reader_task(label: str) -> bool:
+    """Whether an accounting row (a task's label, ``name[/variant]``) is the reader's."""
+    return label.split("/", 1)[0] in READER_TASKS
 
 
 def by_backend(llm: Mapping[str, TaskStats], reader: Mapping[str, TaskStats] | None,
@@ -72,8 +80,8 @@ def by_backend(llm: Mapping[str, TaskStats], reader: Mapping[str, TaskStats] | N
     """Per-task counters of one phase split by backend: the retrieval LLM's (less the reader's tasks when the reader
     is that same backend) and the reader's."""
     if reader_is_llm:
-        return {"retrieval": {t: s for t, s in llm.items() if t not in READER_TASKS},
-                "reader": {t: s for t, s in llm.items() if t in READER_TASKS}}
+        return {"retrieval": {t: s for t, s in llm.items() if not _reader_task(t)},
+                "reader": {t: s for t, s in llm.items() if _reader_task(t)}}
     return {"retrieval": dict(llm), "reader": dict(reader or {})}
 
 

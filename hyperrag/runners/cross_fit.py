@@ -76,6 +76,8 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
     from hyperrag.runners.batch_retrieval import score_rows
 
     specs = list(cfg.method.get("cross_fit") or [])
+    if not specs and cfg.method.get("cv_folds_refused"):  # the method learns from the questions in its own way
+        raise InputError(" ".join(str(cfg.method.cv_folds_refused).split()), setting="cv_folds")
     if not specs:  # nothing trained on the questions: every fold would see the same index
         log.info("method %s trains nothing on the questions (no method.cross_fit): cv_folds has no effect",
                  cfg.method.name)
@@ -111,7 +113,7 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
     metrics.update(combine([rec["metrics"] for rec in records], len(dataset.queries)))  # cost.*: the folds' sums
     metrics.update({"cv_folds": k, "llm_steps_skipped": skipped,
                     **{key: last_metrics[key] for key in ("llm_kind", "llm_label", "reader_llm_kind",
-                                                          "reader_llm_label", "transductive") if key in last_metrics}})
+                                                          "reader_llm_label", "transductive", "models") if key in last_metrics}})
     fold_record = json.loads((out / "fold-0" / "metrics.json").read_text())
     record = {key: v for key, v in fold_record.items() if key not in ("metrics", "llm_usage", "reader_llm_usage")}
     atomic_write_json(out / "metrics.json", {**record, "metrics": metrics, "folds": records})

@@ -17,8 +17,13 @@ log = logging.getLogger(__name__)
 
 
 def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
-                   extraction: str | None = None) -> Dataset:
+                   extraction: str | None = None, shared_graph: str | None = None) -> Dataset:
     """Point ``dataset.openie_path`` at the triples to build the graph from.
+
+    * ``shared_graph == "graphrag"`` (HugRAG's tables: "a unified root knowledge graph", its Appendix F.3 and
+      B.1): every method's graph is the GraphRAG-style extraction (Fig 8) of the corpus with the configured LLM,
+      one cached extraction for all of them; a passage the LLM cannot extract keeps the dataset's record; without
+      an LLM, the dataset's file;
 
     * ``openie_source == "llm"`` or no OpenIE file: extract with the LLM when one is available (resumable,
       cached under ``cache_dir/openie`` — a finished extraction is reused with zero requests);
@@ -26,6 +31,19 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     * ``extraction == "graphrag"`` (the method's ``retriever.extraction``, HugRAG): the retriever runs its own
       GraphRAG-style extraction on ``openie_source == "llm"`` datasets, so the HippoRAG-style OpenIE is skipped.
     """
+    if shared_graph == "graphrag" and getattr(llm, "available", False):
+        from hyperrag.llm.openie import index_corpus
+
+        assert llm is not None
+        path, report = index_corpus(dataset.corpus.passages, llm, Path(cache_dir) / "openie", style="graphrag")
+        log.info("shared GraphRAG-style graph with %s: %s", llm, report)
+        if report.failed and len(report.failed) < len(dataset.corpus) and dataset.openie_path is not None:
+            from hyperrag.retrievers.hugrag import merge_openie
+
+            path = merge_openie(path, dataset.openie_path, report.failed)
+        if len(report.failed) < len(dataset.corpus) or dataset.openie_path is None:
+            dataset.openie_path = Path(path)
+        return dataset
     wants_llm = dataset.openie_source == "llm" or dataset.openie_path is None
     if wants_llm and extraction == "graphrag" and dataset.openie_source == "llm":
         log.info("OpenIE left to the retriever (extraction=graphrag)")
@@ -44,7 +62,7 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
 
 def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
                     index_dir: str | Path | None = None,
-                    extraction: str | None = None) -> Dataset:
+                    extraction: str | None = None, shared_graph: str | None = None) -> Dataset:
     """With ``index_dir``: the dataset over that index's passages (in index order; no OpenIE needed — the
     index holds its graph); otherwise :func:`resolve_openie` (``extraction``: the method's
     settings' ``extraction``, HugRAG's)."""
@@ -52,7 +70,7 @@ def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str 
         from hyperrag.index.passages import dataset_for_index
 
         return dataset_for_index(dataset, index_dir)
-    return resolve_openie(dataset, llm, cache_dir, extraction)
+    return resolve_openie(dataset, llm, cache_dir, extraction, shared_graph)
 
 
 def build_retriever(settings: Any, encoder: Encoder | None, llm: LanguageModel | None,

@@ -11,7 +11,7 @@ code 2 (:func:`hyperrag.errors.exit_on_input_error`)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from hyperrag.config.validation import NonNegativeInt, PositiveInt, check_config, check_keys, settings
 
@@ -19,12 +19,15 @@ from hyperrag.config.validation import NonNegativeInt, PositiveInt, check_config
 @settings
 class RetrieveRunSettings:
     """``retrieve.yaml``: passages kept per query, queries per batch, the recall cut-offs, passages the reader
-    sees (0: retrieval only), the query-file slice (``null``: all), seed, resume, verbose console."""
+    sees (0: retrieval only), how answers are written (short / explanatory), the query-file slice (``null``: all), seed, resume, verbose console."""
 
     top_k: PositiveInt
     batch_size: PositiveInt
     ks: tuple[PositiveInt, ...]
     answer_top_n: NonNegativeInt
+    answer_style: Literal["short", "explanatory"]
+    reader_prompt: Literal["auto", "grounded", "hipporag2"]
+    shared_graph: Literal["graphrag"] | None
     limit_queries: PositiveInt | None
     seed: int
     resume: bool

@@ -14,10 +14,11 @@ class HybridScorer:
         embeddings: FloatTensor [N, D] of L2-normalised item embeddings (any device).
         texts: the N item texts (for the lexical part).
         alpha: weight of the cosine; ``1 − alpha`` goes to the lexical score.
-        lexical: ``bm25`` or ``overlap`` (see :mod:`hyperrag.seeding.lexical`).
+        lexical: ``token_overlap`` (HugRAG's normalised token overlap), ``bm25`` or ``overlap`` (see
+            :mod:`hyperrag.seeding.lexical`).
     """
 
-    def __init__(self, embeddings: torch.Tensor, texts: Sequence[str], alpha: float = 0.7, lexical: str = "bm25",
+    def __init__(self, embeddings: torch.Tensor, texts: Sequence[str], alpha: float = 0.7, lexical: str = "token_overlap",
                  **lexical_kwargs) -> None:
         if embeddings.shape[0] != len(texts):
             raise ValueError(f"{embeddings.shape[0]} embeddings for {len(texts)} texts")

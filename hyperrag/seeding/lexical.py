@@ -1,6 +1,8 @@
 """Lexical query–item scores in [0, 1] for a batch of queries, as sparse-matrix products.
 
-Two measures, both on bm25s tokens (lower-cased, English stop words removed, Snowball-stemmed by PyStemmer):
+Three measures, all on bm25s tokens (lower-cased, English stop words removed, Snowball-stemmed by PyStemmer):
+  * ``token_overlap`` — the normalised token overlap ``|Q ∩ T| / |Q|``: the share of the query's distinct tokens
+                  that the item's text holds (HugRAG's Lex, Appendix B.2, over a node's title and summary);
   * ``bm25``    — bm25s's BM25 scores of the query against every item, divided by the query's best score;
   * ``overlap`` — the token-set overlap coefficient ``|Q ∩ T| / min(|Q|, |T|)`` (1 when a short entity name
                   is wholly in the question, or a question wholly covered by a long module text).
@@ -14,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-LEXICAL_METHODS = ("bm25", "overlap")
+LEXICAL_METHODS = ("token_overlap", "bm25", "overlap")
 
 
 class LexicalScorer:
@@ -22,7 +24,7 @@ class LexicalScorer:
 
     Args:
         texts: N item texts (entity names, module texts...).
-        method: ``bm25`` or ``overlap``.
+        method: ``token_overlap``, ``bm25`` or ``overlap``.
         stemmer: Snowball language for PyStemmer, or None.
         stopwords: bm25s stop-word list name (``en``) or None.
         k1, b: BM25 parameters.
@@ -95,6 +97,7 @@ class LexicalScorer:
             q = self._binary(tokens)
             inter = np.asarray((q @ self.matrix).todense(), dtype=np.float32)  # [B, N] shared tokens
             qsize = np.asarray([len(set(t)) for t in tokens], dtype=np.float32)[:, None]
-            denom = np.minimum(qsize, self.item_size[None, :])
+            denom = qsize if self.method == "token_overlap" else np.minimum(qsize, self.item_size[None, :])
+            denom = np.broadcast_to(denom, inter.shape)
             out = np.divide(inter, denom, out=np.zeros_like(inter), where=denom > 0)
         return torch.from_numpy(out)

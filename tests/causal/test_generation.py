@@ -1,6 +1,7 @@
-"""CDF-RAG's generation and checks against the scripted fake server (a test double): the causal graph check reads
-the *answer* (S_causal per retrieved pair), fallback generation fires below τ, the hallucination rewrite above δ,
-and every branch is taken — or not — exactly as the script says."""
+"""CDF-RAG's generation and checks against the scripted fake server (a test double, not a model): the causal graph
+check reads the *answer* (S_causal over the pairs it is about), fallback generation fires below τ and keeps every
+pair the answer already covered, the hallucination rewrite fires above δ, and every branch is taken — or not —
+exactly as the script says."""
 
 import json
 import re
@@ -37,17 +38,49 @@ def answer_in(prompt: str) -> str:
     return re.search(r"Answer:\n<data>\n(.*?)\n</data>", prompt, re.DOTALL).group(1)
 
 
+def section(prompt: str, title: str) -> list[str]:
+    """The statements a strict-rewrite prompt lists under ``title``."""
+    if f"{title}:\n" not in prompt:
+        return []
+    body = prompt.split(f"{title}:\n", 1)[1]
+    out = []
+    for m in re.finditer(r"<data>\n(.*?)\n</data>\n", body, re.DOTALL):
+        if body[: m.start()].strip():  # only the blocks right under the title
+            break
+        out.append(m.group(1))
+        body = body[m.end():]
+    return out
+
+
+def maintained(fact: str, answer: str) -> bool:
+    """The scripted judge: the logging → erosion pair is kept when the answer names logging and erosion; the
+    erosion → silting pair when it names erosion and silting."""
+    ans, fact = answer.lower(), fact.lower()
+    if "logging" in fact:
+        return "logging" in ans and "erosion" in ans
+    return "erosion" in ans and "silt" in ans
+
+
 class Script:
-    """Replies per task. ``first``: the first answer; ``fallback``: what strict regeneration answers;
-    ``refute``: claims of answers containing it are refuted; ``entailment``: ``llm`` judges by the answer text
-    (an answer mentioning logging and silting maintains every pair), ``broken`` replies garbage."""
+    """Replies per task. ``first``: the first answer; ``fallback``: what causal fallback generation answers;
+    ``refute``: claims of answers containing it are refuted; ``entailment``: ``llm`` judges each pair by the answer
+    text (:func:`maintained`), ``broken`` replies garbage; ``cite``: the display IDs the first answer cites;
+    ``short``: the short answer of an explanatory reply (None: short style)."""
 
     def __init__(self, first: str = GOOD, fallback: str = GOOD, refute: str = "\0", entailment: str = "llm",
-                 rewrite_links_equal_pairs: bool = True) -> None:
+                 rewrite_links_equal_pairs: bool = True, cite: tuple[str, ...] = ("P1",),
+                 short: str | None = None) -> None:
         self.first, self.fallback, self.refute, self.entailment = first, fallback, refute, entailment
         self.rewrite_links_equal_pairs = rewrite_links_equal_pairs
+        self.cite, self.short = list(cite), short
         self.calls: Counter = Counter()
         self.prompts: dict[str, list[str]] = {}
+
+    def reply(self, answer: str, ids: list[str]) -> str:
+        out = {"answer": answer, "supporting_ids": ids}
+        if self.short is not None:
+            out["short_answer"] = self.short
+        return json.dumps(out)
 
     def __call__(self, body: dict) -> str:
         task, prompt = task_of(body), user_text(body)
@@ -57,19 +90,19 @@ class Script:
             links = [{"cause": c, "effect": e} for c, e, _, _ in PAIRS] if self.rewrite_links_equal_pairs else []
             return json.dumps({"summary": "Logging eroded the soil, which silted the reservoir.", "causal_links": links})
         if task == "grounded_answer":
-            return json.dumps({"answer": self.first, "supporting_ids": ["P1"]})
+            return self.reply(self.first, self.cite)
         if task == "causal_entailment":
             if self.entailment == "broken":
                 return "not json"
-            ans = answer_in(prompt).lower()
-            verdict = "maintained" if "logging" in ans and "silt" in ans else "not_addressed"
-            ids = re.findall(r'<fact id="(C\d+)">', prompt)
-            return json.dumps({"judgements": [{"id": i, "verdict": verdict} for i in ids], "reason": ""})
+            ans = answer_in(prompt)
+            facts = re.findall(r'<fact id="(C\d+)">\n(.*?)\n</fact>', prompt, re.DOTALL)
+            return json.dumps({"judgements": [{"id": i, "verdict": "maintained" if maintained(f, ans)
+                                               else "not_addressed"} for i, f in facts], "reason": ""})
         if task == "strict_rewrite":
-            if "Severe soil erosion silted up the Varden reservoir." in prompt.split("Unsupported claims")[-1]:
+            if "Relations to keep" in prompt or "Missing relations" in prompt:  # the causal fallback
                 ids = [item_id(prompt, "Severe soil erosion silted up"), item_id(prompt, "heavy logging in")]
-                return json.dumps({"answer": self.fallback, "supporting_ids": ids})
-            return json.dumps({"answer": "rewritten: " + GOOD, "supporting_ids": ["P1"]})
+                return self.reply(self.fallback, ids)
+            return self.reply("rewritten: " + GOOD, ["P1"])
         if task == "claim_extraction":
             text = re.search(r"Text:\n<data>\n(.*?)\n</data>", prompt, re.DOTALL).group(1)
             return json.dumps({"claims": [f"claim A of {text}", f"claim B of {text}"]})
@@ -99,8 +132,9 @@ def test_an_absurd_answer_fails_the_causal_check_even_when_the_rewrite_restates_
     assert [v["verdict"] for v in first["verdicts"]] == ["not_addressed", "not_addressed"]
     fallback = rec["steps"][3]
     assert fallback["reason"] == "S_causal below tau" and fallback["answer"] == GOOD
-    # the pairs the answer did not keep are what strict grounding must fix, stated as the verifier rephrased them
-    assert "Severe soil erosion silted up the Varden reservoir." in fallback["claims_to_fix"]
+    # the pairs the answer left out are what it must account for, stated as the verifier rephrased them; it kept none
+    assert "Severe soil erosion silted up the Varden reservoir." in fallback["missing"]
+    assert fallback["keep"] == [] and fallback["contradicted"] == []
     assert sorted(fallback["supporting"]) == ["pair:0", "pair:1"]
     assert rec["fallback_taken"] and rec["s_causal_initial"] == 0.0 and rec["s_causal"] == 1.0
     assert rec["answer"] == GOOD and rec["checks_passed"] and rec["skipped"] == {}
@@ -189,3 +223,65 @@ def test_without_an_llm_every_configured_step_is_counted():
 ])
 def test_lexical_entailment(answer, expected):
     assert lexical_entailment(PAIRS, answer, 0.5) == expected
+
+
+COVERS_FIRST = "Heavy logging in the Varden valley caused severe soil erosion."  # keeps pair 0, leaves out pair 1
+
+
+def test_fallback_lists_every_covered_pair_to_keep_and_only_the_missing_ones_to_add(tmp_path):
+    """Below τ the fallback prompt asks to keep what the answer covered and to add what it missed — never to drop
+    a verified pair; the scripted regeneration that keeps both is accepted."""
+    script = Script(first=COVERS_FIRST, fallback=GOOD)
+    rec = run(tmp_path, script, tau=0.75)
+    fallback = next(s for s in rec["steps"] if s["step"] == "fallback_generation")
+    assert fallback["keep"] == ["heavy logging in the Varden valley causes severe soil erosion."]
+    assert fallback["missing"] == ["Severe soil erosion silted up the Varden reservoir."]
+    prompt = script.prompts["strict_rewrite"][0]
+    assert section(prompt, "Relations to keep") == fallback["keep"]
+    assert section(prompt, "Missing relations") == fallback["missing"]
+    assert "Unsupported claims" not in prompt
+    assert rec["s_causal_initial"] == 0.5 and rec["s_causal"] == 1.0 and rec["answer"] == GOOD
+    assert rec["fallback_taken"] and not rec["fallback_rejected"]
+
+
+def test_a_fallback_that_drops_a_covered_pair_is_rejected(tmp_path):
+    """The scripted regeneration keeps the missing pair but loses the one the answer covered: the answer that
+    covered it stays, so every pair the answer already covered is still covered after the fallback."""
+    script = Script(first=COVERS_FIRST, fallback="Severe soil erosion silted the Varden reservoir.")
+    rec = run(tmp_path, script, tau=0.75, hallucination_check=False)
+    assert rec["fallback_taken"] and rec["fallback_rejected"]
+    assert rec["answer"] == COVERS_FIRST and rec["s_causal"] == rec["s_causal_initial"] == 0.5
+    after = [s for s in rec["steps"] if s["step"] == "causal_check"][-1]
+    assert after["rejected"] and after["dropped"] == [list(PAIRS[0][:2])]
+    kept = {tuple(v["pair"]) for v in rec["steps"][2]["verdicts"] if v["verdict"] == "maintained"}
+    assert all(maintained(f"{c} {e}", rec["answer"]) for c, e in kept)
+
+
+def test_scope_is_the_pairs_the_answer_is_about(tmp_path):
+    """``check_scope: answer``: an answer citing only the passage of the erosion → silting pair (shown as P2, after the causal context) and stating it is
+    checked on that pair alone (S_causal 1, no fallback); ``all`` checks every retrieved pair (0.5, fallback)."""
+    answer = "Severe soil erosion silted the Varden reservoir."
+    about = run(tmp_path / "a", Script(first=answer, cite=("P2",)), rewrite_context=False, tau=0.75)
+    check = about["steps"][1]
+    assert about["steps"][0]["supporting"] == ["c01"]
+    assert [v["pair"] for v in check["verdicts"]] == [list(PAIRS[1][:2])] and check["scope"] == "answer"
+    assert about["s_causal"] == 1.0 and about["checked_pairs"] == 1 and not about["fallback_taken"]
+    every = run(tmp_path / "b", Script(first=answer, cite=("P2",)), rewrite_context=False, tau=0.75,
+                check_scope="all")
+    assert every["s_causal_initial"] == 0.5 and every["checked_pairs"] == 2 and every["fallback_taken"]
+    # an answer about none of the pairs (cites no pair's passage, states none) has nothing to check
+    none = run(tmp_path / "c", Script(first="bananas", cite=()), rewrite_context=False)
+    assert none["s_causal"] is None and none["checked_pairs"] == 0 and not none["fallback_taken"]
+
+
+def test_explanatory_style_reaches_the_answer_and_the_fallback(tmp_path):
+    """answer_style=explanatory: the answer and the fallback are asked for an explanation plus the short answer;
+    the record keeps both."""
+    script = Script(first=COVERS_FIRST, fallback=GOOD, short="the silting of the reservoir")
+    with FakeOpenAIServer(responder=script) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
+        rec = CausalGenerator(llm, replace(GENERATION, tau=0.75, hallucination_check=False),
+                              style="explanatory").run(QUESTION, PASSAGES, PAIRS)
+    for task in ("grounded_answer", "strict_rewrite"):
+        assert '"short_answer"' in script.prompts[task][0]
+    assert rec["answer"] == GOOD and rec["short_answer"] == "the silting of the reservoir"
+    assert rec["steps"][1]["short_answer"] == "the silting of the reservoir"

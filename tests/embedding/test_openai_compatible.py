@@ -134,7 +134,7 @@ def llama_embedding_server():
 
     gguf = find_smollm2_gguf()
     port = free_port()
-    server = ManagedServer([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias",
+    server = ManagedServer([sys.executable, "-m", "hyperrag.llm.llama_server", "--model", str(gguf), "--model_alias",
                             "smollm2-embed", "--host", "127.0.0.1", "--port", str(port), "--embedding", "true",
                             "--n_ctx", "2048", "--n_threads", "1", "--verbose", "False"],
                            host="127.0.0.1", port=port, name="llama-cpp-embeddings")
@@ -150,6 +150,9 @@ def test_real_llama_cpp_server_embeddings(llama_embedding_server, tmp_path):
     request for such models, so this endpoint is used with batch_size 1 (requests still go out concurrently)."""
     import llama_cpp
 
+    from hyperrag.llm.llama_server import disable_extra_buffer_types
+
+    disable_extra_buffer_types()  # as the server runs it (see hyperrag/llm/llama_server.py)
     server, gguf = llama_embedding_server
     e = OpenAICompatibleEmbedder(server.base_url, "smollm2-embed", batch_size=1, cache_dir=tmp_path,
                                  show_progress=False, client={"concurrency": 2, "timeout_s": 120, "connect_timeout_s": 10,

@@ -34,3 +34,16 @@ def test_causal_coverage_needs_both_ends():
     assert causal_coverage([], ["p1"]) is None
     with pytest.raises(ValueError):
         causal_coverage([["only one end"]], ["p1"])
+
+
+def test_uniform_evaluator_caps_apply_to_evidence_and_passages_alike():
+    """HugRAG F.4: one cap on the context's items and length for every method (recorded evidence or top passages)."""
+    from hyperrag.eval.suite import EvalInputs, capped_context
+
+    assert capped_context(["a b c", "d e", "f"], 2, None) == "a b c\nd e"
+    assert capped_context(["one two three four five six"], None, 4) == "one two three"  # 4 tokens = 3 words
+    evidence = {"details": {"evidence": ["N1: alpha beta", "passage one two three four five", "extra"]},
+                "ranked_ids": []}
+    capped = EvalInputs(rows=[evidence], context_max_items=2, context_max_tokens=8)
+    assert capped.context_text(evidence) == "N1: alpha beta\npassage one two"  # 8 tokens = 6 words
+    assert EvalInputs(rows=[evidence]).context_text(evidence).endswith("extra")  # no cap: all of it

@@ -63,3 +63,17 @@ def test_gate_weight_changes_route(tiny):
     assert walk.nodes[-1] == 4 and walk.via[-1] == H  # the gate carries no gain; 4 is reached through 5
     with pytest.raises(ValueError):
         kind_weight_vector({"teleport": 1.0})
+
+
+def test_hop_limit(tiny):
+    """Algorithm 1's hop limit h: nothing farther than h edges from a seed is taken."""
+    graph, score = tiny
+    free = best_first_expand(graph, score, [0], gamma=0.5)
+    assert max(free.hop) == 3 and free.hop_limited == 0
+    one = best_first_expand(graph, score, [0], gamma=0.5, max_hops=1)
+    assert one.nodes == [0, 3, 1] and max(one.hop) == 1 and one.stop == "hops" and one.hop_limited == 2
+    two = best_first_expand(graph, score, [0], gamma=0.5, max_hops=2)
+    assert sorted(two.nodes) == [0, 1, 2, 3, 4] and 5 not in two.nodes and max(two.hop) == 2
+    # the limit counts from each node's own seed: seeding 5 as well brings it (hop 0) and its neighbours (hop 1)
+    both = best_first_expand(graph, score, [0, 5], gamma=0.5, max_hops=1)
+    assert set(both.nodes) == {0, 1, 3, 5, 2, 4} and max(both.hop) == 1

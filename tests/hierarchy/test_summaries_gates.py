@@ -182,3 +182,59 @@ def test_candidates_are_topologically_distant_without_a_prefilter(tmp_path):
     assert counted["verified"] == stats["verified"] == server.stats["requests"]
     fewest = GateBuilder(None, replace(settings, verifier="none"), None).count(tree, texts, emb, edges, verdict=True)
     assert fewest["verified"] < counted["verified"] and fewest["gates_found"] == fewest["verified"]
+
+
+def flat_tree(n: int = 6) -> ModuleTree:
+    """n level-1 modules, one entity each, no parents."""
+    return ModuleTree(torch.ones(n, dtype=torch.long), torch.full((n,), -1), torch.arange(n + 1), torch.arange(n),
+                      torch.arange(n), [torch.arange(n)])
+
+
+def angles(*deg: float) -> torch.Tensor:
+    rad = torch.tensor(deg) * torch.pi / 180
+    return torch.stack([rad.cos(), rad.sin()], dim=1)
+
+
+def test_relatedness_test_keeps_each_modules_most_similar_candidates():
+    """prefilter_scope=candidates: each module keeps its top_m most similar candidates with cos >= threshold (a pair
+    stays when either end keeps it); the checks grow with top_m x modules, not with the pairs."""
+    tree, texts = flat_tree(), [f"m{i}" for i in range(6)]
+    emb = angles(0, 20, 50, 80, 120, 170)  # neighbours 20-50 degrees apart
+    rule = replace(HUGRAG.gates, prefilter=True, prefilter_scope="candidates", top_m=1, threshold=0.5,
+                   min_distance=1, verifier="none", max_calls=None)
+    asked = GateBuilder(None, rule, None).count(tree, texts, emb, verdict=False)["asked"]
+    assert sorted((a, b) for a, b, _ in asked) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    strict = GateBuilder(None, replace(rule, threshold=0.8), None).count(tree, texts, emb, verdict=False)
+    assert sorted((a, b) for a, b, _ in strict["asked"]) == [(0, 1), (1, 2), (2, 3)]  # cos 40°, 50° < 0.8
+    assert strict["pruned_prefilter"] == 15 - 3
+    everything = GateBuilder(None, replace(rule, prefilter=False), None).count(tree, texts, emb, verdict=False)
+    assert everything["verified"] == 15
+
+
+def test_budget_split_by_level_reaches_the_fine_levels(tmp_path):
+    """max_calls=2 on a two-level tree: top_down spends both calls on level 2; budget_split=levels gives each level
+    its share (level 2: 2/5 of 2 -> 1, level 1: 3/5 of 2 -> 1)."""
+    tree, texts, emb = toy_tree(), ["m0", "m1", "m2", "m3", "m4"], torch.eye(5)
+    rule = replace(HUGRAG.gates, prefilter=False, min_distance=1, max_calls=2)
+    calls = {}
+    for split in ("top_down", "levels"):
+        with fake_llm(gate_responder(set()), tmp_path / split) as (llm, server):
+            stats = GateBuilder(llm, replace(rule, budget_split=split), None, progress=False).build(tree, texts, emb).stats
+            assert server.stats["requests"] == 2
+        calls[split] = {lv: r["llm_calls"] for lv, r in stats["levels"].items()}
+    assert calls == {"top_down": {"2": 2, "1": 0}, "levels": {"2": 1, "1": 1}}
+
+
+def test_gold_hop_recall_of_a_candidate_rule():
+    """Gold-hop pairs join modules holding the entities of consecutive gold hops; adjacent ones need no gate."""
+    from hyperrag.eval.gate_recall import gold_hop_pairs, gold_hop_recall
+
+    tree = flat_tree()
+    edges = torch.tensor([[1], [2]])  # entities 1 and 2 touch: modules 1 and 2 are adjacent
+    hops = [[[0], [3]], [[1], [2]], [[4], [5], [0]]]  # q0: 0 -> 3; q1: adjacent; q2: 4 -> 5 -> 0
+    pairs = gold_hop_pairs(tree, edges, hops, min_distance=2)
+    assert pairs == [[{(0, 3)}], [set()], [{(4, 5)}, {(0, 5)}]]
+    asked = [(0, 1, "intra"), (4, 5, "intra"), (3, 0, "intra")]
+    r = gold_hop_recall(pairs, asked)
+    assert r["pairs"] == 2 / 3 and r["transitions"] == 2 / 3 and r["questions"] == 1 / 2
+    assert r["gold_hop_pairs"] == 3 and r["transitions_with_pairs"] == 3 and r["questions_with_pairs"] == 2

@@ -54,15 +54,21 @@ def responder(body):
 def test_slices_are_contiguous_windows():
     sents = corpus_sentences(CORPUS)
     assert [s.id for s in sents][:5] == ["a#s0", "a#s1", "a#s2", "a#s3", "b#s0"]
-    assert [[s.id for s in sl] for sl in make_slices(sents, 3, 2)][:2] == [["a#s0", "a#s1", "a#s2"],
-                                                                             ["a#s2", "a#s3", "b#s0"]]
+    # windows stay inside one passage (HugRAG F.2): none joins a#s3 to b#s0
+    assert [[s.id for s in sl] for sl in make_slices(sents, 3, 1)] == [
+        ["a#s0", "a#s1", "a#s2"], ["a#s1", "a#s2", "a#s3"], ["b#s0", "b#s1", "b#s2"], ["b#s1", "b#s2", "b#s3"]]
+    assert [[s.id for s in sl] for sl in make_slices(sents, 8)] == [[f"a#s{j}" for j in range(4)],
+                                                                     [f"b#s{j}" for j in range(4)]]  # short passage
+    assert all(len({s.passage_id for s in sl}) == 1 for sl in make_slices(sents, 3, 2))
     assert len(make_slices(sents, 3, 1, max_slices=2, seed=0)) == 2
+    assert ["a#s3", "b#s0"] == [s.id for s in make_slices(sents, 2, 1, within_passage=False)[3]]  # the old rule
 
 
 @pytest.mark.parametrize("context", ["cited", "slice"])
 def test_necessity_filter_drops_pairs(scripted_llm, tmp_path, context):
     llm = scripted_llm(responder)
-    settings = holisqa_settings(slice_sentences=8, max_slices=None, necessity_context=context)
+    # one slice over both passages (slice_scope=corpus, the earlier rule): the scripted pairs cite across them
+    settings = holisqa_settings(slice_sentences=8, max_slices=None, necessity_context=context, slice_scope="corpus")
     result = HolisQABuilder(llm, settings).build(CORPUS)
     assert [q["answers"] for q in result.queries] == [[KRONE]]
     reasons = {r["question"]: r["reason"] for r in result.rejected}
@@ -112,7 +118,10 @@ def test_entry_point_writes_a_query_file(scripted_llm, tmp_path):
     with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
         cfg = compose("holisqa", overrides=[f"out={tmp_path / 'out'}", f"cache_dir={tmp_path / 'cache'}",
                                             "data=sample", "llm=openai_compatible", f"llm.base_url={llm.base_url}",
-                                            "llm.model=fake-model", "llm.show_usage=false", "builder.max_slices=2"])
+                                            "llm.model=fake-model", "llm.show_usage=false", "builder.max_slices=2",
+                                            # the sample's passages hold 1-2 sentences: too short for slices of
+                                            # three cited sentences inside one passage
+                                            "builder.slice_scope=corpus"])
     cfg.llm.api_key_env = None
     stats = run(cfg)
     assert stats["slices"] == 2 and stats["pairs_kept"] == 2

@@ -94,7 +94,7 @@ def test_local_command_uses_packaged_gguf():
     path = find_smollm2_gguf()
     assert path.suffix == ".gguf" and path.exists()
     cmd = LocalLlamaCppServer(n_threads=2, cache_path=None, client=client_settings("local")).command(9000)
-    assert cmd[1:3] == ["-m", "llama_cpp.server"] and str(path) in cmd and "--port" in cmd
+    assert cmd[1:3] == ["-m", "hyperrag.llm.llama_server"] and str(path) in cmd and "--port" in cmd
 
 
 def test_managed_server_start_health_stop():

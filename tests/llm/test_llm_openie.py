@@ -190,7 +190,7 @@ def test_filter_facts_helper(fake_server, tmp_path):
 
     facts = [[(7, ("A", "r", "B")), (9, ("B", "r", "C"))], [], [("X", "r", "Y")]]
     assert filter_facts(NoLLM(), ["q1", "q2", "q3"], facts) == [None, None, None]
-    fake_server.responder = lambda body: ('{"relevant_ids": ["F2", "F5"]}' if "qq1" in body["messages"][1]["content"]
+    fake_server.responder = lambda body: ('{"relevant_ids": ["F2", "F5"]}' if "qq1" in body["messages"][-1]["content"]
                                           else '{"relevant_ids": "not a list"}')
     with _llm(fake_server, cache_path=None, max_invalid_retries=0) as llm:
         kept = filter_facts(llm, ["qq1", "qq2", "qq3"], facts)

@@ -43,7 +43,7 @@ def test_invalid_output_exhausted_is_recorded_and_not_cached(make_llm, fake_serv
 def test_out_of_set_ids_are_dropped_and_counted(make_llm, fake_server):
     fake_server.enqueue('{"relevant_ids": ["F3", "F9", "P1", "F1"]}')
     llm = make_llm()
-    res = llm.complete_structured(FactFilter(max_facts=None), {"query": "q", "facts": FACTS})
+    res = llm.complete_structured(FactFilter(max_facts=None, asked=None), {"query": "q", "facts": FACTS})
     assert res.ok and res.output.relevant_ids == ["F3", "F1"] and res.value == [2, 0] and res.dropped_ids == 2
     assert llm.accounting.tasks["fact_filter"].dropped_ids == 2
 

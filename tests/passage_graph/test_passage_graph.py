@@ -65,6 +65,50 @@ def test_implicit_stand_in_builds_query_trees():
     assert build_forest(edges, 22).is_valid()
 
 
+def test_the_papers_query_graph_has_passages_and_passage_edges_only():
+    """§2: V_i ⊆ C, E_i ⊆ V_i × V_i — no question node, no query edge; the labelled variant keeps them."""
+    torch.manual_seed(0)
+    p = torch.nn.functional.normalize(torch.randn(20, 8), dim=1)
+    q = torch.nn.functional.normalize(p[:2] + 0.05 * torch.randn(2, 8), dim=1)
+    paper = QueryGraphBuilder(p, [f"p{i}" for i in range(20)], replace(IMPLICIT, margin=1.0), query_nodes=False)
+    edges, graphs = paper.build(["q0", "q1"], q)
+    assert len(edges) and int(torch.cat([edges.parent, edges.child]).max()) < 20  # every endpoint a passage
+    assert RELATIONS.index("query") not in edges.relation.tolist()
+    assert all(len(g.selected[0]) > 1 for g in graphs)  # several passages selected, linked to one another
+    g = PassageGraph(20)
+    g.add_queries(["q0", "q1"], edges, nodes=False)
+    assert g.num_queries == 0 and g.num_nodes == 20 and g.graph_questions == ["q0", "q1"]
+    assert g.relations("implicit").max() < 20
+    rooted, _ = QueryGraphBuilder(p, [f"p{i}" for i in range(20)], replace(IMPLICIT, margin=1.0)).build(["q0"], q[:1])
+    assert RELATIONS.index("query") in rooted.relation.tolist()  # the question-root variant
+
+
+def test_key_entity_merge_unifies_passages_into_one_node():
+    """§3.1.3: passages sharing a key entity become one node — the tree rules hold between merged nodes, and the
+    members are tied together in the training relations."""
+    from hyperrag.passage_graph.fusion import merge_groups
+
+    entity = EdgeSet.from_lists([0, 4], [1, 5], [1.0, 1.0], ["entity", "entity"])
+    trees = EdgeSet.from_lists([0, 2], [2, 3], [0.9, 0.8], ["support", "expand"])
+    group, ties = merge_groups(entity, 6, torch.tensor([True, False, True, True, False, False]))
+    assert group.tolist() == [0, 0, 2, 3, 4, 4] and set(zip(ties.parent.tolist(), ties.child.tolist())) == {(1, 0), (5, 4)}
+    g = PassageGraph(6, entity=EdgeSet.from_lists([0, 3], [1, 5], [1.0, 1.0], ["entity"] * 2), entity_merge=True,
+                     explicit=EdgeSet.from_lists([1, 3, 0], [2, 4, 1], [0.5, 0.5, 0.4], ["keyword"] * 3))
+    g.add_queries(["q"], trees, nodes=False)
+    fused = g.forest("fused")
+    kept = set(zip(fused.edges.parent.tolist(), fused.edges.child.tolist()))
+    # 1 → 2 would give 2 a second parent (0 → 2, from the merged node {0, 1}, came first); 0 → 1 lies inside {0, 1}
+    assert (1, 2) not in kept and (0, 1) not in kept and fused.merged_inside == 1 and fused.is_valid()
+    assert {(0, 2), (2, 3), (3, 4)} <= kept
+    ties = set(zip(fused.merged.parent.tolist(), fused.merged.child.tolist()))
+    assert ties == {(1, 0), (5, 3)}  # 3 is in a query tree: the representative
+    rel = set(zip(*g.relations("fused").tolist()))
+    assert {(1, 0), (0, 1), (5, 3), (3, 5)} <= rel
+    linked = PassageGraph(6, entity=g.entity, explicit=g.explicit)
+    linked.add_queries(["q"], trees, nodes=False)
+    assert len(linked.forest("fused").merged) == 0  # fusion: link offers the entity links as tree edges
+
+
 def _edges(draw_pairs, weights):
     if not draw_pairs:
         return EdgeSet.empty()

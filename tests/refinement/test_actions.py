@@ -47,7 +47,7 @@ def test_llm_actions_and_fallback(tmp_path):
         if "FAIL" in user_text(body):
             return "garbage"
         system = body["messages"][0]["content"]
-        if "break multi-hop" in system:
+        if "decompose a complex, multi-hop question" in system:
             return json.dumps({"queries": ["Which film won the award?", "Who directed #1?", "Who is #2's spouse?"]})
         return json.dumps({"queries": ["spouse of the award-winning film's director"]})
 

@@ -94,8 +94,11 @@ def test_split_queries():
     from hyperrag.data.types import Query
 
     qs = [Query(str(i), "q", (), ("p",) if i != 3 else ()) for i in range(10)]
-    train, held = split_queries(qs, 5, 3, seed=0)
+    train, held = split_queries(qs, 5, 3, seed=0, need_gold=True)  # the labelled reward: gold needed
     assert len(train) == 5 and len(held) == 3 and not set(train) & set(held) and 3 not in train + held
-    assert split_queries(qs, 5, 3, seed=0) == (train, held) != split_queries(qs, 5, 3, seed=1)
-    train, held = split_queries(qs, 0.5, None, seed=0)
+    assert split_queries(qs, 5, 3, seed=0, need_gold=True) == (train, held) != split_queries(qs, 5, 3, seed=1,
+                                                                                             need_gold=True)
+    train, held = split_queries(qs, 0.5, None, seed=0, need_gold=True)
     assert len(train) == round(0.5 * 9) and len(train) + len(held) == 9
+    train, held = split_queries(qs, 0.5, None, seed=0)  # the label-free reward trains on every question
+    assert len(train) + len(held) == 10 and 3 in train + held

@@ -35,24 +35,22 @@ def ranks(r: CDFRAGRetriever, ds) -> dict[str, list[int]]:
 
 
 def test_knowledge_set_is_the_semantic_top_k_union_the_causal_paths(tmp_path, encoder):
-    """K = T_sem ∪ passages of C_graph: with one semantic place the causal chain's passages fill the rest of K
-    (ranked first); with the causal graph off the same places go to the next semantic passages, and no causal
-    path, pair or check exists anywhere."""
+    """K = T_sem ∪ passages of C_graph: T_sem keeps its dense ranks, the causal chain's passages follow it
+    (``semantic_first``); with the causal graph off K is T_sem alone and no causal path, pair or check exists."""
     ds = causal_dataset(tmp_path)
-    off = make(encoder, tmp_path, fixed_action="none", causal_retrieval=False, semantic_k=1, knowledge_k=3)
+    off = make(encoder, tmp_path, fixed_action="none", causal_retrieval=False, semantic_k=1, causal_k=2)
     off.index(ds)
-    dual = make(encoder, tmp_path, fixed_action="none", semantic_k=1, knowledge_k=3)
+    dual = make(encoder, tmp_path, fixed_action="none", semantic_k=1, causal_k=2)
     dual.index(ds)
     q = "Why did the town of Varden lose its drinking water supply?"
     a, b = off.retrieve([q], 6).details[0], dual.retrieve([q], 6).details[0]
     assert off.causal_index is None and a["causal_pairs"] == [] and a["causal_paths"] == []
-    assert a["knowledge"]["causal"] == [] and len(a["knowledge_ids"]) == 3 and a["causal_path_depths"] == []
+    assert a["knowledge"]["causal"] == [] and len(a["knowledge_ids"]) == 1 and a["causal_path_depths"] == []
     assert b["knowledge"]["semantic"] == a["knowledge"]["semantic"] and b["knowledge"]["causal"]
-    assert set(b["knowledge"]["causal"]) <= set(b["causal_passage_ids"])
-    assert len(b["knowledge_ids"]) == 3
-    assert b["knowledge_ids"][: 1 + len(b["knowledge"]["causal"])] == b["knowledge"]["semantic"] + b["knowledge"]["causal"]
+    assert set(b["knowledge"]["causal"]) <= set(b["causal_passage_ids"]) and len(b["knowledge"]["causal"]) <= 2
+    assert b["knowledge_ids"] == b["knowledge"]["semantic"] + b["knowledge"]["causal"]
     ranked = [ds.corpus[i].id for i in dual.retrieve([q], 6).indices[0].tolist()]
-    assert ranked[:3] == b["knowledge_ids"]
+    assert ranked[: len(b["knowledge_ids"])] == b["knowledge_ids"]
     chains = [p["chain"] for p in b["causal_paths"]]
     assert any("silting of the Varden reservoir" in c for c in chains)
     pair = b["causal_pairs"][0]
@@ -82,11 +80,11 @@ def test_fixed_actions_refine_the_query(tmp_path, encoder):
 
 def save_policy(path, favour: str, dataset: str = "causal_toy", query_ids=(), compatibility: str = "",
                 then: str = "stop") -> None:
-    """A policy that takes ``favour`` first and then ``then`` (the trunk is zero, so only the biases speak; the
+    """A policy that takes ``favour`` first and then ``then`` (the policy head's weights are zero, so only its biases speak; the
     stop logit is masked at the first step)."""
     policy = PPOPolicy(**task_arguments("ppo", state_dim=384, hidden=8, max_steps=2))
     with torch.no_grad():
-        policy.net.trunk[1].weight.zero_()
+        policy.net.policy.weight.zero_()
         policy.net.policy.bias[policy.actions.index(favour)] = 5.0
         policy.net.policy.bias[policy.actions.index(then)] = 6.0 if then == "stop" else 4.0
     path.parent.mkdir(parents=True)
@@ -148,8 +146,12 @@ def test_an_artifact_never_scores_the_queries_it_trained_on(tmp_path):
 def test_llm_wiring_verification_refinement_generation(tmp_path, encoder):
     """Every LLM stage runs against the fake server (schema-valid filler replies) and is recorded."""
     ds = causal_dataset(tmp_path)
-    with FakeOpenAIServer(responder=lambda body: schema_reply(body, random.Random(0))) as server, \
-            fake_llm(server, tmp_path) as llm:
+    def filler(body: dict) -> str:  # schema-valid filler; decompose gets two distinct sub-questions (its minimum)
+        if task_of(body) == "query_refinement":
+            return json.dumps({"queries": ["Where is Maren?", "Why did the port grow?"]})
+        return schema_reply(body, random.Random(0))
+
+    with FakeOpenAIServer(responder=filler) as server, fake_llm(server, tmp_path) as llm:
         r = make(encoder, tmp_path, llm=llm, fixed_action="decompose", generation={"max_rounds": 1, "max_requery": 0})
         r.index(ds)
         verified = sum(task_of(b) == "causal_pair_verification" for b in server.requests)
@@ -175,7 +177,7 @@ class LoopScript:
     def __call__(self, body: dict) -> str:
         task, prompt = task_of(body), user_text(body)
         if task == "query_refinement":
-            simplify = "precision" in body["messages"][0]["content"]
+            simplify = "You simplify" in body["messages"][0]["content"]
             return json.dumps({"queries": ["Maren harbour timber and grain"] if simplify else
                                ["famine of 1991 resulted in mass migration to the coast"]})
         if task == "grounded_answer":
@@ -195,7 +197,7 @@ def test_feedback_loop_re_enters_refinement_and_retrieval(tmp_path, encoder):
     ds = causal_dataset(tmp_path)
     with FakeOpenAIServer(responder=LoopScript()) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
         r = make(encoder, tmp_path, llm=llm, fixed_action="simplify", causal_retrieval=False, semantic_k=2,
-                 knowledge_k=2, generation={"max_requery": 2, "rewrite_context": False})
+                 causal_k=0, generation={"max_requery": 2, "rewrite_context": False})
         r.index(ds)
         out = r.retrieve(["What made the port city of Maren grow rapidly?"], 5)
     row = out.details[0]
@@ -268,14 +270,20 @@ def test_retrieve_entry_method_cdfrag(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert saved["method"] == "cdfrag" and "causal_graph" in saved and saved["policy"] is None
     assert saved["metrics"]["llm_steps_skipped"]["grounded_answer"] == 6
-    # evaluate.py reads the run's causal index for CRC (the evaluation layer gets the reader from the entry point);
-    # without a trained classifier the graph has no edge, so no retrieved item lies on a causal path
+    # evaluate.py reads the run's causal index for CRC (the evaluation layer gets the reader from the entry point).
+    # crc_reference=graph: the paths from the question; without a trained classifier the graph has no edge, so no
+    # retrieved item lies on one. The default reference (gold) is the gold passages and their pairs: CRC is then
+    # the share of the top-5 passages that are gold
     import evaluate
     from tests.test_evaluate_entry import compose_evaluate
 
-    (record,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc,ccd]"))
+    (record,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc,ccd]",
+                                              "crc_reference=graph"))
     assert not record["skipped"], record["skipped"]
     assert record["metrics"]["crc"] == 0.0 and record["metrics"].get("ccd") is None  # no path: CCD undefined
+    (gold,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc]"))
+    share = [sum(p in r["gold_ids"] for p in r["ranked_ids"][:5]) / 5 for r in rows]
+    assert gold["metrics"]["crc"] == pytest.approx(100 * sum(share) / len(share))
 
 
 @pytest.mark.slow
@@ -294,3 +302,49 @@ def test_musique_beats_dense(tmp_path):
     m = retrieval_metrics([[ds.corpus[i].id for i in row] for row in out.indices.tolist()],
                           [q.gold_ids for q in ds.queries], (5,))
     assert m["recall@5"] > 62.0 and m["fcr@5"] > 40.0  # dense MiniLM: 58.7 / 31.4
+
+
+@pytest.mark.parametrize("union_order", ["semantic_first", "dense"])
+def test_the_union_never_pushes_a_semantic_top_k_passage_below_its_dense_rank(union_order):
+    """Whatever the causal paths bring, every T_sem passage keeps its dense rank; ``semantic_first`` puts the
+    C_graph passages (at most ``causal_k`` new ones, best path first) right after T_sem, ``dense`` leaves every
+    other passage at its dense place."""
+    from hyperrag.retrievers.cdfrag import knowledge_union
+
+    dense = [7, 3, 9, 1, 4, 0, 2, 5, 6, 8]
+    causal = [9, 8, 6, 2]  # 9 is already semantic
+    semantic, added, ranked = knowledge_union(dense, causal, 5, 2, union_order)
+    assert semantic == [7, 3, 9, 1, 4] and added == [8, 6]
+    assert all(ranked.index(j) == dense.index(j) for j in semantic)
+    assert sorted(ranked) == sorted(dense)
+    if union_order == "semantic_first":
+        assert ranked[:7] == [7, 3, 9, 1, 4, 8, 6] and ranked[7:] == [0, 2, 5]
+    else:
+        assert ranked == dense
+
+
+@pytest.mark.parametrize("overrides, style", [(["method=cdfrag"], "short"),
+                                              (["method=cdfrag", "answer_style=explanatory"], "explanatory"),
+                                              (["experiment=cdfrag_paper"], "explanatory"),
+                                              (["experiment=cdfrag_ablation", "cdfrag_stage=full"], "explanatory")])
+def test_the_loops_answer_style_is_the_runs(overrides, style):
+    """method.retriever.answer_style follows the run's answer_style; the paper's presets explain their answers."""
+    from hydra.utils import instantiate
+
+    from hyperrag.config import compose_config
+
+    settings = instantiate(compose_config("retrieve", overrides).method.retriever)
+    assert settings.answer_style == style
+    retriever = CDFRAGRetriever(settings, encoder=None, llm=NoLLM(), device="cpu")
+    assert retriever.generator.answer_task.style == style and retriever.generator.fallback_task.style == style
+
+
+@pytest.mark.parametrize("key, value", [("answer_style", "verbose"), ("generation.check_scope", "cited"),
+                                        ("union_order", "causal_first"), ("causal_k", -1)])
+def test_new_settings_are_bounded(key, value):
+    from hydra.utils import instantiate
+
+    from hyperrag.config import compose_config
+
+    with pytest.raises(Exception, match=key.split(".")[-1]):
+        instantiate(compose_config("retrieve", ["method=cdfrag", f"method.retriever.{key}={value}"]).method.retriever)

@@ -117,18 +117,20 @@ def contradiction_dataset(tmp_path):
 def catrag(tmp_path, encoder, llm, **overrides):
     kw = {"index_root": str(tmp_path / "index"), "anchoring": False, "passage_boost": False, "fact_filter": True,
           "edge_scoring": {"n_seed": 5, "k_edge": 15, "tau_facts": 1, "weak_multiplier": 0.2,
-                           "max_facts_shown": 30}}
+                           "max_facts_shown": 30, "score_scale": 1.0, "seed_pool": "facts"}}
     kw.update(overrides)
     return CatRAGRetriever(method_settings("catrag", **kw), encoder=encoder, llm=llm, device="cpu")
 
 
 def relation_multipliers(r, delta):
-    """``{(src name, dst name): multiplier}`` of each arc's relation part in a delta (a synonym part of the same
-    pair keeps its weight: new = stored − relation + relation × multiplier)."""
+    """``{(src name, dst name): multiplier}`` of each arc in a delta (ŵ_uv = φ · w_uv: the arc's whole static
+    weight is scaled)."""
     stored = r.ppr_graph.arc_weight(delta.src, delta.dst).float()
-    rel = r.edge_scorer.adjacency.relation_weight(delta.src, delta.dst)
-    assert bool((rel > 0).all())  # relation arcs only
-    mult = (delta.weight - (stored - rel)) / rel
+    assert bool((stored > 0).all())
+    adj = r.edge_scorer.adjacency
+    for s, t in zip(delta.src.tolist(), delta.dst.tolist()):  # relation neighbours only
+        assert t in adj.neighbours(s)[0].tolist()
+    mult = delta.weight / stored
     names = r.graph.entity_names
     return {(names[s], names[t]): round(float(m), 3) for s, t, m in zip(delta.src.tolist(), delta.dst.tolist(), mult)}
 
@@ -217,7 +219,8 @@ def test_failed_ner_call_falls_back_to_the_lexical_matcher_and_is_counted(tmp_pa
 
 def test_top_neighbours_scored_rest_weak_forward_arcs_only(tmp_path, encoder):
     model = ScriptedCatRAG(by_position={1: 10, 2: 0, 3: 8})
-    settings = {"n_seed": 5, "k_edge": 3, "tau_facts": 3, "weak_multiplier": 0.2, "max_facts_shown": 30}
+    settings = {"n_seed": 5, "k_edge": 3, "tau_facts": 3, "weak_multiplier": 0.2, "max_facts_shown": 30,
+                "score_scale": 1.0, "seed_pool": "facts"}
     with FakeOpenAIServer(responder=model) as server, fake_llm(server, tmp_path) as llm:
         r = catrag(tmp_path, encoder, llm, fact_filter=False, edge_scoring=settings)
         r.index(sample_dataset())
@@ -255,7 +258,7 @@ def test_without_llm_every_planned_seed_is_counted_as_skipped(tmp_path, encoder)
     r = catrag(tmp_path, encoder, None, fact_filter=False)
     r.index(sample_dataset())
     seeds = r.seed(["Which prizes did Marie Curie win, and whom did she marry?"])
-    plans = r.edge_scorer.plan(seeds, r.fact_emb)
+    plans = r.edge_scorer.plan(seeds, seeds.entity_weight)
     assert r.edge_delta(seeds) is None
     assert plans and r.skipped["edge_scoring"] == len(plans)
 

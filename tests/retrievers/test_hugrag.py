@@ -78,7 +78,8 @@ def test_hooks_gates_and_path_filter(tmp_path, encoder, sample):
     out = ret.retrieve([q.question for q in sample.queries], 5)
     assert out.indices.shape == (6, 5)
     assert {"nodes", "gain", "hop", "via", "parent", "labels"} <= set(seen["subgraph"])
-    assert all(d["kept"] == len(d["seed_entities"]) + len(d["seed_modules"]) for d in out.details)
+    # the hook kept the seeds the walk took (a seed scoring under min_gain is never taken)
+    assert all(0 < d["kept"] <= len(d["seed_entities"]) + len(d["seed_modules"]) for d in out.details)
     desc = ret.describe()
     assert desc["gates"] == "hook" and desc["path_filter"] == "hook" and desc["gates_found"] == 1
 
@@ -100,3 +101,40 @@ def test_specificity_and_aggregation(tmp_path, encoder, sample):
     assert torch.allclose(weighted.aggregate(gains)[0, passages], expected.expand(passages.shape[0]))
     with pytest.raises(ValueError, match="method.retriever.passage_aggregate: must be one of 'sum' or 'max'"):
         method_settings("hugrag", **base, passage_aggregate="mean")
+
+
+def test_per_level_seeds_and_hop_limit(tmp_path, encoder, sample):
+    """Algorithm 1 line 12: K_0 entities and K_l modules from *every* module level (MMR with lambda 1 = the top K_l
+    of that level by s(q, u)); ``seeding: pooled`` takes K_l from all levels together; line 13's hop limit h."""
+    def summaries(tree, graph):
+        return [f"module {m} about " + graph.entity_names[int(tree.entities(m)[0])] for m in range(tree.num_modules)]
+
+    settings = method_settings("hugrag", index_root=str(tmp_path), k0=2, kl=2, mmr_lambda=1.0, max_hops=1,
+                               hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3})
+    ret = HugRAGRetriever(settings, encoder=encoder, device="cpu", module_texts=summaries)
+    ret.index(sample)
+    levels = ret.tree.level
+    assert len(ret.level_modules) >= 2, "the sample's hierarchy should have two module levels here"
+    questions = [q.question for q in sample.queries]
+    q = encoder.encode(questions)
+    s_ent, s_mod = ret.score_nodes(questions, q)
+    ent, mod = ret.seed(s_ent, s_mod)
+    assert ent.shape == (len(questions), 2)
+    for b in range(len(questions)):
+        picked = mod[b].tolist()
+        for ids in ret.level_modules:
+            at_level = [m for m in picked if m in set(ids.tolist())]
+            top = ids[torch.topk(s_mod[b, ids], min(2, ids.numel())).indices].tolist()
+            assert sorted(at_level) == sorted(top)  # the top K_l of this level, whatever the other levels score
+        assert len(picked) == sum(min(2, ids.numel()) for ids in ret.level_modules)
+    pooled = HugRAGRetriever(method_settings("hugrag", index_root=str(tmp_path), k0=2, kl=2, mmr_lambda=1.0,
+                                             seeding="pooled", hierarchy={"backend": "cpu", "context_window": 40,
+                                                                          "min_module_size": 3}),
+                             encoder=encoder, device="cpu", module_texts=summaries)
+    pooled.index(sample)
+    _, pool = pooled.seed(s_ent, s_mod)
+    assert pool.shape == (len(questions), 2) and pool[0].tolist() == torch.topk(s_mod[0], 2).indices.tolist()
+    out = ret.retrieve(questions, 5)
+    assert all(d["max_hop"] <= 1 for d in out.details)
+    assert {int(levels[m]) for d in out.details for m, *_ in d["seed_modules"]} == {
+        int(levels[ids[0]]) for ids in ret.level_modules}

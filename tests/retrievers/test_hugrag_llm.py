@@ -140,3 +140,32 @@ def test_graphrag_extraction_for_any_dataset_falls_back_per_passage(tmp_path, en
     assert ret.skipped["openie_graphrag"] == stats["fallback"]
     assert ret.info.source == "graphrag" and ret.graph.num_entities > 0
     assert stats["weighted_relations"] >= 1  # the strength weights the relation edge
+
+
+def test_shared_graph_is_one_graphrag_extraction_for_every_method(tmp_path):
+    """shared_graph=graphrag (HugRAG's tables): the dataset's graph becomes the GraphRAG-style extraction with the
+    configured LLM, a passage it cannot extract keeping the dataset's record; HugRAG's own extraction step then
+    finds the same cached file (no second extraction); without an LLM the dataset's file stays."""
+    from hyperrag.runners.prepare import prepare_dataset
+    from tests.llm.fake_server import Reply
+
+    def respond(body):
+        if "The Vistula is the longest river" in prompt_of(body):
+            return json.dumps({"entities": [{"name": "VISTULA", "type": "location", "description": "A river."}],
+                               "relations": []})
+        return Reply(status=500, body="down")
+
+    data = sample_dataset()
+    own = data.openie_path
+    assert prepare_dataset(data, None, tmp_path, shared_graph="graphrag").openie_path == own  # no LLM
+    with fake_llm(respond, tmp_path) as (llm, server):
+        shared = prepare_dataset(sample_dataset(), llm, tmp_path / "cache", shared_graph="graphrag")
+        asked = server.stats["requests"]
+        assert shared.openie_path != own and "graphrag" in shared.openie_path.name
+        docs = json.loads(shared.openie_path.read_text())["docs"]
+        assert any(d.get("fallback") == "dataset openie" for d in docs)  # the failed passages keep the file's record
+        assert any("VISTULA" in json.dumps(d) for d in docs)
+        settings = method_settings("hugrag", index_root=str(tmp_path / "cache" / "index"), extraction="graphrag")
+        ret = HugRAGRetriever(settings, encoder=None, llm=llm, device="cpu")
+        ret.extract(shared)  # HugRAG's extraction: the same cached file, the failed passages only retried
+        assert server.stats["requests"] - asked <= len(shared.corpus) - 1

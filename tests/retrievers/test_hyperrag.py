@@ -170,7 +170,7 @@ def test_multi_step_with_fake_llm(tmp_path):
         over = ["method=hyperrag", f"method.retriever.models_dir={tmp_path / 'models'}", "tracking=none",
                 "llm=openai_compatible", f"llm.base_url={server.base_url}", "llm.model=fake-model",
                 "llm.api_key_env=null", "llm.show_usage=false", "data.openie_source=file", "answer_top_n=0",
-                "method.retriever.train.max_epochs=2"]
+                "method.retriever.train.max_epochs=2", "method.retriever.route_simple=false"]
         cfg = compose_retrieve(tmp_path, *over)
         cfg.llm.api_key_env = None
         retrieve.run(cfg)

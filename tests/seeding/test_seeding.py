@@ -54,6 +54,16 @@ def test_lexical_overlap_coefficient():
         LexicalScorer(texts, "tfidf")
 
 
+def test_lexical_token_overlap_is_normalised_by_the_query():
+    """HugRAG's Lex (B.2): the share of the query's distinct tokens found in the node's title and summary."""
+    texts = ["Marie Curie", "Curie museum in Warsaw", "Marie Curie was born in Warsaw, a city on the Vistula",
+             "Paris"]
+    s = LexicalScorer(texts, "token_overlap").scores(["Where was Marie Curie born?", "opera"])
+    # query tokens {where, mari, curi, born}: item 0 holds 2 of 4, item 1 1 of 4, item 2 3 of 4
+    assert s[0].tolist() == pytest.approx([0.5, 0.25, 0.75, 0.0])
+    assert s[1].abs().sum() == 0  # no shared token: 0 (not a division by zero)
+
+
 def test_hybrid_is_convex_mix():
     emb = unit([1.0, 0.0], [0.0, 1.0], [1.0, 1.0])
     texts = ["alpha beta", "gamma", "delta"]

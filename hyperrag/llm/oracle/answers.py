@@ -20,6 +20,7 @@ from typing import Any
 from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, mentions, normalize
 from hyperrag.llm.prompting import Item
 from hyperrag.llm.tasks.base import Task
+from hyperrag.utils.answers import option_letter
 
 UNKNOWN = "unknown"
 
@@ -232,12 +233,24 @@ def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
     raise NoGold(f"the oracle has no gold for query_refinement/{mode}")
 
 
+@oracle_for("question_routing")
+def question_routing(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """Multi-hop iff the gold decomposition has two or more hops; then its sub-questions."""
+    qg = query_gold(inputs, gold)
+    if not qg.hops:
+        raise NoGold("the query file has no decomposition for this question")
+    multi = len(qg.hops) > 1
+    return {"multi_hop": multi, "sub_questions": [h.question for h in qg.hops] if multi else []}
+
+
 def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
     """The gold answer when the evidence holds every gold passage the question needs, else "unknown"."""
     qg, hop = query_or_hop(inputs, gold)
     items = shown(task, inputs, "passages")
     supporting = [item.id for item, raw in items if gold_passage_item(qg, item, raw)]
     if not covers(qg, hop, items):
+        if getattr(task, "style", "short") == "explanatory":
+            return {"answer": "The passages do not give the answer.", "short_answer": UNKNOWN, "supporting_ids": []}
         return {"answer": UNKNOWN, "supporting_ids": []}
     if hop is not None:
         answer = hop.answer
@@ -245,10 +258,32 @@ def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Repl
         answer = qg.query.options[qg.query.answer_index]
     else:
         answer = qg.answer
-    return {"answer": answer or UNKNOWN, "supporting_ids": supporting}
+    reply = {"answer": answer or UNKNOWN, "supporting_ids": supporting}
+    if getattr(task, "style", "short") == "explanatory":  # the bare answer apart, an explanation from the gold hops
+        reply["short_answer"] = reply["answer"]
+        if qg.query.options and qg.query.answer_index is not None:
+            reply["short_answer"] = option_letter(qg.query.answer_index)
+        steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+        reply["answer"] = " ".join([f"The answer is {answer}.", *steps]) if answer else UNKNOWN
+    return reply
 
 
 ORACLES["grounded_answer"] = answer_reply
+
+
+@oracle_for("hipporag_qa")
+def hipporag_qa(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """HippoRAG 2's reader: the reasoning is the gold hops that the shown passages hold, the answer as
+    :func:`answer_reply` gives it (gold when every gold passage the question needs is shown, else "unknown")."""
+    from hyperrag.llm.tasks.grounded_answer import GroundedAnswer
+
+    short = answer_reply(GroundedAnswer(), inputs, gold)
+    qg, hop = query_or_hop(inputs, gold)
+    steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+    known = short["answer"] != UNKNOWN
+    thought = " ".join(steps) + f" So the answer is {short['answer']}." if known else \
+        "The passages do not give the answer."
+    return {"thought": thought.strip(), "answer": short["answer"]}
 ORACLES["strict_rewrite"] = answer_reply
 
 
@@ -288,10 +323,18 @@ def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> R
     """The gold answer when the evidence shows every gold passage the question needs, else "unknown" (the
     draft answer is not trusted)."""
     qg, hop = query_or_hop(inputs, gold)
+    explanatory = getattr(task, "style", "short") == "explanatory"
     if not covers(qg, hop, shown(task, inputs, "evidence")):
+        if explanatory:
+            return {"answer": "The evidence does not give the answer.", "short_answer": UNKNOWN}
         return {"answer": UNKNOWN}
     answer = hop.answer if hop is not None else qg.answer
-    return {"answer": answer or UNKNOWN}
+    if not explanatory:
+        return {"answer": answer or UNKNOWN}
+    # explanatory: the bare answer apart, an explanation from the gold hops (as the reader's oracle writes it)
+    steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+    return {"answer": " ".join([f"The answer is {answer}.", *steps]) if answer else UNKNOWN,
+            "short_answer": answer or UNKNOWN}
 
 
 def as_raw(reply: Reply) -> str:

@@ -11,6 +11,12 @@ messages are exactly those of the free-form task, so cached answers stay valid.
 
 No passages (a method without retrieval): the model answers from its own knowledge (closed book); only then
 do the messages say so, so every other prompt, and its cached answer, is unchanged.
+
+Answer style (``GroundedAnswer(style=...)``, the run's ``answer_style``): ``short`` (the default; the messages
+above) or ``explanatory`` — the answer explains itself from the passages in as many sentences as the question
+needs, and a separate ``short_answer`` field carries the bare entity / date / phrase that EM and F1 score
+(HugRAG, HyperRAG and CDF-RAG generate explanations; multi-hop QA benchmarks score short answers). A
+multiple-choice question is answered with an option's letter in either style.
 """
 
 from __future__ import annotations
@@ -22,10 +28,17 @@ from pydantic import BaseModel
 
 from hyperrag.llm.errors import OutputInvalid
 from hyperrag.llm.prompting import block, key_map, make_items, render_items, require, system_prompt
+from hyperrag.llm.tasks.answer_style import LongText, StyledAnswer
 from hyperrag.llm.tasks.base import IdList, Task, Text, filter_ids
 from hyperrag.utils.answers import OPTION_LETTERS, option_letter, parse_option
 
 SCHEMA_VERSION = "1"
+
+
+# An explanation of "two to four sentences" fits in 1,000 characters. The bound is also what keeps the embedded
+# llama.cpp server alive: its JSON-schema grammar expands maxLength into nested optional repetitions, and SmolLM2's
+# server died (connection refused, every later call failed) on the first explanatory answer with maxLength 1,500
+# or 3,000, but not with 1,000 (measured 2026-11-28, issue 33).
 
 
 class Answer(BaseModel):
@@ -33,11 +46,17 @@ class Answer(BaseModel):
     supporting_ids: IdList = []
 
 
+class ExplainedAnswer(BaseModel):
+    answer: LongText
+    short_answer: Text
+    supporting_ids: IdList = []
+
+
 def options_of(inputs: Mapping[str, Any]) -> list[str]:
     return [str(o) for o in inputs.get("options") or ()]
 
 
-class GroundedAnswer(Task):
+class GroundedAnswer(StyledAnswer, Task):
     """Inputs: ``question``, ``passages`` (strings, (key, text) pairs, mappings or Passages), optionally
     ``options`` (answer options of a multiple-choice question).
 
@@ -47,7 +66,6 @@ class GroundedAnswer(Task):
     name = "grounded_answer"
     SCHEMA_VERSION = SCHEMA_VERSION
     Output = Answer
-    max_tokens = 256
     ROLE = (
         "You answer questions using only the given passages. Reason across passages when the question needs "
         "several steps. Give a short answer: the entity, date, number or phrase asked for, not a sentence. "
@@ -59,14 +77,43 @@ class GroundedAnswer(Task):
         "entity, date, number or phrase asked for, not a sentence, and an empty supporting_ids list. If you do "
         "not know, give your best short guess."
     )
+    EXPLANATORY_ROLE = (
+        "You answer questions using only the given passages. Write the answer as an explanation grounded in the "
+        "passages, as long as the question needs (usually two to four sentences): state the answer, then the facts "
+        "from the passages that lead to it, reasoning across passages when the question needs several steps. Do "
+        "not add facts the passages do not give. Also give short_answer: the bare entity, date, number or phrase "
+        "the question asks for, not a sentence. List the IDs of the passages that support the answer. If the "
+        "passages do not contain the answer, say so in the explanation, give your best short guess as "
+        "short_answer and an empty supporting_ids list."
+    )
+    EXPLANATORY_CLOSED_BOOK_ROLE = (
+        "You answer questions from your own knowledge; no passages are given. Explain the answer in as many "
+        "sentences as the question needs, give short_answer: the bare entity, date, number or phrase asked for, "
+        "and an empty supporting_ids list. If you do not know, say so and give your best short guess."
+    )
     OPTIONS_ROLE = (
         "When answer options are listed, the answer must be exactly one of them: reply with its letter only, "
         "even if the passages do not settle the question (then pick the most plausible option)."
     )
+    EXPLANATORY_OPTIONS_ROLE = (
+        "You answer multiple-choice questions using the given passages. Explain in the answer, from the passages, "
+        "which option is right and why, in as many sentences as the question needs; short_answer must be exactly "
+        "one option's letter, even if the passages do not settle the question (then pick the most plausible "
+        "option). List the IDs of the passages that support the choice."
+    )
+
+    def output_model(self) -> type[BaseModel]:
+        return ExplainedAnswer if self.explanatory else Answer
 
     def system(self, inputs: Mapping[str, Any]) -> str:
-        role = self.ROLE if list(inputs.get("passages") or ()) else self.CLOSED_BOOK_ROLE
-        return system_prompt(f"{role} {self.OPTIONS_ROLE}" if options_of(inputs) else role)
+        passages = bool(list(inputs.get("passages") or ()))
+        if options_of(inputs) and self.explanatory:  # an explanation, and the option's letter as short_answer
+            return system_prompt(self.EXPLANATORY_OPTIONS_ROLE)
+        if options_of(inputs):
+            return system_prompt(f"{self.ROLE if passages else self.CLOSED_BOOK_ROLE} {self.OPTIONS_ROLE}")
+        if self.explanatory:
+            return system_prompt(self.EXPLANATORY_ROLE if passages else self.EXPLANATORY_CLOSED_BOOK_ROLE)
+        return system_prompt(self.ROLE if passages else self.CLOSED_BOOK_ROLE)
 
     def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]
         return make_items(list(inputs["passages"]), "P")
@@ -76,11 +123,21 @@ class GroundedAnswer(Task):
         options = options_of(inputs)
         shown = f"Passages:\n{render_items(self.items(inputs), 'passage')}\n" if list(inputs["passages"]) else ""
         cite = '["P..", ...]' if shown else "[]"
+        if not options and self.explanatory:
+            return (f"{shown}"
+                    f"Question:\n{block('data', inputs['question'])}\n"
+                    f'Reply with {{"answer": "<the explanation>", "short_answer": "...", "supporting_ids": {cite}}}.')
         if not options:
             return (f"{shown}"
                     f"Question:\n{block('data', inputs['question'])}\n"
                     f'Reply with {{"answer": "...", "supporting_ids": {cite}}}.')
         lettered = "\n".join(f"{option_letter(i)}. {o}" for i, o in enumerate(options))
+        if self.explanatory:
+            return (f"{shown}"
+                    f"Question:\n{block('data', inputs['question'])}\n"
+                    f"Options:\n{block('data', lettered)}\n"
+                    f'Reply with {{"answer": "<why, from the passages>", "short_answer": "<one letter, A to '
+                    f'{option_letter(len(options) - 1)}>", "supporting_ids": {cite}}}.')
         return (f"{shown}"
                 f"Question:\n{block('data', inputs['question'])}\n"
                 f"Options:\n{block('data', lettered)}\n"
@@ -91,6 +148,14 @@ class GroundedAnswer(Task):
         kept, dropped = filter_ids(output.supporting_ids, [it.id for it in self.items(inputs)])  # type: ignore[attr-defined]
         answer = output.answer  # type: ignore[attr-defined]
         options = options_of(inputs)
+        if isinstance(output, ExplainedAnswer):
+            if options:  # the option is read from the short answer, else from the explanation
+                choice = parse_option(output.short_answer, options)
+                choice = parse_option(answer, options) if choice is None else choice
+                if choice is None:
+                    raise OutputInvalid(f"answer {output.short_answer[:80]!r} names none of the options")
+                return ExplainedAnswer(answer=answer, short_answer=option_letter(choice), supporting_ids=kept), dropped
+            return ExplainedAnswer(answer=answer, short_answer=output.short_answer, supporting_ids=kept), dropped
         if options:  # the answer must name an option; stored as its letter
             choice = parse_option(answer, options)
             if choice is None:
@@ -104,6 +169,13 @@ class GroundedAnswer(Task):
         supporting = [keys[i] for i in output.supporting_ids]  # type: ignore[attr-defined]
         options = options_of(inputs)
         if not options:
-            return {"answer": output.answer, "supporting": supporting}  # type: ignore[attr-defined]
+            value = {"answer": output.answer, "supporting": supporting}  # type: ignore[attr-defined]
+            if isinstance(output, ExplainedAnswer):
+                value["short_answer"] = output.short_answer
+            return value
+        if isinstance(output, ExplainedAnswer):  # check() stored the option's letter as the short answer
+            choice = OPTION_LETTERS.index(output.short_answer)
+            return {"answer": options[choice], "option": choice, "supporting": supporting,
+                    "explanation": output.answer}
         choice = OPTION_LETTERS.index(output.answer)  # type: ignore[attr-defined]  # check() stored a letter
         return {"answer": options[choice], "option": choice, "supporting": supporting}

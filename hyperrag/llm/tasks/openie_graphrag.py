@@ -1,9 +1,19 @@
-"""OpenIE, GraphRAG style (used by HugRAG): typed entities with descriptions, and relations between
-them with a description and a strength score from 1 to 10.
+"""OpenIE, GraphRAG style (used by HugRAG, its Fig 8): typed entities with comprehensive descriptions, and the
+relations between them with a description and a strength score from 1 to 10.
 
-Following Microsoft GraphRAG's element extraction (Edge et al., 2024): one pass names each entity,
-gives it a type from a fixed list and a one-sentence description drawn from the passage, then links
-pairs of those entities with a sentence explaining the link and how strong it is.
+Every instruction of HugRAG's Fig 8 (adapted there from Microsoft GraphRAG's element extraction, Edge et al., 2024),
+in our own words and JSON instead of tuple delimiters:
+
+1. identify *all* entities of the given types in the text; per entity its name in capital letters, one type from
+   the list and a comprehensive description of its attributes and activities as the text gives them;
+2. from those entities, every pair that is clearly related: source and target named as in step 1, a description
+   explaining why they are related, and a numeric strength;
+3. the whole reply in English, one object listing all entities and relations (the JSON stands for GraphRAG's
+   record and completion delimiters);
+4. three worked examples (ours: a central bank, a river and a scientist), as Fig 8 shows three.
+
+The schema caps neither list (Fig 8 asks for all entities and relations); the reply's length is bounded only by
+``max_tokens`` (3,072, room for ~60 described entities and relations).
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from pydantic import BaseModel, Field, field_validator
 from hyperrag.llm.prompting import block, json_example
 from hyperrag.llm.tasks.base import Name, Task, Text, passage_of
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 DEFAULT_TYPES = ("person", "organization", "location", "event", "date", "work", "concept", "other")
 
@@ -43,20 +53,72 @@ class Relation(BaseModel):
 
 
 class GraphElements(BaseModel):
-    entities: list[Entity] = Field(max_length=40)
-    relations: list[Relation] = Field(max_length=40)
+    entities: list[Entity]
+    relations: list[Relation]
 
 
-_EXAMPLE = {
-    "entities": [
-        {"name": "Lake Ohrid", "type": "location", "description": "Lake on the border of North Macedonia and Albania."},
-        {"name": "Struga", "type": "location", "description": "Town on the northern shore of Lake Ohrid."},
-    ],
-    "relations": [
-        {"source": "Struga", "target": "Lake Ohrid", "description": "Struga lies on the lake's northern shore.",
-         "strength": 8},
-    ],
-}
+# Three worked examples of our own (Fig 8 shows three): (entity types, text, the reply).
+EXAMPLES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("organization, person",
+     ("The Bank of Norland raised its policy rate to 4.5% on Thursday. Governor Ilse Varga said the board acted to "
+     "bring inflation back to its 2% target, and the Norland Treasury welcomed the decision."),
+     {"entities": [
+         {"name": "BANK OF NORLAND", "type": "organization",
+          "description": "The central bank of Norland; on Thursday it raised its policy rate to 4.5% to bring "
+                         "inflation back to its 2% target."},
+         {"name": "ILSE VARGA", "type": "person",
+          "description": "Governor of the Bank of Norland, who explained that the board raised the rate to bring "
+                         "inflation back to target."},
+         {"name": "NORLAND TREASURY", "type": "organization",
+          "description": "Norland's finance ministry, which welcomed the bank's rate decision."}],
+      "relations": [
+         {"source": "ILSE VARGA", "target": "BANK OF NORLAND",
+          "description": "Ilse Varga governs the Bank of Norland and announced its decision.", "strength": 9},
+         {"source": "NORLAND TREASURY", "target": "BANK OF NORLAND",
+          "description": "The Treasury publicly welcomed the bank's rate increase.", "strength": 5}]}),
+    ("location, event, date",
+     ("The Selva River flooded the town of Marrow in April 1921 after a week of rain; the flood destroyed the old "
+     "mill and led to the building of the Marrow Dam upstream."),
+     {"entities": [
+         {"name": "SELVA RIVER", "type": "location",
+          "description": "River that runs past Marrow and flooded the town in April 1921 after a week of rain."},
+         {"name": "MARROW", "type": "location",
+          "description": "Town on the Selva River, flooded in April 1921; its old mill was destroyed."},
+         {"name": "1921 MARROW FLOOD", "type": "event",
+          "description": "Flood of the Selva at Marrow in April 1921 caused by a week of rain; it destroyed the "
+                         "old mill and prompted the Marrow Dam."},
+         {"name": "APRIL 1921", "type": "date", "description": "Month in which the Selva flooded Marrow."},
+         {"name": "MARROW DAM", "type": "location",
+          "description": "Dam built upstream of Marrow on the Selva in response to the 1921 flood."}],
+      "relations": [
+         {"source": "SELVA RIVER", "target": "1921 MARROW FLOOD",
+          "description": "The flood was the Selva River overflowing.", "strength": 9},
+         {"source": "1921 MARROW FLOOD", "target": "MARROW",
+          "description": "The flood struck Marrow and destroyed its old mill.", "strength": 9},
+         {"source": "1921 MARROW FLOOD", "target": "APRIL 1921",
+          "description": "The flood happened in April 1921.", "strength": 7},
+         {"source": "1921 MARROW FLOOD", "target": "MARROW DAM",
+          "description": "The flood led to the dam being built.", "strength": 8}]}),
+    ("person, organization, work",
+     ("Chemist Tomas Lind joined the Halden Institute in 1998, where he wrote 'Salts of the Deep Sea', a study of "
+     "brine pools that won him the Ostrom Medal."),
+     {"entities": [
+         {"name": "TOMAS LIND", "type": "person",
+          "description": "Chemist who joined the Halden Institute in 1998, wrote 'Salts of the Deep Sea' there "
+                         "and won the Ostrom Medal for it."},
+         {"name": "HALDEN INSTITUTE", "type": "organization",
+          "description": "Research institute Tomas Lind joined in 1998, where he wrote his study of brine pools."},
+         {"name": "SALTS OF THE DEEP SEA", "type": "work",
+          "description": "Study of deep-sea brine pools by Tomas Lind, written at the Halden Institute; it won "
+                         "the Ostrom Medal."}],
+      "relations": [
+         {"source": "TOMAS LIND", "target": "HALDEN INSTITUTE",
+          "description": "Lind has worked at the institute since 1998.", "strength": 8},
+         {"source": "TOMAS LIND", "target": "SALTS OF THE DEEP SEA",
+          "description": "Lind wrote the study.", "strength": 10},
+         {"source": "SALTS OF THE DEEP SEA", "target": "HALDEN INSTITUTE",
+          "description": "The study was written at the institute.", "strength": 6}]}),
+)
 
 
 class GraphExtraction(Task):
@@ -65,13 +127,17 @@ class GraphExtraction(Task):
     name = "openie_graphrag"
     SCHEMA_VERSION = SCHEMA_VERSION
     Output = GraphElements
-    max_tokens = 1024
+    max_tokens = 3072
+    # Fig 8, step by step, in our own words
     ROLE = (
-        "You extract a typed knowledge graph from one passage. First list the entities: for each give its "
-        "name as written, one type from the allowed list, and a one-sentence description of what the "
-        "passage says about it. Then list relations between pairs of those entities: source and target "
-        "must be names from your entity list, the description explains how they are related according to "
-        "the passage, and strength is an integer from 1 (weak, incidental) to 10 (strong, defining)."
+        "You build a knowledge graph from a text that may bear on the user's work. You are given the text and a "
+        "list of entity types. Step 1: identify every entity in the text whose type is in the list. For each, give "
+        "its name in capital letters, its type (one of the listed types) and a comprehensive description of the "
+        "entity's attributes and activities as the text presents them. Step 2: among the entities found in step "
+        "1, find every pair that is clearly related. For each pair give the source and target (named exactly as "
+        "in step 1), a description explaining why you judge them related, and a strength: an integer from 1 "
+        "(weak, incidental) to 10 (strong, defining). Step 3: write the whole reply in English, as one object "
+        "listing all the entities and all the relations from steps 1 and 2."
     )
 
     def __init__(self, entity_types: Sequence[str] = DEFAULT_TYPES) -> None:
@@ -83,11 +149,13 @@ class GraphExtraction(Task):
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         types = inputs.get("entity_types") or self.entity_types
+        shots = "\n\n".join(f"Example {i}:\nEntity types: {t}\nText: {text}\nReply: {json_example(reply)}"
+                             for i, (t, text, reply) in enumerate(EXAMPLES, 1))
         return (
-            f"Allowed entity types: {', '.join(types)}\n"
-            f"Example reply: {json_example(_EXAMPLE)}\n\n"
-            f"Passage:\n{block('passage', passage_of(inputs))}\n"
-            'Reply with {"entities": [...], "relations": [...]} for this passage.'
+            f"Examples:\n{shots}\n\n"
+            f"Real data:\nEntity types: {', '.join(types)}\n"
+            f"Text:\n{block('passage', passage_of(inputs))}\n"
+            'Reply with {"entities": [...], "relations": [...]} for this text.'
         )
 
     def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:

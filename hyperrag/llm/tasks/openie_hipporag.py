@@ -57,8 +57,9 @@ def _dedupe(values: list[str]) -> list[str]:
     return out
 
 
-_EXAMPLE_QUERY = "Which river flows through the town on the northern shore of Lake Ohrid?"
-_EXAMPLE_QUERY_ENTITIES = ["Lake Ohrid"]
+_EXAMPLE_QUERY = "Which university did Marie Curie's doctoral advisor attend?"
+# as CatRAG's Fig. 1 anchors this question: the named person and the kind of thing asked about
+_EXAMPLE_QUERY_ENTITIES = ["Marie Curie", "university"]
 
 
 class NamedEntityExtraction(Task):
@@ -81,9 +82,11 @@ class NamedEntityExtraction(Task):
         "written in the passage, list each once, and include the passage's own subject (its title)."
     )
     QUERY_ROLE = (
-        "You read one question and list the named entities it mentions: people, organisations, places, "
-        "works, events, dates, numbers with units and other specific named things. Copy each entity as "
-        "written in the question and list each once; leave out generic words and what the question asks for."
+        "You read one question and list every entity it mentions that matters for answering it: people, "
+        "organisations, places, works, events, dates, numbers with units and other specific named things, and "
+        "also the kind of thing the question asks about or passes through when it names one (such as "
+        "'university', 'river' or 'album'). Copy each entity as written in the question and list each once; "
+        "leave out only words that name nothing (question words, verbs, 'the')."
     )
 
     def __init__(self, source: str = "passage") -> None:

@@ -10,7 +10,8 @@ work together towards the answer, with one of the paper's three relation types:
 
 The link is directed ``source → target`` (the step taken first → the one it leads to), which is how the
 query tree is hung together. Both endpoints are checked against the IDs shown; self-links and duplicates are
-dropped.
+dropped. A relation whose type is none of the three (after common spellings such as *supports* or *complementary*)
+is an invalid answer: dropped and counted (``dropped_ids``), never guessed as another type.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pydantic import BaseModel, Field, field_validator
 from hyperrag.llm.prompting import block, key_map, make_items, render_items, require
 from hyperrag.llm.tasks.base import Task, Text, filter_ids
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 RelationType = Literal["support", "complement", "expand"]
 RELATION_TYPES = ("support", "complement", "expand")
@@ -31,6 +32,13 @@ RELATION_TYPES = ("support", "complement", "expand")
 _SYNONYMS = {"supports": "support", "supporting": "support", "corroborates": "support",
              "complements": "complement", "complementary": "complement",
              "expands": "expand", "expands_upon": "expand", "expand_upon": "expand", "elaborates": "expand"}
+
+
+def relation_type(value: Any) -> str | None:
+    """One of :data:`RELATION_TYPES` for a model's spelling of it, or ``None`` (an unknown type)."""
+    v = str(value).strip().lower().replace(" ", "_").replace("-", "_")
+    v = _SYNONYMS.get(v, v)
+    return v if v in RELATION_TYPES else None
 
 
 class PassageLink(BaseModel):
@@ -42,8 +50,7 @@ class PassageLink(BaseModel):
     @field_validator("type", mode="before")
     @classmethod
     def _norm(cls, v: Any) -> Any:
-        v = str(v).strip().lower().replace(" ", "_").replace("-", "_")
-        return _SYNONYMS.get(v, v) if _SYNONYMS.get(v, v) in RELATION_TYPES else "complement"
+        return relation_type(v) or v  # an unknown type fails validation (prevalidate drops and counts it first)
 
 
 class PassageLinks(BaseModel):
@@ -79,6 +86,14 @@ class PassageRelations(Task):
                 f"{render_items(self.items(inputs), 'passage')}\n"
                 'Reply with {"relations": [{"source_id": "P1", "target_id": "P2", "type": '
                 '"support|complement|expand", "description": "..."}, ...]} (an empty list when no pair matters).')
+
+    def prevalidate(self, value: dict[str, Any], inputs: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """Relations of an unknown type are invalid answers: dropped, and counted."""
+        rels = value.get("relations")
+        if not isinstance(rels, list):
+            return value, 0
+        kept = [r for r in rels if not isinstance(r, dict) or relation_type(r.get("type")) is not None]
+        return {**value, "relations": kept}, len(rels) - len(kept)
 
     def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
         shown = [it.id for it in self.items(inputs)]

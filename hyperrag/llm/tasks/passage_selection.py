@@ -1,7 +1,9 @@
 """Passage selection (HyperRAG): choose which retrieved passages to keep for a question.
 
-HyperRAG's LLM-in-the-loop retrieval prunes the candidate pool before expanding it: the model sees
-the question and candidate passages with short IDs and returns the useful ones, best first.
+HyperRAG's LLM-in-the-loop retrieval prunes the candidate pool before expanding it (§3.1.2: the LLM evaluates
+"which of these passages are potentially helpful for answering the query"): the model sees the question and
+candidate passages with short IDs and returns the potentially helpful ones, best first. A cap (``max_selected``)
+is stated only when the caller sets one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pydantic import BaseModel
 from hyperrag.llm.prompting import block, key_map, make_items, render_items, require
 from hyperrag.llm.tasks.base import IdList, Task, filter_ids
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 class Selection(BaseModel):
@@ -29,9 +31,9 @@ class PassageSelection(Task):
     Output = Selection
     max_tokens = 192
     ROLE = (
-        "You select evidence for a question. Each passage has an ID. Return the IDs of the passages that "
-        "contain information needed to answer the question, including intermediate facts of a multi-step "
-        "answer, best first. Leave out passages that only share words with the question."
+        "You select evidence for a question. Each passage has an ID. Return the IDs of the passages that are "
+        "potentially helpful for answering the question, including passages with an intermediate fact of a "
+        "multi-step answer, best first. Leave out passages that only share words with the question."
     )
 
     def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]

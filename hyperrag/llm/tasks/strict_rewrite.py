@@ -1,95 +1,122 @@
-"""Rewrite under strict grounding (CDF-RAG): revise an answer so that it says only what the evidence
+"""Regeneration under strict grounding (CDF-RAG §2.4–2.5): revise an answer so that it says only what the evidence
 supports.
 
-After claim checking, the answer is rewritten against the passages: unsupported or refuted content
-is removed or corrected, nothing new is added from outside knowledge, and the supporting passages
-are cited by ID (checked against those shown).
+Two modes, one per check that can send an answer back:
+
+* ``claims`` (the hallucination check, §2.5 "knowledge rewriting"): the listed unsupported claims are removed or
+  corrected, nothing new is added from outside knowledge;
+* ``causal`` (the causal graph check, §2.4 "fallback generation"): the cause → effect relations of its evidence the
+  draft already keeps are listed to be **kept as they are**, the ones it leaves out are listed as **missing** (to be
+  accounted for where they bear on the question), the ones it states the wrong way round as **to correct**. The
+  model is never told to drop a relation the evidence supports.
+
+Both cite the supporting passages by ID (checked against those shown). The answer style is the run's
+(``answer_style``): ``short`` (the bare answer) or ``explanatory`` (an explanation plus ``short_answer``, the bare
+entity / date / phrase EM and F1 score), as :class:`~hyperrag.llm.tasks.grounded_answer.GroundedAnswer` does.
 
 Multiple choice: with ``options`` in the inputs the revised answer must be one of them (shown lettered, answered
-with a letter, like ``grounded_answer``); ``value["answer"]`` is the option's text, ``value["option"]`` its
-position. Without options the messages are those of the free-form task.
+with a letter); ``value["answer"]`` is the option's text, ``value["option"]`` its position.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from hyperrag.llm.prompting import block, render_items, require, system_prompt
+from hyperrag.llm.tasks.answer_style import AnswerStyle
+from hyperrag.llm.tasks.grounded_answer import GroundedAnswer, options_of
+from hyperrag.utils.answers import option_letter
 
-from hyperrag.llm.errors import OutputInvalid
-from hyperrag.llm.prompting import block, key_map, make_items, render_items, require, system_prompt
-from hyperrag.llm.tasks.base import IdList, Task, Text, filter_ids
-from hyperrag.llm.tasks.grounded_answer import options_of
-from hyperrag.utils.answers import OPTION_LETTERS, option_letter, parse_option
+SCHEMA_VERSION = "2"
 
-SCHEMA_VERSION = "1"
-
-
-class Rewrite(BaseModel):
-    answer: Text
-    supporting_ids: IdList = []
+RewriteMode = Literal["claims", "causal"]
+REWRITE_MODES: tuple[str, ...] = ("claims", "causal")
 
 
-class StrictRewrite(Task):
-    """Inputs: ``question``, ``answer`` (draft), ``passages``; optional ``unsupported_claims`` and ``options``.
+class StrictRewrite(GroundedAnswer):
+    """Inputs: ``question``, ``answer`` (draft), ``passages``; optional ``options``; mode ``claims``:
+    ``unsupported_claims``; mode ``causal``: ``keep``, ``missing``, ``contradicted`` (relation statements).
 
-    ``value``: ``{"answer": str, "supporting": [caller keys]}``, plus ``"option": int`` with options.
+    ``value``: as :class:`GroundedAnswer`'s — ``{"answer", "supporting"}`` (+ ``short_answer`` when explanatory,
+    + ``option`` with options).
     """
 
     name = "strict_rewrite"
     SCHEMA_VERSION = SCHEMA_VERSION
-    Output = Rewrite
-    max_tokens = 384
     ROLE = (
         "You revise a draft answer under strict grounding. Keep only statements the passages support; correct "
         "or remove anything they contradict or do not cover, especially the listed unsupported claims. Add "
         "nothing from outside knowledge. Keep the answer as short as the question allows and cite the IDs "
         "of the passages that support it. If nothing is supported, answer \"unknown\"."
     )
-    OPTIONS_ROLE = (
-        "When answer options are listed, the revised answer must be exactly one of them, given by its letter: "
-        "pick the option the passages support best."
+    CAUSAL_ROLE = (
+        "You revise a draft answer under strict grounding so that it agrees with the cause-and-effect relations of "
+        "its evidence. Keep every relation listed under \"Relations to keep\" exactly as the draft states it: do not "
+        "drop, weaken or reverse any of them. Where a relation listed under \"Missing relations\" bears on the "
+        "question, state it with its cause and effect the right way round. Correct every relation listed under "
+        "\"Relations to correct\" so that its direction agrees with the evidence. Add nothing the passages do not "
+        "support, and cite the IDs of the passages that support the answer."
     )
+    SHORT_RULE = "Give a short answer: the entity, date, number or phrase asked for, not a sentence."
+    EXPLANATORY_RULE = (
+        "Write the answer as an explanation grounded in the passages, as long as the question needs (usually two to "
+        "four sentences), and give short_answer: the bare entity, date, number or phrase the question asks for, "
+        "not a sentence."
+    )
+    OPTIONS_RULE = ("When answer options are listed, the answer must be exactly one of them: pick the option the "
+                    "passages support best and give its letter")
+
+    def __init__(self, style: AnswerStyle = "short", mode: RewriteMode = "claims") -> None:
+        super().__init__(style)
+        if mode not in REWRITE_MODES:
+            raise ValueError(f"strict_rewrite mode must be one of {REWRITE_MODES}, got {mode!r}")
+        self.mode = mode
+
+    @property
+    def variant(self) -> str:
+        return "/".join(v for v in ("" if self.mode == "claims" else self.mode, super().variant) if v)
+
+    @property
+    def max_tokens(self) -> int:  # type: ignore[override]
+        return 768 if self.explanatory else 384
 
     def system(self, inputs: Mapping[str, Any]) -> str:
-        return system_prompt(f"{self.ROLE} {self.OPTIONS_ROLE}" if options_of(inputs) else self.ROLE)
+        parts = [self.CAUSAL_ROLE if self.mode == "causal" else self.ROLE]
+        if self.mode == "causal" or self.explanatory:  # the claims mode's short prompt is unchanged (cached replies)
+            parts.append(self.EXPLANATORY_RULE if self.explanatory else self.SHORT_RULE)
+        if options_of(inputs):
+            where = " (in short_answer)." if self.explanatory else "."
+            parts.append(self.OPTIONS_RULE + where)
+        return system_prompt(" ".join(parts))
 
-    def items(self, inputs: Mapping[str, Any]):  # type: ignore[no-untyped-def]
-        return make_items(list(inputs["passages"]), "P")
+    def _listing(self, title: str, statements: list[str]) -> str:
+        return f"{title}:\n" + "\n".join(block("data", s) for s in statements) + "\n" if statements else ""
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "question", "answer", "passages", task=self.name)
-        bad = list(inputs.get("unsupported_claims") or [])
-        bad_txt = "Unsupported claims:\n" + "\n".join(block("data", c) for c in bad) + "\n" if bad else ""
+        if self.mode == "causal":
+            lists = (self._listing("Relations to keep", list(inputs.get("keep") or []))
+                     + self._listing("Missing relations", list(inputs.get("missing") or []))
+                     + self._listing("Relations to correct", list(inputs.get("contradicted") or [])))
+        else:
+            lists = self._listing("Unsupported claims", list(inputs.get("unsupported_claims") or []))
         options = options_of(inputs)
-        opt_txt, reply = "", '"..."'
+        opt_txt = ""
+        letter = ""
         if options:
             lettered = "\n".join(f"{option_letter(i)}. {o}" for i, o in enumerate(options))
             opt_txt = f"Options:\n{block('data', lettered)}\n"
-            reply = f'"<one letter, A to {option_letter(len(options) - 1)}>"'
+            letter = f'"<one letter, A to {option_letter(len(options) - 1)}>"'
+        if self.explanatory:
+            reply = (f'{{"answer": "<the explanation>", "short_answer": {letter or chr(34) + "..." + chr(34)}, '
+                     f'"supporting_ids": ["P..", ...]}}')
+        else:
+            reply = f'{{"answer": {letter or chr(34) + "..." + chr(34)}, "supporting_ids": ["P..", ...]}}'
         return (f"Passages:\n{render_items(self.items(inputs), 'passage')}\n"
                 f"Question:\n{block('data', inputs['question'])}\n{opt_txt}"
                 f"Draft answer:\n{block('data', inputs['answer'])}\n"
-                f'{bad_txt}Reply with {{"answer": {reply}, "supporting_ids": ["P..", ...]}}.')
+                f"{lists}Reply with {reply}.")
 
-    def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
-        kept, dropped = filter_ids(output.supporting_ids, [it.id for it in self.items(inputs)])  # type: ignore[attr-defined]
-        answer = output.answer  # type: ignore[attr-defined]
-        options = options_of(inputs)
-        if options:  # the answer must name an option; stored as its letter
-            choice = parse_option(answer, options)
-            if choice is None:
-                letters = ", ".join(option_letter(i) for i in range(len(options)))
-                raise OutputInvalid(f"answer {answer[:80]!r} names none of the options; reply with one of {letters}")
-            answer = option_letter(choice)
-        return Rewrite(answer=answer, supporting_ids=kept), dropped
 
-    def interpret(self, output: BaseModel, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        keys = key_map(self.items(inputs))
-        supporting = [keys[i] for i in output.supporting_ids]  # type: ignore[attr-defined]
-        options = options_of(inputs)
-        if not options:
-            return {"answer": output.answer, "supporting": supporting}  # type: ignore[attr-defined]
-        choice = OPTION_LETTERS.index(output.answer)  # type: ignore[attr-defined]  # check() stored a letter
-        return {"answer": options[choice], "option": choice, "supporting": supporting}
+__all__ = ["REWRITE_MODES", "RewriteMode", "StrictRewrite"]

@@ -1,12 +1,16 @@
-"""Final answer from a filtered evidence subgraph only (HugRAG, its Fig 7).
+"""Final answer from a filtered evidence subgraph only (HugRAG, its Fig 7; Algorithm 1 line 15).
 
-The evidence is the text of the causal subgraph the path identification kept (its items, and the passages they
-were extracted from, which the caller supplies); the optional draft answer comes from that identification and is
-used only when the evidence supports it. The answer is concise, direct and neutral; when the evidence does not
-hold it the model says "unknown" instead of guessing (an abstention, scored 0).
+Fig 7's instructions, in our own words: the model is a helpful assistant answering the user's question; it answers
+from the evidence context given (the causal subgraph S* the path identification kept: its items, and the passages
+they were extracted from, which the caller supplies) and from nothing else (A.2: "rely only on the provided
+evidence"); a draft answer may come with it (from the path identification) and is used only where the evidence
+supports it; the answer is concise, direct and neutral. One addition, documented in ``docs/fidelity/hugrag.md``:
+when the evidence does not hold the answer the model says so rather than guessing (an abstention, scored 0).
 
-Unlike the shared reader (``grounded_answer``), this task cites nothing and never guesses: it is HugRAG's own
-generation step.
+Answer style (``AnswerFromSubgraph(style=...)``, the run's ``answer_style``): ``short`` — the bare entity, date,
+number or short statement asked for (multi-hop QA benchmarks score those); ``explanatory`` — the answer in as many
+sentences as the question needs (the paper's answers: HolisQA's are 2–4 sentences, and F1, context recall and
+answer relevancy score the whole answer), plus ``short_answer``, the bare answer EM and F1 score on entity QA.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from hyperrag.llm.prompting import Item, block, make_items, render_items, require
+from hyperrag.llm.prompting import Item, block, make_items, render_items, require, system_prompt
+from hyperrag.llm.tasks.answer_style import LongText, StyledAnswer
 from hyperrag.llm.tasks.base import Task, Text
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 UNKNOWN = "unknown"
 
 
@@ -27,19 +32,41 @@ class SubgraphAnswer(BaseModel):
     answer: Text
 
 
-class AnswerFromSubgraph(Task):
+class ExplainedSubgraphAnswer(BaseModel):
+    answer: LongText
+    short_answer: Text
+
+
+class AnswerFromSubgraph(StyledAnswer, Task):
     """Inputs: ``question``, ``evidence`` (strings, (key, text) pairs or mappings with ``text``, optionally
-    ``passage_ids``), optional ``draft_answer``. ``value``: ``{"answer": str}``."""
+    ``passage_ids``), optional ``draft_answer``. ``value``: ``{"answer": str}`` (+ ``"short_answer"`` when
+    explanatory).
+
+    Args:
+        style: ``short`` or ``explanatory`` (see the module docstring).
+    """
 
     name = "subgraph_answer"
     SCHEMA_VERSION = SCHEMA_VERSION
     Output = SubgraphAnswer
-    max_tokens = 256
-    ROLE = ("You answer a user's question from the evidence given and nothing else. The evidence is the part of a "
-            "knowledge graph judged to explain the answer: items and the passages they come from. A draft answer "
-            "may be given; keep it only when the evidence supports it. Answer concisely, directly and neutrally: "
-            "the entity, date, number or short statement asked for. If the evidence does not contain the answer, "
-            f'reply "{UNKNOWN}"; do not guess.')
+    # Fig 7, in our words: the role, the goal (evidence only; the draft only where supported), the format
+    COMMON = ("You are a helpful assistant who answers the user's question. Base the answer on the evidence "
+              "context given and on nothing else: the evidence is the part of a knowledge graph judged to explain "
+              "the answer, its items and the passages they come from. A draft answer may be given with it; use "
+              "the draft only where the evidence supports it. Keep the answer concise, direct and neutral.")
+    SHORT = ("Give the entity, date, number or short statement the question asks for. If the evidence does not "
+             f'contain the answer, reply "{UNKNOWN}" rather than guessing.')
+    EXPLANATORY = ("Write the answer in as many sentences as the question needs (often two to four): state it, then "
+                   "the facts from the evidence that lead to it. Also give short_answer: the bare entity, date, "
+                   "number or phrase asked for, not a sentence. If the evidence does not contain the answer, say "
+                   f'so in the answer and give "{UNKNOWN}" as short_answer rather than guessing.')
+    ROLE = f"{COMMON} {SHORT}"
+
+    def output_model(self) -> type[BaseModel]:
+        return ExplainedSubgraphAnswer if self.explanatory else SubgraphAnswer
+
+    def system(self, inputs: Mapping[str, Any]) -> str:
+        return system_prompt(f"{self.COMMON} {self.EXPLANATORY if self.explanatory else self.SHORT}")
 
     def items(self, inputs: Mapping[str, Any]) -> list[Item]:
         return make_items(list(inputs["evidence"]), "X")
@@ -48,9 +75,13 @@ class AnswerFromSubgraph(Task):
         require(inputs, "question", "evidence", task=self.name)
         draft = str(inputs.get("draft_answer") or "").strip()
         draft_part = f"Draft answer (optional):\n{block('data', draft)}\n" if draft else ""
+        reply = ('Reply with {"answer": "<the answer, explained>", "short_answer": "..."}.' if self.explanatory
+                 else 'Reply with {"answer": "..."}.')
         return (f"Evidence:\n{render_items(self.items(inputs), 'item')}\n{draft_part}"
-                f"Question:\n{block('data', inputs['question'])}\n"
-                'Reply with {"answer": "..."}.')
+                f"Question:\n{block('data', inputs['question'])}\n{reply}")
 
     def interpret(self, output: BaseModel, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        return {"answer": output.answer}  # type: ignore[attr-defined]
+        value = {"answer": output.answer}  # type: ignore[attr-defined]
+        if isinstance(output, ExplainedSubgraphAnswer):
+            value["short_answer"] = output.short_answer
+        return value

@@ -5,9 +5,11 @@ The environment (:class:`~hyperrag.refinement.env.RefinementEnv`) wraps an index
 UniCausal pair classifier when ``models/causal_pair`` holds one) built from the method's settings and the task's
 LLM (``task.llm``; ``retrieve.py cv_folds=K`` passes the run's): the actions are carried out by the *same* refiner
 the retriever deploys — the LLM when one is configured — and, with an LLM, the answer is generated and checked so
-the reward's hallucination term (λ4) is on. Episodes take up to the method's ``max_refine_steps`` actions. The
-questions with gold passages are split into ``split.train`` training and ``split.heldout`` held-out questions (or,
-cross-fitting, exactly ``split.train_ids``); one Lightning epoch is one PPO iteration over the training questions.
+the reward's hallucination term (λ4) is on. Episodes take up to the method's ``max_refine_steps`` actions. The reward
+is label-free by default (``env.relevance: context``), so any question set trains — with or without gold passages;
+``env.relevance: gold_recall`` (a labelled research reward) trains on the questions with gold passages only. The
+questions are split into ``split.train`` training and ``split.heldout`` held-out questions (or, cross-fitting,
+exactly ``split.train_ids``); one Lightning epoch is one PPO iteration over the training questions.
 
 ``evaluate`` compares, on the held-out questions, the greedy policy's final reward (and coverage) with the
 uniform-random policy's (exact expectation), the best fixed single action (chosen on the training questions) and
@@ -55,12 +57,14 @@ class SplitSettings(TypedDict):
 
 
 class EnvSettings(TypedDict):
-    """``task.env``: :class:`RefinementEnv`'s ``k`` (coverage = recall@k), ``hallucination`` (the λ4 term from
-    generated answers, whenever ``task.llm`` is an available LLM) and reward ``weights`` (λ1–λ4)."""
+    """``task.env``: :class:`RefinementEnv`'s ``relevance`` (the r term: ``context``, label-free, or
+    ``gold_recall``, labelled), ``k`` (its retrieval depth), ``hallucination`` (the λ4 term from generated answers,
+    whenever ``task.llm`` is an available LLM) and reward ``weights`` (λ1–λ4)."""
 
+    relevance: Literal["context", "gold_recall"]
     k: PositiveInt
     hallucination: bool
-    weights: dict[Literal["coverage", "causal_depth", "similarity", "hallucination"], NonNegativeFloat]
+    weights: dict[Literal["relevance", "causal_depth", "similarity", "hallucination"], NonNegativeFloat]
 
 
 class PPOTask:
@@ -101,6 +105,11 @@ class PPOTask:
         self.data_name = dataset.name
         self._llm: LanguageModel | None = None
 
+    @property
+    def need_gold(self) -> bool:
+        """Whether the reward needs gold passages (the labelled ``gold_recall`` relevance)."""
+        return self.env_settings.get("relevance") == "gold_recall"
+
     @cached_property
     def split(self) -> tuple[list[int], list[int]]:
         s = self.split_settings
@@ -112,8 +121,10 @@ class PPOTask:
             if unknown:
                 raise InputError(f"unknown query id(s) {unknown[:3]} in dataset {self.dataset.name!r}",
                                  setting="task.split.train_ids")
-            return [position[q] for q in s["train_ids"] if self.dataset.queries[position[q]].gold_ids], []
-        return split_queries(self.dataset.queries, s["train"], s["heldout"], seed=int(s["seed"]))
+            return [position[q] for q in s["train_ids"]
+                    if self.dataset.queries[position[q]].gold_ids or not self.need_gold], []
+        return split_queries(self.dataset.queries, s["train"], s["heldout"], seed=int(s["seed"]),
+                             need_gold=self.need_gold)
 
     def artifact(self) -> ArtifactRecord:
         """What the policy trained on: the training questions (held-out ones are only evaluated, never used to
@@ -131,8 +142,8 @@ class PPOTask:
 
         train, held = self.split
         if not train:
-            raise InputError(f"dataset {self.dataset.name!r} has no question with gold passages to train on",
-                             field="data")
+            which = "question with gold passages" if self.need_gold else "question"
+            raise InputError(f"dataset {self.dataset.name!r} has no {which} to train on", field="data")
         self._llm = build_llm(self.llm_backend, dataset=self.dataset).start()
         atexit.register(self._llm.stop)  # train.py has no teardown hook; a managed server must not outlive us
         retriever = CDFRAGRetriever(self.retriever_settings, encoder=self.encoder, llm=self._llm,

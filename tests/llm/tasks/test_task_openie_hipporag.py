@@ -44,6 +44,16 @@ def test_query_ner_is_the_same_task_on_a_question():
         NamedEntityExtraction(source="claim")
 
 
+def test_query_ner_keeps_the_kind_of_thing_asked_about():
+    """CatRAG's Fig. 1 anchors "Which university did Marie Curie's doctoral advisor attend?" on Marie Curie and
+    the university: the prompt asks for the named things *and* the kind of thing asked about, and its worked
+    example replies so (issue 29: it used to say to leave out what the question asks for)."""
+    system, user = NamedEntityExtraction(source="query").messages({"query": "Which album did Adele release first?"})
+    assert "kind of thing the question asks about" in system["content"]
+    assert "leave out generic words and what the question asks for" not in system["content"]
+    assert '"named_entities": ["Marie Curie", "university"]' in user["content"]
+
+
 def test_bare_list_reply_is_accepted():
     parsed = NamedEntityExtraction().parse('["Warsaw", "Poland"]', {"passage": "x"})
     assert parsed.value == ["Warsaw", "Poland"]

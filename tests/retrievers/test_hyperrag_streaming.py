@@ -1,0 +1,139 @@
+"""HyperRAG as its paper describes it: the paper's query graph (no question node), questions streamed one at a time
+(Algorithm 1) — none trained into the ball before it arrives —, the no-ball rows of the same run, the Fig. 3 axis,
+question routing and the held-out protocol's refusal."""
+
+import json
+
+import pytest
+import torch
+
+from hyperrag.config import method_settings
+from hyperrag.errors import InputError
+from tests.retrievers.test_hyperrag import QUESTION, TOY_DS, ScriptedLLM, _oracle
+from tests.test_retrieve_entry import compose_retrieve, retrieve
+
+
+def _paper(tmp_path, encoder, llm=None, **over):
+    from hyperrag.retrievers.hyperrag import HyperRAGRetriever
+
+    settings = method_settings("hyperrag_paper", models_dir=str(tmp_path / "models"), index_root=str(tmp_path),
+                               **over)
+    return HyperRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
+
+
+def test_the_papers_graph_has_no_question_nodes(tmp_path, encoder):
+    r = _paper(tmp_path, encoder, _oracle(TOY_DS), protocol="transductive")
+    r.index(TOY_DS)
+    g = r.graph
+    assert g.num_queries == 0 and g.graph_questions == [QUESTION] and len(g.implicit)  # the oracle's graph joined
+    assert r.model.points.shape[0] == g.num_passages == len(TOY_DS.corpus)  # passages only, in the ball too
+    rel = r.ball.relations()
+    assert int(rel.max()) < g.num_passages and "query" not in g.implicit.count_by_relation()
+    assert r.transductive and r.protocol == "transductive"
+    with pytest.raises(InputError, match="query_position"):  # no node to read the transductive rule from
+        _paper(tmp_path, encoder, query_position="trained")
+
+
+def test_streaming_never_trains_a_question_before_it_arrives(tmp_path, encoder):
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries]
+    r = _paper(tmp_path, encoder, multi_step=False)
+    r.index(ds)
+    assert r.protocol == "streaming" and not r.transductive
+    assert r.graph.graph_questions == [] and not len(r.graph.implicit)  # the index holds no question's graph
+    trained, ranked = [], []
+    train, rank = r.ball.train_touched, r._rank
+    r.ball.train_touched = lambda *a, **k: (trained.append(list(r.graph.graph_questions)), train(*a, **k))[1]
+    r._rank = lambda q, *a: (ranked.append((q, list(r.graph.graph_questions))), rank(q, *a))[1]
+    out = r.retrieve(qs, 5)
+    # each question joined, trained, then was ranked — with the graphs of the questions before it, none after
+    assert [(q, seen) for q, seen in ranked] == [([q], qs[: i + 1]) for i, q in enumerate(qs)]
+    assert trained == [qs[: i + 1] for i in range(len(qs))]
+    assert r.describe()["streaming"]["arrived"] == len(qs)
+    det = out.details[0]
+    assert set(det["no_ball"]) == {"dense", "dense_feedback", "graph_selection", "graph_dense"}
+    assert all(len(v) == 5 for v in det["no_ball"].values())
+    assert det["no_ball"]["graph_selection"][0] == det["query_graph"]["rounds"][0][0]  # selected first
+    # a question's ranking depends on the questions before it only: a shorter stream ranks its first three alike
+    short = _paper(tmp_path, encoder, multi_step=False)
+    short.index(ds)
+    assert torch.equal(short.retrieve(qs[:3], 5).indices, out.indices[:3])
+
+
+def test_streaming_run_labels_its_protocol_and_writes_the_no_ball_rows(tmp_path):
+    from hyperrag.retrievers.hyperrag_rows import ROWS, compare_rows
+
+    over = ["method=hyperrag_paper", f"method.retriever.models_dir={tmp_path / 'models'}", "tracking=none",
+            "answer_top_n=0", "method.retriever.train.max_epochs=1"]
+    metrics = retrieve.run(compose_retrieve(tmp_path, *over))
+    assert metrics["protocol"] == "streaming" and "transductive" not in metrics
+    dense = retrieve.run(compose_retrieve(tmp_path / "dense", "method=dense", "tracking=none", "answer_top_n=0"))
+    res = compare_rows(tmp_path / "run", ["recall@5"])
+    assert set(res["rows"]) == {*ROWS.values(), next(k for k in res["rows"] if k.startswith("ball"))}
+    assert res["rows"]["dense"]["recall@5"].estimate == pytest.approx(dense["recall@5"])  # same dense, same run
+    saved = json.loads((tmp_path / "run" / "rows" / "graph_selection" / "metrics.json").read_text())
+    assert saved["metrics"]["protocol"] == "streaming" and saved["metrics"]["llm_label"] == "LLM-free"
+
+
+def test_rows_of_a_run_without_them_are_refused_in_one_line(tmp_path):
+    from hyperrag.retrievers.hyperrag_rows import write_rows
+
+    retrieve.run(compose_retrieve(tmp_path, "method=dense", "tracking=none", "answer_top_n=0"))
+    with pytest.raises(InputError, match="protocol=streaming"):
+        write_rows(tmp_path / "run")
+
+
+def test_cv_folds_is_refused_for_hyperrag(tmp_path):
+    with pytest.raises(InputError, match="cv_folds: hyperrag builds"):
+        retrieve.run(compose_retrieve(tmp_path, "method=hyperrag", "tracking=none", "cv_folds=3"))
+
+
+def test_the_fig3_passages_axis_is_what_the_reader_sees(tmp_path, encoder):
+    seen = {}
+    for n in (1, 5):
+        cfg = compose_retrieve(tmp_path, "experiment=hyperrag_fig3", f"answer_top_n={n}", "tracking=none")
+        assert cfg.answer_top_n == n and cfg.method.retriever.reader_passages == n
+        llm = ScriptedLLM({"question_routing": {"multi_hop": True, "sub_questions": ["Where is a?", "What of #1?"]},
+                           "grounded_answer": {"answer": "x", "supporting_ids": []}})
+        r = _paper(tmp_path, encoder, llm, protocol="transductive", graph="explicit",
+                   reader_passages=cfg.method.retriever.reader_passages)
+        r.index(TOY_DS)
+        r.retrieve([QUESTION], 5)
+        seen[n] = {len(inputs["passages"]) for name, inputs in llm.calls if name == "grounded_answer"}
+    assert seen == {1: {1, 2}, 5: {5, 6}}  # every answer step reads the axis' passages (+ the final note)
+
+
+def test_routing_sends_single_hop_questions_to_one_step(tmp_path, encoder):
+    single = ScriptedLLM({"question_routing": {"multi_hop": False, "sub_questions": []}})
+    r = _paper(tmp_path, encoder, single, protocol="transductive", graph="explicit")
+    r.index(TOY_DS)
+    out = r.retrieve([QUESTION], 4)
+    assert out.details[0] == {"route": "single_step"} and [n for n, _ in single.calls] == ["question_routing"]
+    plain = _paper(tmp_path, encoder, protocol="transductive", graph="explicit", multi_step=False)
+    plain.index(TOY_DS)
+    assert torch.equal(out.indices, plain.retrieve([QUESTION], 4).indices)  # the paper's single-step rule
+    multi = ScriptedLLM({"question_routing": {"multi_hop": True, "sub_questions": ["Where is a?", "What of #1?"]},
+                         "grounded_answer": {"answer": "Dodge County", "supporting_ids": []}})
+    r = _paper(tmp_path, encoder, multi, protocol="transductive", graph="explicit")
+    r.index(TOY_DS)
+    det = r.retrieve([QUESTION], 4).details[0]
+    assert det["route"] == "multi_step" and det["sub_questions"] == ["Where is a?", "What of Dodge County?"]
+    assert det["answer"] == "Dodge County"
+
+
+def test_the_multi_step_final_answer_honours_the_answer_style(tmp_path, encoder):
+    from hyperrag.llm.tasks import get_task
+
+    reply = {"answer": "Black Hawk Township lies in Jefferson County, which borders Dodge County.",
+             "short_answer": "Dodge County", "supporting_ids": []}
+    llm = ScriptedLLM({"question_routing": {"multi_hop": True, "sub_questions": ["Where is a?", "What of #1?"]},
+                       "grounded_answer": reply})
+    r = _paper(tmp_path, encoder, llm, protocol="transductive", graph="explicit", answer_style="explanatory")
+    r.index(TOY_DS)
+    det = r.retrieve([QUESTION], 4).details[0]
+    assert det["answer"] == reply["answer"] and det["short_answer"] == "Dodge County"  # EM scores the short one
+    final = get_task("grounded_answer", style="explanatory").messages(llm.calls[-1][1])[0]["content"]
+    assert final != get_task("grounded_answer").messages(llm.calls[-1][1])[0]["content"]  # another instruction
+    assert method_settings("hyperrag_paper").answer_style == "short"  # composed alone: the short style
