@@ -298,9 +298,9 @@ def check_closure(wheels: list[dict[str, Any]]) -> list[str]:
 
 
 # ---- payload: embeddings, data, sizes ----------------------------------------------------------------------
-def export_embeddings(cache_dir: Path, dest: Path, dtype: str) -> dict[str, Any]:
+def export_embeddings(cache_dir: Path, dest: Path, dtype: str, only: set[bytes] | None = None) -> dict[str, Any]:
     """Every row of every embedding cache under ``cache_dir/embeddings`` into one ``.npz``: keys and vectors
-    (``float16``, or ``int8`` with a scale per row)."""
+    (``float16``, or ``int8`` with a scale per row); ``only``: just the rows of these keys."""
     import numpy as np
 
     from hyperrag.embedding.cache import EmbeddingCache
@@ -311,6 +311,9 @@ def export_embeddings(cache_dir: Path, dest: Path, dtype: str) -> dict[str, Any]
         cache = EmbeddingCache(db)
         keys, vecs = cache.rows()
         cache.close()
+        if only is not None:
+            keep = [j for j, k in enumerate(keys) if k in only]
+            keys, vecs = [keys[j] for j in keep], vecs[keep]
         out[f"keys{i}"] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
         if dtype == "int8":
             scale = np.abs(vecs).max(1, keepdims=True).clip(min=1e-12) / 127.0
@@ -321,6 +324,22 @@ def export_embeddings(cache_dir: Path, dest: Path, dtype: str) -> dict[str, Any]
         models.append({"file": db.name, "rows": len(keys), "dim": int(vecs.shape[1]) if len(keys) else 0})
     np.savez_compressed(dest, **out)
     return {"file": dest.name, "dtype": dtype, "models": models, "bytes": dest.stat().st_size}
+
+
+def record_requested_keys() -> set[bytes]:
+    """From now on in this process, the keys of every text any embedding cache is asked for (a set that
+    grows): what the runs need, whether it was cached already or not."""
+    from hyperrag.embedding import cache as cache_module
+
+    requested: set[bytes] = set()
+    original = cache_module.EmbeddingCache.get_many
+
+    def get_many(self: Any, texts: Any) -> dict[int, Any]:
+        requested.update(cache_module.text_key(t) for t in texts)
+        return original(self, texts)
+
+    cache_module.EmbeddingCache.get_many = get_many  # type: ignore[method-assign]
+    return requested
 
 
 def import_embeddings(npz: Path, manifest: dict[str, Any], cache_dir: Path) -> int:
@@ -427,8 +446,13 @@ def prepare(dest: Path, args: argparse.Namespace) -> dict[str, Any]:
     else:
         runs: dict[str, Any] = {}
         os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline")
+        requested = record_requested_keys()
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp) / "cache"
+            if args.seed_from:  # an earlier payload's vectors: only texts new since are encoded
+                seed = json.loads((args.seed_from / "manifest.json").read_text())
+                rows = import_embeddings(args.seed_from / seed["embeddings"]["file"], seed, cache)
+                log(f"  seeded the cache with {rows} rows of {args.seed_from}")
             for dataset in args.datasets:
                 for m in args.methods:
                     t1 = time.perf_counter()
@@ -442,7 +466,8 @@ def prepare(dest: Path, args: argparse.Namespace) -> dict[str, Any]:
                     runs[key]["seconds"] = round(time.perf_counter() - t1, 1)
                     log(f"  prepared {key}: {runs[key]}")
             dtype = args.embedding_dtype if args.embedding_dtype != "auto" else "float16"
-            manifest["embeddings"] = export_embeddings(cache, dest / "embeddings.npz", dtype)
+            # only the rows the runs asked for (a seed's rows no method reads any more stay behind)
+            manifest["embeddings"] = export_embeddings(cache, dest / "embeddings.npz", dtype, requested)
         manifest["prepare_runs"] = runs
     if "musique" in args.datasets:
         manifest["musique"] = pack_musique(SHARED_MUSIQUE, dest / "musique.tar.xz")
@@ -987,6 +1012,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     ap.add_argument("--skip-embeddings", action="store_true",
                     help="--prepare: keep the embeddings already there")
     ap.add_argument("--wheels-from", type=Path, help="--prepare: carry these wheels (no download)")
+    ap.add_argument("--seed-from", type=Path, help="--prepare: start the embedding cache from this earlier "
+                                                   "payload's vectors (texts new since are encoded)")
     ap.add_argument("--section", help=argparse.SUPPRESS)
     ap.add_argument("--payload", help=argparse.SUPPRESS)
     ap.add_argument("--part", help=argparse.SUPPRESS)
