@@ -14,9 +14,9 @@ the image lacks:
   they fit; pure-Python packages that ship no wheel are built into one here; test data inside a wheel is left
   out (:data:`SLIM`). What is not carried and why: :data:`NOT_CARRIED`.
 * ``embeddings.npz``: the embedding cache of every text the runs embed (every method on the sample and on
-  musique_dev, run here on the CPU), as (SHA-256 key, vector) rows — float16 by default
-  (``--embedding-dtype``): the embedder's weights are not carried, so both hardware runs there read exactly
-  these vectors;
+  musique_dev, run here on the CPU), as (SHA-256 key, vector) rows — float16, or int8 with a scale per row
+  when float16 would not fit (``--embedding-dtype``): the embedder's weights are not carried, so both hardware
+  runs there read exactly these vectors;
 * ``musique.tar.xz``: musique_dev (queries, corpus, OpenIE file);
 * ``manifest.json``: what is there, sizes, and the payload plus the git-tracked tree against the 64 MiB limit.
 
@@ -471,7 +471,16 @@ def prepare(dest: Path, args: argparse.Namespace) -> dict[str, Any]:
         manifest["prepare_runs"] = runs
     if "musique" in args.datasets:
         manifest["musique"] = pack_musique(SHARED_MUSIQUE, dest / "musique.tar.xz")
-    sizes = {"payload": folder_bytes(dest), **{f"tree_{k}": v for k, v in tree_bytes().items()}}
+    tree = tree_bytes()
+    over = folder_bytes(dest) + tree["tracked"] + tree["untracked"] + (1 << 16) > LIMIT_MIB * 2**20
+    wanted = args.embedding_dtype if args.embedding_dtype != "auto" else ("int8" if over else
+                                                                           manifest["embeddings"]["dtype"])
+    if wanted != manifest["embeddings"]["dtype"]:  # auto: float16 does not fit, int8 (a scale per row) does
+        with tempfile.TemporaryDirectory() as tmp:
+            import_embeddings(dest / manifest["embeddings"]["file"], manifest, Path(tmp))
+            manifest["embeddings"] = export_embeddings(Path(tmp), dest / "embeddings.npz", wanted)
+        log(f"  embeddings re-exported as {wanted}: {manifest['embeddings']['bytes'] / 2**20:.2f} MiB")
+    sizes = {"payload": folder_bytes(dest), **{f"tree_{k}": v for k, v in tree.items()}}
     sizes["total"] = sizes["payload"] + sizes["tree_tracked"] + sizes["tree_untracked"]
     sizes["limit"] = LIMIT_MIB * 2**20
     sizes["fits"] = sizes["total"] < sizes["limit"]
