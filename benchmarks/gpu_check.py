@@ -814,7 +814,6 @@ def section_ppr(args: argparse.Namespace, part: Part) -> None:
     from hyperrag.config import method_settings
     from hyperrag.data import musique_dataset, sample_dataset
     from hyperrag.embedding import TextEncoder
-    from hyperrag.graph.knowledge_graph import EdgeType
     from hyperrag.ops.ppr import personalized_pagerank
     from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
 
@@ -833,9 +832,8 @@ def section_ppr(args: argparse.Namespace, part: Part) -> None:
     retriever.index(dataset)
     seeds = retriever.seed([q.question for q in dataset.queries])
     base_reset = retriever.reset_vectors(seeds).float()
-    kg = retriever.graph
-    type_weight = {EdgeType[k.upper()]: v for k, v in settings.edge_weights.items()}
-    edge_index, edge_weight = kg.weighted_edges(type_weight)
+    weights = retriever.ppr_weights  # the edges and weights index() handed to PPRGraph (igraph gets the same)
+    edge_index, edge_weight = weights.edge_index, weights.weight
     graph, nodes = retriever.ppr_graph, retriever.passage_nodes
     queries = 64 if args.small else 1000
     reset = base_reset[torch.arange(queries) % base_reset.shape[0]].contiguous()
