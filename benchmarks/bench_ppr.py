@@ -199,7 +199,6 @@ def retriever_graph(args) -> dict:
     from hyperrag.config import method_settings
     from hyperrag.data import musique_dataset
     from hyperrag.embedding import TextEncoder
-    from hyperrag.graph.knowledge_graph import EdgeType
     from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
 
     t0 = time.perf_counter()
@@ -210,8 +209,7 @@ def retriever_graph(args) -> dict:
     seeds = retriever.seed([q.question for q in dataset.queries])
     reset = retriever.reset_vectors(seeds).float()  # [51, N]: entity seeds, then weighted passages
     kg = retriever.graph
-    type_weight = {EdgeType[k.upper()]: v for k, v in settings.edge_weights.items()}
-    edge_index, edge_weight = kg.weighted_edges(type_weight)  # exactly what index() hands to PPRGraph
+    edge_index, edge_weight = retriever.ppr_weights.edge_index, retriever.ppr_weights.weight  # what index() used
     log(f"retriever's graph and {reset.shape[0]} reset vectors in {time.perf_counter() - t0:.1f} s")
     return {
         "graph": retriever.ppr_graph,

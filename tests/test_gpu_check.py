@@ -128,6 +128,12 @@ def test_install_and_imports_and_the_carried_embeddings(tmp_path, encoder):
     mine_keys, mine = encoder.cache.rows()
     assert rows == len(mine_keys) == len(keys) and keys == mine_keys
     assert abs(vecs - mine).max() < 2e-3
+    # int8 with a scale per row (what --prepare carries when float16 would not fit): cosine to the original >= 0.9998
+    small = gpu_check.export_embeddings(Path(encoder.cache.path).parents[1], tmp_path / "int8.npz", "int8")
+    assert small["dtype"] == "int8" and small["bytes"] < manifest["embeddings"]["bytes"]
+    gpu_check.import_embeddings(tmp_path / "int8.npz", {"embeddings": small}, tmp_path / "cache8")
+    _, v8 = EmbeddingCache(tmp_path / "cache8" / "embeddings" / Path(encoder.cache.path).name).rows()
+    assert (v8 * mine).sum(1).min() > 0.9998
 
 
 def test_a_section_past_its_time_box_is_stopped_and_keeps_what_it_finished(tmp_path):
