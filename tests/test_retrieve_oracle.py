@@ -95,8 +95,9 @@ def test_paper_table_needs_an_llm(tmp_path):
     expected = ("error: field 'llm': this experiment reproduces a paper table and needs an LLM backend (llm=local, "
                 "vllm, openai_compatible or oracle); allow_llm_free=true runs its LLM-free form, labelled as such")
     assert proc.stderr.strip().splitlines() == [expected]
+    # the preset's own embedder is NV-Embed-v2 behind an endpoint; models=offline puts MiniLM in its place
     allowed = retrieve.run(compose_retrieve(tmp_path, "experiment=hipporag2_table", "data=sample", "method=dense",
-                                            "llm=none", "allow_llm_free=true"))
+                                            "llm=none", "allow_llm_free=true", "models=offline"))
     assert allowed["llm_label"] == "LLM-free"
 
 
