@@ -74,6 +74,14 @@ def test_llm_judges_on_answers(sample_run, tmp_path):
         (record,) = evaluate.run(cfg)
         assert server.stats["requests"] == 4 + 4 + 4  # 4 answered: claims, support, relevancy
     m = record["metrics"]
+    # what the judges cost: the calls the server saw, per 1,000 of the 6 queries, as the report's judge column
+    assert m["cost.evaluate.judge.llm_calls"] == 12 and m["cost.evaluate.judge.llm_calls_per_1k_queries"] == 2000.0
+    assert m["cost.evaluate.judge.prompt_tokens"] > 0 and m["cost.evaluate.seconds"] > 0
+    from hyperrag.reporting.collect import load_run
+    from hyperrag.reporting.cost import cost_table
+
+    table = cost_table([load_run(pred.parent / "metrics.json")])
+    assert "judge calls / 1k q" in table.splitlines()[0] and "| 2,000 |" in table
     assert m["em"] == pytest.approx(50.0)  # 3 of 6 exact
     assert m["hallucination_rate"] == pytest.approx(100.0 - m["groundedness"])
     assert m["hallucination_rate_lexical"] == pytest.approx(100.0 - m["groundedness_lexical"])

@@ -24,6 +24,7 @@ from hyperrag.eval.runs import (
     run_config,
 )
 from hyperrag.eval.suite import CAUSAL_FIELDS, GOLD_SENTENCE_FIELDS, EvalInputs, evaluate_rows
+from hyperrag.runners.cost import CostMark, judge_cost
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder, LanguageModel
@@ -131,7 +132,10 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
                         hr_delta=float(cfg.get("hr_delta") or 0.0), span_threshold=float(cfg.get("span_threshold", 0.8)),
                         causal_reference=causal_reference(cfg, saved, run_cfg, rows, encoder, reference))
     metrics = cfg.metrics if isinstance(cfg.metrics, str) else list(cfg.metrics)
+    before = CostMark.now(llm)
     aggregate, per_query, skipped = evaluate_rows(inputs, metrics)
+    if inputs.llm_available:  # what the judges cost (cost.evaluate.*, backend "judge"), beside the run's own cost
+        aggregate.update(judge_cost(before, CostMark.now(llm), len(rows)))
     record = {"predictions": str(pred), "dataset": saved.get("dataset") or _select(data_cfg, "name"),
               "method": saved.get("method") or _select(_select(run_cfg, "method"), "name"),
               "queries": len(rows), "context_top_n": inputs.context_top_n,
@@ -167,7 +171,7 @@ def print_evaluation_table(records: list[dict[str, Any]]) -> None:
 
     keys: list[str] = []
     for r in records:
-        keys += [k for k in r["metrics"] if k not in keys]
+        keys += [k for k in r["metrics"] if k not in keys and not k.startswith("cost.")]  # cost: evaluation.json
     table = Table(title=f"evaluation of {len(records)} run(s)")
     table.add_column("run")
     for k in keys:

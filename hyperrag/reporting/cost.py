@@ -54,6 +54,12 @@ def _fmt(v: float | None, digits: int = 0) -> str:
     return f"{v:,.{digits}f}"
 
 
+def _phase(backend: str) -> str:
+    """Where a backend's per-query keys are: the judge's in ``evaluate.py``'s evaluation (``cost.evaluate``), the
+    others in the run's query phase."""
+    return "cost.evaluate" if backend == "judge" else "cost.query"
+
+
 def has_cost(runs: Sequence[RunRecord]) -> bool:
     return any(k.startswith("cost.") for r in runs for k in r.metrics)
 
@@ -61,7 +67,7 @@ def has_cost(runs: Sequence[RunRecord]) -> bool:
 def cost_table(runs: Sequence[RunRecord]) -> str:
     """Markdown: per row, index phase (LLM calls, tokens, seconds), query phase per 1,000 queries per backend
     (LLM calls, tokens), query seconds per 1,000 queries, and the index size."""
-    backends = [b for b in BACKENDS if any(f"cost.query.{b}.llm_calls_per_1k_queries" in r.metrics for r in runs)]
+    backends = [b for b in BACKENDS if any(f"{_phase(b)}.{b}.llm_calls_per_1k_queries" in r.metrics for r in runs)]
     header = ["method", "data", "index LLM calls", "index tokens", "index s"]
     for b in backends:
         header += [f"{b} calls / 1k q", f"{b} tokens / 1k q"]
@@ -72,8 +78,8 @@ def cost_table(runs: Sequence[RunRecord]) -> str:
         row = [r.label, r.dataset, _fmt(m.get("cost.index.llm_calls")), _fmt(tokens(r, "cost.index")),
                _fmt(m.get("cost.index.seconds"), 1)]
         for b in backends:
-            row += [_fmt(m.get(f"cost.query.{b}.llm_calls_per_1k_queries")),
-                    _fmt(tokens(r, f"cost.query.{b}", "_per_1k_queries"))]
+            row += [_fmt(m.get(f"{_phase(b)}.{b}.llm_calls_per_1k_queries")),
+                    _fmt(tokens(r, f"{_phase(b)}.{b}", "_per_1k_queries"))]
         index_mb = m.get("index_bytes")
         row += [_fmt(m.get("cost.query.seconds_per_1k_queries"), 1),
                 _fmt(None if index_mb is None else index_mb / 2**20, 1)]
