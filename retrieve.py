@@ -57,6 +57,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     configure_console(cfg.verbose)  # progress bars, warnings, final tables; every request only with verbose=true
     from hydra.utils import instantiate
 
+    from hyperrag.eval.cost import CostMark
     from hyperrag.llm import build_llm
     from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import (
@@ -65,7 +66,6 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         run_batch_retrieval,
         run_title,
     )
-    from hyperrag.runners.cost import CostMark
     from hyperrag.runners.cross_fit import run_cross_fitted
     from hyperrag.runners.prepare import build_retriever, prepare_dataset
     from hyperrag.utils.artifacts import check_unseen

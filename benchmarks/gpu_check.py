@@ -315,8 +315,9 @@ def export_embeddings(cache_dir: Path, dest: Path, dtype: str, only: set[bytes] 
             keep = [j for j, k in enumerate(keys) if k in only]
             keys, vecs = [keys[j] for j in keep], vecs[keep]
         out[f"keys{i}"] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
-        if dtype == "int8":
-            scale = np.abs(vecs).max(1, keepdims=True).clip(min=1e-12) / 127.0
+        if dtype == "int8":  # an empty cache (a model whose texts are all elsewhere) has no row maximum
+            peak = np.abs(vecs).max(1, keepdims=True) if len(keys) else np.zeros((0, 1), np.float32)
+            scale = peak.clip(min=1e-12) / 127.0
             out[f"vec{i}"] = np.round(vecs / scale).astype(np.int8)
             out[f"scale{i}"] = scale.astype(np.float32)
         else:

@@ -134,6 +134,14 @@ def test_install_and_imports_and_the_carried_embeddings(tmp_path, encoder):
     gpu_check.import_embeddings(tmp_path / "int8.npz", {"embeddings": small}, tmp_path / "cache8")
     _, v8 = EmbeddingCache(tmp_path / "cache8" / "embeddings" / Path(encoder.cache.path).name).rows()
     assert (v8 * mine).sum(1).min() > 0.9998
+    # a cache with no rows beside a full one (another test's model) is carried as empty, in either dtype
+    (tmp_path / "mixed" / "embeddings").mkdir(parents=True)
+    full = EmbeddingCache(tmp_path / "mixed" / "embeddings" / Path(encoder.cache.path).name)
+    full.put_rows(mine_keys, mine)
+    full.close()
+    EmbeddingCache(tmp_path / "mixed" / "embeddings" / "empty-model.sqlite").close()
+    mixed = gpu_check.export_embeddings(tmp_path / "mixed", tmp_path / "mixed.npz", "int8")
+    assert sorted(m["rows"] for m in mixed["models"]) == [0, len(mine_keys)]
 
 
 def test_a_section_past_its_time_box_is_stopped_and_keeps_what_it_finished(tmp_path):

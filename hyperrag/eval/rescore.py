@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hyperrag.eval.cost import CostMark, judge_cost
 from hyperrag.eval.runs import (
     find_prediction_files,
     join_gold_fields,
@@ -24,7 +25,6 @@ from hyperrag.eval.runs import (
     run_config,
 )
 from hyperrag.eval.suite import CAUSAL_FIELDS, GOLD_SENTENCE_FIELDS, EvalInputs, evaluate_rows
-from hyperrag.runners.cost import CostMark, judge_cost
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder, LanguageModel

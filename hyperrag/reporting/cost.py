@@ -1,7 +1,7 @@
 """What each row cost: LLM calls, tokens and seconds per backend for indexing and per 1,000 queries, the index
 size, and a plot of recall against cost (the way GraphRAG-Bench and its users compare methods).
 
-The figures are the runs' own ``cost.*`` keys (:mod:`hyperrag.runners.cost`). Tokens are those the run would pay
+The figures are the runs' own ``cost.*`` keys (:mod:`hyperrag.eval.cost`). Tokens are those the run would pay
 without the response cache: sent tokens plus the cached replies' original tokens.
 """
 

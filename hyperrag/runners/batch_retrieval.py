@@ -13,7 +13,7 @@ processes receive both from it once the process group is up, so every process sh
 own ``out`` resolved to. After the loop the other ranks send rank 0 their query-time counters (LLM usage,
 skipped LLM steps, answer time) and rank 0 alone merges the shards, writes ``predictions.jsonl`` and
 ``metrics.json``.
-``metrics.json`` also records what the run cost (:mod:`hyperrag.runners.cost`): ``cost.index.*`` and ``cost.query.*``
+``metrics.json`` also records what the run cost (:mod:`hyperrag.eval.cost`): ``cost.index.*`` and ``cost.query.*``
 per LLM backend (calls, tokens, seconds; the query phase also per 1,000 queries) and ``index_bytes``.
 ``predictions.meta.json`` keys the rows to (dataset, corpus, retriever, top_k, answering, and the index
 version when retrieving over an index directory): a run with other settings, or over an index updated
@@ -35,12 +35,12 @@ import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 
 from hyperrag.data.types import Corpus, Dataset, Query
+from hyperrag.eval.cost import CostMark, index_bytes, run_cost
 from hyperrag.eval.qa import option_accuracy, qa_metrics
 from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.llm.accounting import Accounting, TaskStats, stats_since
 from hyperrag.retrievers.base import Retriever
-from hyperrag.runners.cost import CostMark, index_bytes, run_cost
 from hyperrag.utils.atomic import append_durably, atomic_write_json, atomic_write_jsonl, read_jsonl_log
 from hyperrag.utils.hashing import Hasher, stable_digest
 
@@ -259,7 +259,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         reader_prompt: the QA reader's prompt, ``grounded`` or ``hipporag2`` (HippoRAG 2's reader structure).
         labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
             "substituted"}`` for ``models=offline``).
-        cost_since: where the index phase began (:class:`~hyperrag.runners.cost.CostMark`, taken before OpenIE
+        cost_since: where the index phase began (:class:`~hyperrag.eval.cost.CostMark`, taken before OpenIE
             and ``index()``); ``None``: the LLM calls made before the loop and ``index_seconds``.
 
     Returns the metrics dict (empty on ranks other than 0).

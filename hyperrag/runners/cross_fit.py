@@ -108,7 +108,7 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
     for rec in records:
         for step, n in rec["metrics"].get("llm_steps_skipped", {}).items():
             skipped[step] = skipped.get(step, 0) + n
-    from hyperrag.runners.cost import combine
+    from hyperrag.eval.cost import combine
 
     metrics.update(combine([rec["metrics"] for rec in records], len(dataset.queries)))  # cost.*: the folds' sums
     metrics.update({"cv_folds": k, "llm_steps_skipped": skipped,

@@ -1,11 +1,11 @@
-"""The cost keys of metrics.json (hyperrag/runners/cost.py): phases, backends, per-1,000 figures, folds, bytes."""
+"""The cost keys of metrics.json (hyperrag/eval/cost.py): phases, backends, per-1,000 figures, folds, bytes."""
 
 from __future__ import annotations
 
 import pytest
 
+from hyperrag.eval.cost import CostMark, combine, directory_bytes, judge_cost, run_cost
 from hyperrag.llm.accounting import TaskStats
-from hyperrag.runners.cost import CostMark, combine, directory_bytes, judge_cost, run_cost
 
 
 def stats(calls: int, prompt: int, completion: int, seconds: float = 1.0, hits: int = 0) -> TaskStats:
