@@ -58,6 +58,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hydra.utils import instantiate
 
     from hyperrag.eval.cost import CostMark
+    from hyperrag.generation.reader import reader_prompt
     from hyperrag.llm import build_llm
     from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import (
@@ -106,7 +107,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                           devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
                                           answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader,
                                           answer_style=cfg.answer_style, labels=run_labels,
-                                          reader_prompt=reader_prompt_of(cfg),
+                                          reader_prompt=reader_prompt(cfg),
                                           cost_since=cost_mark[0])
             cost_mark[0] = CostMark.now(llm, reader)  # the next fold's index phase starts here
             return metrics
@@ -120,13 +121,6 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         tracker.finish(metrics)
         print(f"predictions and metrics in {cfg.out}")
     return metrics
-
-
-def reader_prompt_of(cfg: DictConfig) -> str:
-    """The QA reader's prompt (``reader_prompt``; ``auto``: the method's own)."""
-    from hyperrag.generation.reader import resolve_reader_prompt
-
-    return resolve_reader_prompt(str(cfg.get("reader_prompt", "auto")), cfg.method.get("reader_prompt"))
 
 
 def substituted_models(cfg: DictConfig) -> dict[str, str]:

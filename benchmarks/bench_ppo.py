@@ -41,6 +41,7 @@ import lightning as L
 import torch
 
 from hyperrag.config import method_settings
+from hyperrag.config.validation import plain
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.intervals import mean_interval, paired_comparison
@@ -102,11 +103,9 @@ def main() -> None:
     retriever = CDFRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
     retriever.index(ds)
     task = ppo_config(args.seed)
-    env_cfg = dict(task.env)
-    relevance = args.relevance or str(env_cfg["relevance"])
-    env = RefinementEnv(retriever, ds.queries, k=int(env_cfg["k"]), weights=dict(env_cfg["weights"]),
-                        hallucination=bool(env_cfg["hallucination"]), max_steps=settings.max_refine_steps,
-                        relevance=relevance)
+    env_cfg = dict(plain(task.env))  # the PPO task's own environment settings (as training/tasks/ppo.py)
+    env_cfg["relevance"] = relevance = args.relevance or str(env_cfg["relevance"])
+    env = RefinementEnv(retriever, ds.queries, max_steps=settings.max_refine_steps, **env_cfg)
     usable = [i for i, q in enumerate(ds.queries) if q.gold_ids or relevance == "context"]
     env.reward_table(usable)  # every (question, sequence) once: the rest is memoised
     env_seconds = time.perf_counter() - t0
@@ -120,9 +119,11 @@ def main() -> None:
             "em": "em", "f1": "f1"}
     scores: dict[str, dict[str, list[float | None]]] = {a: {m: [] for m in keys} for a in arms}
     per_fold, train_seconds = [], 0.0
+    usable_set = set(usable)
     for f, fold in enumerate(folds(ds.queries, args.folds, args.seed)):
-        held = [position[q.id] for q in fold if position[q.id] in set(usable)]
-        train = [i for i in usable if i not in set(held)]
+        held = [position[q.id] for q in fold if position[q.id] in usable_set]
+        held_set = set(held)
+        train = [i for i in usable if i not in held_set]
         L.seed_everything(args.seed + f, verbose=False)
         policy, iterations = ppo_model(int(env.states(train[:1], [()]).shape[1]), env.max_steps, args.seed + f)
         policy.attach(env, train, [])

@@ -193,14 +193,13 @@ class RAG:
     def answer(self, questions: str | Sequence[str]) -> list[Answer]:
         """An answer per question from its top ``answer_top_n`` passages (the config's; the method's own answer
         when it generates one), with the evidence it rests on."""
-        from hyperrag.generation.reader import answer_rows, resolve_reader_prompt
+        from hyperrag.generation.reader import answer_rows, reader_prompt
 
         questions = [questions] if isinstance(questions, str) else list(questions)
         top_n = int(self.cfg.answer_top_n) or 5
         rows = self._rank(questions, top_n)
-        prompt = resolve_reader_prompt(str(self.cfg.get("reader_prompt", "auto")), self.cfg.method.get("reader_prompt"))
         answer_rows(self.llm, rows, self._dataset.corpus, top_n=top_n, progress=False,
-                    style=str(self.cfg.get("answer_style", "short")), prompt=prompt)
+                    style=str(self.cfg.get("answer_style", "short")), prompt=reader_prompt(self.cfg))
         out = []
         for row in rows:
             shown = [self._hit(pid, s) for pid, s in zip(row["ranked_ids"][:top_n], row["scores"][:top_n])]

@@ -141,7 +141,6 @@ class CausalGenerator:
 
         self.llm = llm
         self.s = settings
-        self.style = style
         self.rewrite_task = CausalContextRewrite()
         self.answer_task = GroundedAnswer(style=style)
         self.fallback_task = StrictRewrite(style=style, mode="causal")
@@ -321,8 +320,7 @@ class CausalGenerator:
                 self._check_step(r, sc, verdicts, source, r["s_causal"], after="fallback_generation",
                                  rejected=True, dropped=[list(r["pairs"][j][:2]) for j in dropped])
                 continue
-            own = set(self.scope(r))
-            scored = [v for j, v in verdict.items() if j in own or j in kept_before[id(r)]]
+            scored = list(verdict.values())  # sc is the answer's own scope with the draft's kept pairs
             r["checked_pairs"] = len(scored)
             r["s_causal"] = sum(v == "maintained" for v in scored) / len(scored) if scored else None
             self._check_step(r, sc, verdicts, source, r["s_causal"], after="fallback_generation")

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hyperrag.data.jsonl import encodable
 from hyperrag.data.musique import load_json
+from hyperrag.data.records import Where, check_text
 from hyperrag.data.types import Corpus, Dataset, Passage, Query
 from hyperrag.errors import InputError
 
@@ -34,12 +34,7 @@ def _text(node: dict[str, Any], key: str, path: Path, where: str, *, allow_empty
     if not isinstance(value, str):
         found = "missing" if value is None else f"a {type(value).__name__}"
         raise InputError(f"expected a string, got {found}", path=path, field=f"{where}.{key}")
-    if not encodable(value):
-        raise InputError("contains an unpaired surrogate escape (not valid Unicode text)", path=path,
-                         field=f"{where}.{key}")
-    if not allow_empty and not value.strip():
-        raise InputError("must not be empty", path=path, field=f"{where}.{key}")
-    return value
+    return check_text(value, Where(path), f"{where}.{key}", allow_empty=allow_empty)
 
 
 def _object(value: Any, path: Path, where: str) -> dict[str, Any]:

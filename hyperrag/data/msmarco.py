@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from hyperrag.data.musique import load_json
 from hyperrag.data.records import Where, check_text, iter_records, looks_like_json_list
 from hyperrag.data.types import Corpus, Dataset, Passage, Query
 from hyperrag.errors import InputError
@@ -28,7 +29,6 @@ def _rows(path: Path) -> list[tuple[Where, dict[str, Any]]]:
     """The file's rows as records, from the columnar release or a list / JSONL of records."""
     if looks_like_json_list(path) or path.suffix == ".jsonl":
         return list(iter_records(path))
-    from hyperrag.data.musique import load_json
 
     data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("query"), dict):

@@ -70,9 +70,7 @@ class EmbeddingCache:
         return found
 
     def put_many(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        rows = [(text_key(t), np.ascontiguousarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO vec (key, v) VALUES (?, ?)", rows)
+        self.put_rows([text_key(t) for t in texts], vectors)
 
     def rows(self) -> tuple[list[bytes], np.ndarray]:
         """Every cached row: (keys — SHA-256 of the texts —, vectors [N, D] float32), in key order; for carrying a

@@ -174,22 +174,17 @@ def directory_bytes(paths: Iterable[str | Path]) -> int:
     return total
 
 
-def index_paths(retriever: Any) -> list[str]:
-    """The index directories a retriever reads: its ``index_dir`` and every ``*_dir`` path its ``describe()``
-    reports (a knowledge-graph index, a hierarchy, a tree)."""
+def index_paths(retriever: Any, info: Mapping[str, Any]) -> list[str]:
+    """The index directories a retriever reads: its ``index_dir`` and every ``*_dir`` path of ``info`` (its
+    ``describe()``: a knowledge-graph index, a hierarchy, a tree)."""
     paths = [retriever.index_dir] if getattr(retriever, "index_dir", None) else []
-    try:
-        info = retriever.describe()
-    except Exception:  # noqa: BLE001 - a description is optional for the footprint
-        info = {}
-    paths += [v for k, v in info.items() if k.endswith("_dir") and isinstance(v, str)]
-    return paths
+    return paths + [v for k, v in info.items() if k.endswith("_dir") and isinstance(v, str)]
 
 
-def index_bytes(retriever: Any) -> int | None:
-    """Bytes on disk of the retriever's index directories (:func:`index_paths`); ``None`` when it reports none (a
-    method whose only stored state is the shared embedding cache: dense, BM25)."""
-    paths = [p for p in index_paths(retriever) if Path(p).exists()]
+def index_bytes(retriever: Any, info: Mapping[str, Any]) -> int | None:
+    """Bytes on disk of the retriever's index directories (:func:`index_paths`; ``info``: its ``describe()``);
+    ``None`` when it reports none (a method whose only stored state is the shared embedding cache: dense, BM25)."""
+    paths = [p for p in index_paths(retriever, info) if Path(p).exists()]
     return directory_bytes(paths) if paths else None
 
 

@@ -21,12 +21,8 @@ from typing import Any
 
 from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
 from hyperrag.eval.qa import (
-    answer_in_response,
-    exact_match,
+    answer_scores,
     option_correct,
-    response_correct,
-    scored_answer,
-    token_f1,
 )
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 
@@ -63,13 +59,8 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
     for r in rows:
         qid, golds, pred = str(r["id"]), r.get("answers") or [], r.get("answer") or ""
         if golds:
-            chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r.get("gold_ids") else 0.0
-            short = scored_answer(pred, r.get("short_answer"))
-            out.setdefault("em", {})[qid] = exact_match(short, golds)
-            out.setdefault("f1", {})[qid] = token_f1(short, golds)
-            out.setdefault("match_acc", {})[qid] = answer_in_response(pred, golds)
-            out.setdefault("jsr", {})[qid] = chain * response_correct(pred, golds, r.get("options"),
-                                                                      r.get("answer_index"))
+            for name, value in answer_scores(r, n).items():
+                out.setdefault(name, {})[qid] = value
         chosen = option_correct(pred, r.get("options") or [], r.get("answer_index"))
         if chosen is not None:
             out.setdefault("accuracy", {})[qid] = chosen

@@ -11,11 +11,13 @@ multiple-choice query (HoVer's SUPPORTED / NOT_SUPPORTED labels) the response mu
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from hyperrag.eval.retrieval import full_chain_at_k
 from hyperrag.utils.answers import OPTION_LETTERS, normalize_answer, option_letter, parse_option
 
-__all__ = ["OPTION_LETTERS", "exact_match", "normalize_answer", "option_accuracy", "option_correct",
+__all__ = ["OPTION_LETTERS", "answer_scores", "exact_match", "normalize_answer", "option_accuracy", "option_correct",
            "option_letter", "parse_option", "qa_metrics", "token_f1", "token_precision_recall"]
 
 
@@ -25,39 +27,32 @@ def exact_match(prediction: str, golds: Sequence[str]) -> float:
     return float(any(pred == normalize_answer(g) for g in golds))
 
 
+def _overlap(pred_tokens: list[str], gold: str) -> tuple[float, float, float]:
+    """Token-overlap (F1, precision, recall) of normalised prediction tokens against one gold answer; an empty side
+    scores 1.0 only against another empty one."""
+    gold_tokens = normalize_answer(gold).split()
+    if not pred_tokens or not gold_tokens:
+        same = float(pred_tokens == gold_tokens)
+        return same, same, same
+    overlap = sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
+    if not overlap:
+        return 0.0, 0.0, 0.0
+    p, r = overlap / len(pred_tokens), overlap / len(gold_tokens)
+    return 2 * p * r / (p + r), p, r
+
+
 def token_f1(prediction: str, golds: Sequence[str]) -> float:
     """Best token-overlap F1 of the prediction against any gold answer."""
     pred_tokens = normalize_answer(prediction).split()
-    best = 0.0
-    for gold in golds:
-        gold_tokens = normalize_answer(gold).split()
-        common = Counter(pred_tokens) & Counter(gold_tokens)
-        overlap = sum(common.values())
-        if not pred_tokens or not gold_tokens:
-            best = max(best, float(pred_tokens == gold_tokens))
-            continue
-        if overlap == 0:
-            continue
-        precision, recall = overlap / len(pred_tokens), overlap / len(gold_tokens)
-        best = max(best, 2 * precision * recall / (precision + recall))
-    return best
+    return max((_overlap(pred_tokens, g)[0] for g in golds), default=0.0)
 
 
 def token_precision_recall(prediction: str, golds: Sequence[str]) -> tuple[float, float]:
     """Token-overlap precision and recall of the prediction against the gold answer it overlaps best (the one
     :func:`token_f1` scores; CDF-RAG's Tables 3-5 report precision and recall beside F1)."""
     pred_tokens = normalize_answer(prediction).split()
-    best = (-1.0, 0.0, 0.0)
-    for gold in golds:
-        gold_tokens = normalize_answer(gold).split()
-        if not pred_tokens or not gold_tokens:
-            same = float(pred_tokens == gold_tokens)
-            best = max(best, (same, same, same))
-            continue
-        overlap = sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
-        p, r = overlap / len(pred_tokens), overlap / len(gold_tokens)
-        best = max(best, (2 * p * r / (p + r) if overlap else 0.0, p, r))
-    return (best[1], best[2]) if best[0] >= 0 else (0.0, 0.0)
+    _, p, r = max((_overlap(pred_tokens, g) for g in golds), default=(0.0, 0.0, 0.0))
+    return p, r
 
 
 def answer_in_response(prediction: str, golds: Sequence[str]) -> float:
@@ -101,6 +96,17 @@ def qa_metrics(predictions: Sequence[str], golds: Sequence[Sequence[str]],
 def scored_answer(response: str, short_answer: str | None) -> str:
     """What EM and F1 score: an explanatory response's short answer when it gave one, else the response."""
     return short_answer if isinstance(short_answer, str) and short_answer.strip() else response
+
+
+def answer_scores(row: Mapping[str, Any], top_n: int) -> dict[str, float]:
+    """One answered prediction row's ``em``, ``f1`` (of its short answer), ``match_acc`` and ``jsr`` (its answer
+    correct and the full gold chain in its top ``top_n``), each in [0, 1]."""
+    golds, pred = row.get("answers") or [], row.get("answer") or ""
+    short = scored_answer(pred, row.get("short_answer"))  # an explanatory response's bare answer
+    chain = full_chain_at_k(row["ranked_ids"], row["gold_ids"], top_n) if row.get("gold_ids") else 0.0
+    hit = response_correct(pred, golds, row.get("options"), row.get("answer_index"))
+    return {"em": exact_match(short, golds), "f1": token_f1(short, golds),
+            "match_acc": answer_in_response(pred, golds), "jsr": hit * chain}
 
 
 def option_correct(prediction: str, options: Sequence[str], answer_index: int | None) -> float | None:

@@ -59,12 +59,9 @@ from hyperrag.eval.context import causal_coverage, context_recall, lexical_claim
 from hyperrag.eval.groundedness import lexical_groundedness, llm_groundedness
 from hyperrag.eval.judge import llm_judge_accuracy
 from hyperrag.eval.qa import (
-    answer_in_response,
-    exact_match,
+    answer_scores,
     option_correct,
-    response_correct,
     scored_answer,
-    token_f1,
     token_precision_recall,
 )
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
@@ -203,16 +200,9 @@ def m_context_recall_claims_lexical(e: EvalInputs) -> Result:
 def m_qa(e: EvalInputs) -> Result:
     per = []
     for r in e.rows:
-        golds, pred = r.get("answers") or [], r.get("answer") or ""
-        if not golds or "answer" not in r:
-            per.append({"em": None, "f1": None, "match_acc": None, "jsr": None})
-            continue
-        short = scored_answer(pred, r.get("short_answer"))  # an explanatory response's bare answer
-        em = exact_match(short, golds)
-        chain = full_chain_at_k(r["ranked_ids"], r["gold_ids"], e.context_top_n) if r.get("gold_ids") else 0.0
-        hit = response_correct(pred, golds, r.get("options"), r.get("answer_index"))
-        per.append({"em": em, "f1": token_f1(short, golds), "match_acc": answer_in_response(pred, golds),
-                    "jsr": hit * chain})
+        unanswerable = not r.get("answers") or "answer" not in r
+        per.append({"em": None, "f1": None, "match_acc": None, "jsr": None} if unanswerable
+                   else answer_scores(r, e.context_top_n))
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "match_acc", "jsr")}, per
 
 

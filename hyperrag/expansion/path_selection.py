@@ -24,6 +24,7 @@ from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.expansion.linearize import Table
 
 if TYPE_CHECKING:
+    from hyperrag.llm.tasks.answer_style import AnswerStyle
     from hyperrag.protocols import LanguageModel
 
 
@@ -118,7 +119,7 @@ class CausalPathSelector:
         return out
 
     def answer(self, questions: Sequence[str], evidence: Sequence[Sequence[dict[str, Any]]],
-               drafts: Sequence[str], style: str = "short") -> list[dict[str, Any]]:
+               drafts: Sequence[str], style: AnswerStyle = "short") -> list[dict[str, Any]]:
         """``subgraph_answer`` per question with evidence, in answer ``style`` (``short`` | ``explanatory``);
         returns ``{"answer", "answer_ok"[, "short_answer"][, "answer_error"]}``."""
         from hyperrag.llm.tasks.subgraph_answer import AnswerFromSubgraph
@@ -134,7 +135,7 @@ class CausalPathSelector:
             if drafts[i]:
                 inp["draft_answer"] = drafts[i]
             inputs.append(inp)
-        results = self.llm.complete_structured_batch(AnswerFromSubgraph(style), inputs,  # type: ignore[arg-type]
+        results = self.llm.complete_structured_batch(AnswerFromSubgraph(style), inputs,
                                                      progress="answers" if self.progress else False)
         for i, res in zip(todo, results):
             if res.ok:

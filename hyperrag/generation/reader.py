@@ -45,8 +45,10 @@ def answer_queries(llm: LanguageModel, questions: Sequence[str], ranked_ids: Seq
     if prompt not in READER_PROMPTS:
         raise ValueError(f"reader prompt must be one of {READER_PROMPTS}, got {prompt!r}")
     results: list[Any] = [None] * len(inputs)
-    reference = [i for i, x in enumerate(inputs) if prompt == "hipporag2" and "options" not in x]
-    grounded = [i for i in range(len(inputs)) if i not in set(reference)]
+    reference: list[int] = []
+    grounded: list[int] = []
+    for i, x in enumerate(inputs):  # HippoRAG 2's reader for free-form questions, the grounded one for options
+        (reference if prompt == "hipporag2" and "options" not in x else grounded).append(i)
     for task, idx in ((HippoRAGQA(style), reference), (GroundedAnswer(style), grounded)):  # type: ignore[arg-type]
         if idx:
             for i, res in zip(idx, llm.complete_structured_batch(task, [inputs[i] for i in idx], progress=progress)):
@@ -74,6 +76,11 @@ def resolve_reader_prompt(choice: str, method_default: str | None) -> str:
     """The run's ``reader_prompt``; ``auto`` takes the method's own (HippoRAG 2 and CatRAG: ``hipporag2``), else
     ``grounded``."""
     return str(method_default or "grounded") if choice == "auto" else choice
+
+
+def reader_prompt(cfg: Any) -> str:
+    """A run config's reader prompt: its ``reader_prompt`` resolved against ``method.reader_prompt``."""
+    return resolve_reader_prompt(str(cfg.get("reader_prompt", "auto")), cfg.method.get("reader_prompt"))
 
 
 def retriever_answer(row: dict[str, Any]) -> dict[str, Any] | None:

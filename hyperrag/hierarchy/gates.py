@@ -38,7 +38,7 @@ benchmark); :meth:`GateBuilder.count` runs the algorithm with a constant verdict
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -245,7 +245,8 @@ class GateBuilder:
         self._first_error: str | None = None
         budget = [s.max_calls]
         levels_desc = sorted(set(level), reverse=True)
-        share = {lv: sum(1 for m in level if m == lv) / max(num_m, 1) for lv in levels_desc}
+        per_level = Counter(level)
+        share = {lv: per_level[lv] / max(num_m, 1) for lv in levels_desc}
         carried = 0  # calls a level left unused, passed to the next level down (budget_split: levels)
 
         def order(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -259,7 +260,8 @@ class GateBuilder:
             if not (s.prefilter and s.prefilter_scope == "candidates") or not pairs:
                 return pairs
             ab = torch.tensor(pairs, dtype=torch.long)  # [P, 2]
-            cos = (emb[ab[:, 0]] * emb[ab[:, 1]]).sum(dim=1)
+            # in slices: two [P, D] gathers of a stage's ~10^5-10^6 pairs would take gigabytes
+            cos = torch.cat([(emb[c[:, 0]] * emb[c[:, 1]]).sum(dim=1) for c in ab.split(1 << 16)])
             ok = (cos >= s.threshold).nonzero().squeeze(1)
             ends = [ab[ok, 0], ab[ok, 1]] if both_ends else [ab[ok, 0]]
             end = torch.cat(ends)

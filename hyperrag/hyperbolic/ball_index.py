@@ -444,11 +444,8 @@ class BallIndex:
             self.touched |= set(range(first, first + len(questions)))
         ends = set(edges.parent.tolist()) | set(edges.child.tolist())
         self.touched |= ends
-        entity = self.graph.entity
-        if len(entity) and ends and self.variant == "fused":
-            near = torch.zeros(self.graph.num_nodes, dtype=torch.bool)
-            near[torch.tensor(sorted(ends), dtype=torch.long)] = True
-            linked = entity.select(near[entity.parent] | near[entity.child])
+        if self.variant == "fused":
+            linked = self.graph.entity_links(edges)
             self.touched |= set(linked.parent.tolist()) | set(linked.child.tolist())
         return graphs
 

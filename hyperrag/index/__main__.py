@@ -107,31 +107,18 @@ def refresh(index: str, method: str, overrides: list[str]) -> dict:
     the index's passages; return what it loaded / updated / built."""
     import time
 
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
     from hydra.utils import instantiate
-    from omegaconf.errors import OmegaConfBaseException
 
-    from hyperrag.conf import CONFIG_DIR
     from hyperrag.data.types import Corpus, Dataset
     from hyperrag.index.passages import dataset_for_index
     from hyperrag.llm import build_llm
     from hyperrag.runners.prepare import build_retriever
-    from hyperrag.runners.run_settings import check_retrieve_config
 
     path = Path(index)
     if not path.is_dir():
         raise InputError("index directory not found (build one with `python -m hyperrag.index build`)", path=path,
                          field="--index")
-    from hyperrag.config.choices import check_choices
-
-    check_choices("retrieve", [f"method={method}", *overrides])  # an unknown choice: the group and its choices
-    try:
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            cfg = compose("retrieve", overrides=[f"method={method}", f"index_dir={path.resolve()}", *overrides])
-    except (HydraException, OmegaConfBaseException) as err:
-        raise InputError(f"cannot compose the config: {str(err).splitlines()[0]}", field="overrides") from None
-    check_retrieve_config(cfg)
+    cfg = _config([f"method={method}", f"index_dir={path.resolve()}", *overrides])  # unknown choices: one line
     dataset = dataset_for_index(Dataset(f"index:{path.name}", Corpus([]), []), path)
     encoder = instantiate(cfg.embedder)
     with build_llm(cfg.llm) as llm:

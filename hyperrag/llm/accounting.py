@@ -107,10 +107,7 @@ class Accounting:
         with self._lock:
             tot = TaskStats()
             for s in self.tasks.values():
-                for f in fields(TaskStats):
-                    if f.name != "failures":
-                        setattr(tot, f.name, getattr(tot, f.name) + getattr(s, f.name))
-                tot.failures.update(s.failures)
+                tot = tot.combined(s)
             return tot
 
     def to_dict(self) -> dict[str, Any]:

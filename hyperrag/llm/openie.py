@@ -32,6 +32,7 @@ from hyperrag.utils.atomic import append_durably, atomic_write_text, read_jsonl_
 from hyperrag.utils.hashing import Hasher, text_digest
 
 if TYPE_CHECKING:
+    from hyperrag.data.types import Dataset
     from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
@@ -198,6 +199,34 @@ def write_openie(path: str | Path, docs: list[dict[str, Any]], *, model: str | N
         "failed_idx": failed or [],
     }
     atomic_write_text(path, json.dumps(data, ensure_ascii=False))
+
+
+def merge_openie(extracted: str | Path, fallback: str | Path, failed: list[int]) -> Path:
+    """An OpenIE file with the LLM's records, and the ``fallback`` file's records at the ``failed`` positions
+    (written beside ``extracted`` as ``*.merged.json``; both files are aligned with the corpus)."""
+    ours = json.loads(Path(extracted).read_text(encoding="utf-8"))
+    theirs = json.loads(Path(fallback).read_text(encoding="utf-8"))
+    docs, other = ours["docs"], theirs["docs"] if isinstance(theirs, dict) else theirs
+    for i in failed:
+        if i < len(other):
+            docs[i] = {**other[i], "idx": i, "fallback": "dataset openie"}
+    out = Path(str(extracted).removesuffix(".json") + ".merged.json")
+    write_openie(out, docs, model=ours.get("model"), failed=[], style="graphrag+file")
+    return out
+
+
+def graphrag_openie(dataset: Dataset, llm: LanguageModel, openie_dir: str | Path) -> tuple[Path, OpenIEReport]:
+    """HugRAG's GraphRAG-style extraction of ``dataset``'s corpus (resumable, cached under ``openie_dir``), which
+    becomes ``dataset.openie_path``: a passage the LLM could not extract keeps the dataset's own record
+    (:func:`merge_openie`); when every passage failed, the dataset's file stays. Returns the extraction's own
+    file and its report."""
+    path, report = index_corpus(dataset.corpus.passages, llm, openie_dir, style="graphrag")
+    n, used = len(dataset.corpus), Path(path)
+    if report.failed and len(report.failed) < n and dataset.openie_path is not None:
+        used = merge_openie(path, dataset.openie_path, report.failed)
+    if len(report.failed) < n or dataset.openie_path is None:
+        dataset.openie_path = used
+    return Path(path), report
 
 
 def estimate_openie(passages: Sequence[Any], llm: LanguageModel, *, style: str = "hipporag") -> list[Any]:

@@ -152,8 +152,7 @@ class QueryGraphBuilder:
 
     def _show(self, pids: Sequence[int]) -> list[tuple[int, str]]:
         """``(passage id, clipped text)`` pairs, the candidates a task shows with short IDs."""
-        n = self.s.passage_chars
-        return [(p, self.texts[p][:n] if n else self.texts[p]) for p in pids]
+        return [(p, self.texts[p][: self.s.passage_chars]) for p in pids]
 
     def _ask(self, step: str, rows: list[int], inputs: list[dict[str, Any]], graphs: list[QueryGraph]
              ) -> dict[int, Any]:

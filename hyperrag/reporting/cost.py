@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from hyperrag.eval.cost import BACKENDS, PER_1K
 from hyperrag.reporting.collect import RunRecord
 from hyperrag.reporting.tables import markdown_table
 from hyperrag.utils.plotting import pyplot, save_figure
 
-BACKENDS = ("retrieval", "reader", "judge")
+SECONDS_PER_1K = f"cost.query.seconds{PER_1K}"
+
 
 
 def tokens(run: RunRecord, prefix: str, suffix: str = "") -> float | None:
@@ -29,8 +31,8 @@ def api_cost_per_1k(run: RunRecord, prompt_usd_per_1m: float, completion_usd_per
     """What 1,000 queries' LLM calls would cost at these prices (USD per 10^6 prompt / completion tokens, cached
     replies' tokens included), over every backend of the query phase; ``None`` without cost keys."""
     m = run.metrics
-    prompt = [m.get(f"cost.query.{k}_per_1k_queries") for k in ("prompt_tokens", "cached_prompt_tokens")]
-    completion = [m.get(f"cost.query.{k}_per_1k_queries") for k in ("completion_tokens", "cached_completion_tokens")]
+    prompt = [m.get(f"cost.query.{k}{PER_1K}") for k in ("prompt_tokens", "cached_prompt_tokens")]
+    completion = [m.get(f"cost.query.{k}{PER_1K}") for k in ("completion_tokens", "cached_completion_tokens")]
     if all(v is None for v in prompt + completion):
         return None
     return (sum(v or 0.0 for v in prompt) * prompt_usd_per_1m
@@ -67,7 +69,7 @@ def has_cost(runs: Sequence[RunRecord]) -> bool:
 def cost_table(runs: Sequence[RunRecord]) -> str:
     """Markdown: per row, index phase (LLM calls, tokens, seconds), query phase per 1,000 queries per backend
     (LLM calls, tokens), query seconds per 1,000 queries, and the index size."""
-    backends = [b for b in BACKENDS if any(f"{_phase(b)}.{b}.llm_calls_per_1k_queries" in r.metrics for r in runs)]
+    backends = [b for b in BACKENDS if any(f"{_phase(b)}.{b}.llm_calls{PER_1K}" in r.metrics for r in runs)]
     header = ["method", "data", "index LLM calls", "index tokens", "index s"]
     for b in backends:
         header += [f"{b} calls / 1k q", f"{b} tokens / 1k q"]
@@ -78,10 +80,10 @@ def cost_table(runs: Sequence[RunRecord]) -> str:
         row = [r.label, r.dataset, _fmt(m.get("cost.index.llm_calls")), _fmt(tokens(r, "cost.index")),
                _fmt(m.get("cost.index.seconds"), 1)]
         for b in backends:
-            row += [_fmt(m.get(f"{_phase(b)}.{b}.llm_calls_per_1k_queries")),
-                    _fmt(tokens(r, f"{_phase(b)}.{b}", "_per_1k_queries"))]
+            row += [_fmt(m.get(f"{_phase(b)}.{b}.llm_calls{PER_1K}")),
+                    _fmt(tokens(r, f"{_phase(b)}.{b}", PER_1K))]
         index_mb = m.get("index_bytes")
-        row += [_fmt(m.get("cost.query.seconds_per_1k_queries"), 1),
+        row += [_fmt(m.get(SECONDS_PER_1K), 1),
                 _fmt(None if index_mb is None else index_mb / 2**20, 1)]
         rows.append(row)
     return markdown_table(header, rows, ["l", "l"] + ["r"] * (len(header) - 2))
@@ -90,14 +92,14 @@ def cost_table(runs: Sequence[RunRecord]) -> str:
 def plot_recall_vs_cost(runs: Sequence[RunRecord], path: Path, metric: str = "recall@5") -> Path | None:
     """Per dataset: ``metric`` (with its 95% interval) against the query phase's wall seconds per 1,000 queries and,
     when some row called an LLM, against its LLM tokens per 1,000 queries; one point per row."""
-    pts = [r for r in runs if metric in r.metrics and "cost.query.seconds_per_1k_queries" in r.metrics]
+    pts = [r for r in runs if metric in r.metrics and SECONDS_PER_1K in r.metrics]
     if not pts:
         return None
     axes_spec = [("wall seconds per 1,000 queries (log)",
-                  lambda r: max(r.metrics["cost.query.seconds_per_1k_queries"], 1e-3))]
-    if any((tokens(r, "cost.query", "_per_1k_queries") or 0) > 0 for r in pts):
+                  lambda r: max(r.metrics[SECONDS_PER_1K], 1e-3))]
+    if any((tokens(r, "cost.query", PER_1K) or 0) > 0 for r in pts):
         axes_spec.insert(0, ("LLM tokens per 1,000 queries (+1, log)",
-                             lambda r: (tokens(r, "cost.query", "_per_1k_queries") or 0) + 1))
+                             lambda r: (tokens(r, "cost.query", PER_1K) or 0) + 1))
     plt = pyplot()
     datasets = list(dict.fromkeys(r.dataset for r in pts))
     fig, axes = plt.subplots(len(datasets), len(axes_spec), figsize=(6.5 * len(axes_spec), 4.6 * len(datasets)),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hyperrag.reporting.collect import RunRecord
-from hyperrag.reporting.published import PublishedRow, PublishedTable, tables_for_experiment
+from hyperrag.reporting.published import KNOWN_METRICS, PublishedRow, PublishedTable, tables_for_experiment
 from hyperrag.reporting.tables import markdown_table
 
 PAPER_LABEL = "paper (published)"
@@ -51,8 +51,6 @@ def _paper_row_for(run: RunRecord, rows: Sequence[PublishedRow]) -> PublishedRow
 
 def _digits(metric: str) -> int:
     """Percentages with one decimal; seconds, hops, dollars and counts with two."""
-    from hyperrag.reporting.published import KNOWN_METRICS
-
     return 1 if KNOWN_METRICS.get(metric, ("", True))[1] else 2
 
 

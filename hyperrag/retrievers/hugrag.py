@@ -201,19 +201,15 @@ class HugRAGRetriever(Retriever):
             self.skip("openie_graphrag", n)
             self.extraction_stats = {"style": "file (no LLM)", "passages": n, "fallback": n}
             return
-        from hyperrag.llm.openie import index_corpus
+        from hyperrag.llm.openie import graphrag_openie
 
         s = self.settings
         root = Path(s.index_root) if s.index_root else default_cache_dir() / "index"
-        path, report = index_corpus(dataset.corpus.passages, self.llm, root.parent / "openie", style="graphrag")
+        path, report = graphrag_openie(dataset, self.llm, root.parent / "openie")
         log.info("hugrag: GraphRAG-style extraction %s (%d failed)", path, len(report.failed))
         self.skip("openie_graphrag", len(report.failed))
         self.extraction_stats = {"style": "graphrag", "passages": n, "fallback": len(report.failed),
                                  "path": str(path)}
-        if report.failed and len(report.failed) < n and dataset.openie_path is not None:
-            path = merge_openie(path, dataset.openie_path, report.failed)
-        if len(report.failed) < n or dataset.openie_path is None:
-            dataset.openie_path = Path(path)
 
     def deduplicate(self, info: EntityInfo, root: str | Path | None, name: str, graph_key: str) -> DedupIndex:
         """H0: the KG index deduplicated (``dedup.enabled: auto`` → only LLM-extracted, described entity graphs)."""
@@ -695,21 +691,3 @@ class HugRAGRetriever(Retriever):
             info["hierarchy_dir"] = str(self.hier.directory)
             info["hierarchy_status"] = self.hierarchy_status
         return info
-
-
-def merge_openie(extracted: str | Path, fallback: str | Path, failed: list[int]) -> Path:
-    """An OpenIE file with the LLM's records, and the ``fallback`` file's records at the ``failed`` positions
-    (written beside ``extracted`` as ``*.merged.json``; both files are aligned with the corpus)."""
-    import json
-
-    from hyperrag.llm.openie import write_openie
-
-    ours = json.loads(Path(extracted).read_text(encoding="utf-8"))
-    theirs = json.loads(Path(fallback).read_text(encoding="utf-8"))
-    docs, other = ours["docs"], theirs["docs"] if isinstance(theirs, dict) else theirs
-    for i in failed:
-        if i < len(other):
-            docs[i] = {**other[i], "idx": i, "fallback": "dataset openie"}
-    out = Path(str(extracted).removesuffix(".json") + ".merged.json")
-    write_openie(out, docs, model=ours.get("model"), failed=[], style="graphrag+file")
-    return out

@@ -142,8 +142,9 @@ class HyperRAGRetriever(Retriever):
         true for the implicit and fused graphs under ``protocol: transductive``; ``query_position: trained``
         reads those questions' own trained nodes besides. Streaming is not: a question's graph joins when it
         arrives, and no later question's is in the ball before then."""
-        s = self.settings
-        by_design = s.graph != "explicit" and s.implicit_queries == "query_file" and not self.streaming
+        from hyperrag.retrievers.hyperrag_update import dataset_question_graphs
+
+        by_design = dataset_question_graphs(self.settings)
         return by_design or self.saw_questions  # saw_questions: an artifact in use trained on them (the runner)
 
     @property
@@ -429,9 +430,7 @@ class HyperRAGRetriever(Retriever):
                               style=s.answer_style) if multi else []
         for b, got in zip(multi, finals):
             if got is not None:
-                details[b].update(answer=got["answer"], supporting_ids=got["supporting_ids"])
-                if "short_answer" in got:
-                    details[b]["short_answer"] = got["short_answer"]
+                details[b].update(got)  # answer, supporting_ids (and short_answer)
         return RetrievalOutput(torch.tensor(out_idx, dtype=torch.long), torch.tensor(out_score), details)
 
     def describe(self) -> dict[str, Any]:

@@ -63,7 +63,7 @@ def llm_identity(llm: LanguageModel | None) -> str:
 def settings_key(settings: HyperRAGSettings, encoder: Encoder, llm: LanguageModel | None) -> str:
     """16 hex digits of everything but the corpus that shapes a ball (see the module docstring)."""
     s = settings
-    builds_query_graphs = bool(dataset_question_graphs(s))
+    builds_query_graphs = dataset_question_graphs(s)
     return stable_digest(getattr(encoder, "model_key", ""), s.graph, s.query_graph, as_dict(s.keywords),
                          as_dict(s.explicit),
                          as_dict(s.key_entity), as_dict(s.implicit), s.implicit_queries, s.fusion,

@@ -354,10 +354,11 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     mark = cost_since or CostMark(t0 - (index_seconds or 0.0))
     metrics.update(run_cost(mark, loop_start, loop_end, len(todo_ids), has_llm=bool(getattr(llm, "available", False)),
                             has_reader=answering, reader_is_llm=reader is llm))
-    size = index_bytes(retriever)
+    info = retriever.describe()
+    size = index_bytes(retriever, info)
     if size is not None:
         metrics["index_bytes"] = size
-    record = {"dataset": dataset.name, **retriever.describe(), "metrics": metrics}
+    record = {"dataset": dataset.name, **info, "metrics": metrics}
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
     if reader_accounting is not None and reader_accounting.tasks:

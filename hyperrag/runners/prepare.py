@@ -32,17 +32,11 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
       GraphRAG-style extraction on ``openie_source == "llm"`` datasets, so the HippoRAG-style OpenIE is skipped.
     """
     if shared_graph == "graphrag" and getattr(llm, "available", False):
-        from hyperrag.llm.openie import index_corpus
+        from hyperrag.llm.openie import graphrag_openie
 
         assert llm is not None
-        path, report = index_corpus(dataset.corpus.passages, llm, Path(cache_dir) / "openie", style="graphrag")
+        _, report = graphrag_openie(dataset, llm, Path(cache_dir) / "openie")
         log.info("shared GraphRAG-style graph with %s: %s", llm, report)
-        if report.failed and len(report.failed) < len(dataset.corpus) and dataset.openie_path is not None:
-            from hyperrag.retrievers.hugrag import merge_openie
-
-            path = merge_openie(path, dataset.openie_path, report.failed)
-        if len(report.failed) < len(dataset.corpus) or dataset.openie_path is None:
-            dataset.openie_path = Path(path)
         return dataset
     wants_llm = dataset.openie_source == "llm" or dataset.openie_path is None
     if wants_llm and extraction == "graphrag" and dataset.openie_source == "llm":

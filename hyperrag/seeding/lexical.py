@@ -98,6 +98,5 @@ class LexicalScorer:
             inter = np.asarray((q @ self.matrix).todense(), dtype=np.float32)  # [B, N] shared tokens
             qsize = np.asarray([len(set(t)) for t in tokens], dtype=np.float32)[:, None]
             denom = qsize if self.method == "token_overlap" else np.minimum(qsize, self.item_size[None, :])
-            denom = np.broadcast_to(denom, inter.shape)
             out = np.divide(inter, denom, out=np.zeros_like(inter), where=denom > 0)
         return torch.from_numpy(out)

@@ -243,6 +243,11 @@ def question_routing(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
     return {"multi_hop": multi, "sub_questions": [h.question for h in qg.hops] if multi else []}
 
 
+def gold_steps(qg: QueryGold, hop: Hop | None) -> list[str]:
+    """The gold hops (the question's, or the one hop asked) as sentences: "<resolved sub-question> <answer>."."""
+    return [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+
+
 def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
     """The gold answer when the evidence holds every gold passage the question needs, else "unknown"."""
     qg, hop = query_or_hop(inputs, gold)
@@ -263,12 +268,13 @@ def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Repl
         reply["short_answer"] = reply["answer"]
         if qg.query.options and qg.query.answer_index is not None:
             reply["short_answer"] = option_letter(qg.query.answer_index)
-        steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+        steps = gold_steps(qg, hop)
         reply["answer"] = " ".join([f"The answer is {answer}.", *steps]) if answer else UNKNOWN
     return reply
 
 
 ORACLES["grounded_answer"] = answer_reply
+ORACLES["strict_rewrite"] = answer_reply
 
 
 @oracle_for("hipporag_qa")
@@ -279,12 +285,11 @@ def hipporag_qa(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply
 
     short = answer_reply(GroundedAnswer(), inputs, gold)
     qg, hop = query_or_hop(inputs, gold)
-    steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+    steps = gold_steps(qg, hop)
     known = short["answer"] != UNKNOWN
     thought = " ".join(steps) + f" So the answer is {short['answer']}." if known else \
         "The passages do not give the answer."
     return {"thought": thought.strip(), "answer": short["answer"]}
-ORACLES["strict_rewrite"] = answer_reply
 
 
 @oracle_for("claim_extraction")
@@ -332,7 +337,7 @@ def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> R
     if not explanatory:
         return {"answer": answer or UNKNOWN}
     # explanatory: the bare answer apart, an explanation from the gold hops (as the reader's oracle writes it)
-    steps = [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
+    steps = gold_steps(qg, hop)
     return {"answer": " ".join([f"The answer is {answer}.", *steps]) if answer else UNKNOWN,
             "short_answer": answer or UNKNOWN}
 

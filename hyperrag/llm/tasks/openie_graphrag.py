@@ -119,6 +119,9 @@ EXAMPLES: tuple[tuple[str, str, dict[str, Any]], ...] = (
          {"source": "SALTS OF THE DEEP SEA", "target": "HALDEN INSTITUTE",
           "description": "The study was written at the institute.", "strength": 6}]}),
 )
+#: the examples as every extraction prompt shows them
+SHOTS = "\n\n".join(f"Example {i}:\nEntity types: {t}\nText: {text}\nReply: {json_example(reply)}"
+                     for i, (t, text, reply) in enumerate(EXAMPLES, 1))
 
 
 class GraphExtraction(Task):
@@ -149,10 +152,8 @@ class GraphExtraction(Task):
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         types = inputs.get("entity_types") or self.entity_types
-        shots = "\n\n".join(f"Example {i}:\nEntity types: {t}\nText: {text}\nReply: {json_example(reply)}"
-                             for i, (t, text, reply) in enumerate(EXAMPLES, 1))
         return (
-            f"Examples:\n{shots}\n\n"
+            f"Examples:\n{SHOTS}\n\n"
             f"Real data:\nEntity types: {', '.join(types)}\n"
             f"Text:\n{block('passage', passage_of(inputs))}\n"
             'Reply with {"entities": [...], "relations": [...]} for this text.'

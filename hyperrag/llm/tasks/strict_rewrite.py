@@ -44,6 +44,7 @@ class StrictRewrite(GroundedAnswer):
 
     name = "strict_rewrite"
     SCHEMA_VERSION = SCHEMA_VERSION
+    SHORT_MAX_TOKENS = 384  # a rewrite keeps its citations; the explanatory budget is StyledAnswer's 768
     ROLE = (
         "You revise a draft answer under strict grounding. Keep only statements the passages support; correct "
         "or remove anything they contradict or do not cover, especially the listed unsupported claims. Add "
@@ -77,10 +78,6 @@ class StrictRewrite(GroundedAnswer):
     def variant(self) -> str:
         return "/".join(v for v in ("" if self.mode == "claims" else self.mode, super().variant) if v)
 
-    @property
-    def max_tokens(self) -> int:  # type: ignore[override]
-        return 768 if self.explanatory else 384
-
     def system(self, inputs: Mapping[str, Any]) -> str:
         parts = [self.CAUSAL_ROLE if self.mode == "causal" else self.ROLE]
         if self.mode == "causal" or self.explanatory:  # the claims mode's short prompt is unchanged (cached replies)
@@ -108,11 +105,12 @@ class StrictRewrite(GroundedAnswer):
             lettered = "\n".join(f"{option_letter(i)}. {o}" for i, o in enumerate(options))
             opt_txt = f"Options:\n{block('data', lettered)}\n"
             letter = f'"<one letter, A to {option_letter(len(options) - 1)}>"'
+        shown = letter or '"..."'
         if self.explanatory:
-            reply = (f'{{"answer": "<the explanation>", "short_answer": {letter or chr(34) + "..." + chr(34)}, '
+            reply = (f'{{"answer": "<the explanation>", "short_answer": {shown}, '
                      f'"supporting_ids": ["P..", ...]}}')
         else:
-            reply = f'{{"answer": {letter or chr(34) + "..." + chr(34)}, "supporting_ids": ["P..", ...]}}'
+            reply = f'{{"answer": {shown}, "supporting_ids": ["P..", ...]}}'
         return (f"Passages:\n{render_items(self.items(inputs), 'passage')}\n"
                 f"Question:\n{block('data', inputs['question'])}\n{opt_txt}"
                 f"Draft answer:\n{block('data', inputs['answer'])}\n"

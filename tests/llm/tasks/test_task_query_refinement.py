@@ -13,34 +13,27 @@ def system(mode: str) -> str:
     return QueryRefinement(mode).messages(Q)[0]["content"]
 
 
-def test_decompose_instructions():
-    s = system("decompose")
-    for instruction in ("causal or explanatory mechanisms", "underlying causal or semantic components",
-                        "two to four", "self-contained", "answered independently", "logical order",
-                        "building toward the answer of the original question", "do not repeat the same wording",
-                        "answerable on its own", "instead of referring to another sub-question or its answer",
-                        "no numbering, bullets or explanations"):
+@pytest.mark.parametrize("mode, instructions, absent", [
+    ("decompose", ("causal or explanatory mechanisms", "underlying causal or semantic components", "two to four",
+                   "self-contained", "answered independently", "logical order",
+                   "building toward the answer of the original question", "do not repeat the same wording",
+                   "answerable on its own", "instead of referring to another sub-question or its answer",
+                   "no numbering, bullets or explanations"), ("#1", "five")),
+    ("expand", ("vague or underspecified", "causal retrieval", "context or assumptions",
+                "key entities, the causal mechanisms or factors, and the domain", "targeted, informative",
+                "single line", "keep the core topic", "specificity or scope", "preserve the original intent",
+                "exactly one"), ("synonym", "alternative")),
+    ("simplify", ("complex or ambiguous", "original intent", "ambiguity, compound phrasing or indirect wording",
+                  "concise, self-contained question", "understood and answered on its own", "precise language",
+                  "avoid abstract or technical phrasing", "do not produce several sub-questions", "one line",
+                  "core intent", "exactly one"), ()),
+])
+def test_every_instruction_of_the_mode(mode, instructions, absent):
+    s = system(mode)
+    for instruction in instructions:
         assert instruction in s, instruction
-    assert "#1" not in s and "five" not in s
-
-
-def test_expand_instructions():
-    s = system("expand")
-    for instruction in ("vague or underspecified", "causal retrieval", "context or assumptions",
-                        "key entities, the causal mechanisms or factors, and the domain", "targeted, informative",
-                        "single line", "keep the core topic", "specificity or scope", "preserve the original intent",
-                        "exactly one"):
-        assert instruction in s, instruction
-    assert "synonym" not in s and "alternative" not in s
-
-
-def test_simplify_instructions():
-    s = system("simplify")
-    for instruction in ("complex or ambiguous", "original intent", "ambiguity, compound phrasing or indirect wording",
-                        "concise, self-contained question", "understood and answered on its own",
-                        "precise language", "avoid abstract or technical phrasing",
-                        "do not produce several sub-questions", "one line", "core intent", "exactly one"):
-        assert instruction in s, instruction
+    for word in absent:
+        assert word not in s, word
 
 
 def test_optional_context_is_shown_only_when_given():
