@@ -155,6 +155,7 @@ def test_retrieve_entry_stops_with_one_line_and_exit_2(paper, tmp_path):
     assert proc.stderr.strip().splitlines() == [line]
 
 
+@pytest.mark.slow  # a retrieve.py multirun in a subprocess (~15 s): in .ci/run's slow call
 def test_cdfrag_table_command_runs_the_datasets_present_in_their_release_layouts(paper, tmp_path):
     """CDF-RAG's table has no MuSiQue: its command runs on the four tiny fixtures above, in their releases'
     layouts (the baseline rows; the substituted models and the oracle keep it offline)."""

@@ -76,6 +76,7 @@ def test_registry_reads_them_and_names_holisqa_domains(tmp_path):
         assert PAPER_DATASETS[f"holisqa_{domain}"].files[0] == f"holisqa/{domain}/queries.jsonl"
 
 
+@pytest.mark.slow  # a retrieve.py multirun in a subprocess (~15 s): in .ci/run's slow call
 def test_hugrag_table_command_runs_the_datasets_present(tmp_path):
     """HugRAG's table has no MuSiQue: its command runs on MS MARCO and QASC fixtures in their releases' layouts and
     names the eight missing datasets (baseline row only; substituted models, oracle: offline)."""

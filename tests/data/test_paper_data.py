@@ -126,6 +126,7 @@ def _slice_of_paper_format(dest: Path, questions: int = 4) -> None:
     (dest / "openie_results_ner_gpt-3.5-turbo-1106.json").write_text(json.dumps(openie))
 
 
+@pytest.mark.slow  # a retrieve.py multirun in a subprocess (~30 s): in .ci/run's slow call
 @pytest.mark.skipif(not PAPER_FORMAT.is_dir(), reason="needs ../shared/data/paper_format")
 def test_catrag_table_command_on_a_slice_of_paper_format(tmp_path):
     """The rehearsal command in miniature: the table's datasets that are present run, the others are named, and the
