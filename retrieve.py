@@ -170,7 +170,7 @@ def reader_for(cfg: DictConfig, llm: LanguageModel, dataset: Dataset) -> Abstrac
 
 
 if __name__ == "__main__":
-    from hyperrag.config.choices import check_command_line
+    from hyperrag.config.command_line import check_command_line
 
     check_command_line("retrieve")  # a bad choice or override: one line, exit 2 (not Hydra's paragraph)
     main()

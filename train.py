@@ -67,7 +67,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from hyperrag.config.choices import check_command_line
+    from hyperrag.config.command_line import check_command_line
 
     check_command_line("train")  # a bad choice or override: one line, exit 2 (not Hydra's paragraph)
     main()

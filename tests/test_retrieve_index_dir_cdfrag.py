@@ -234,7 +234,7 @@ def test_index_without_provenance_is_a_clear_error(history, tmp_path):
     from hyperrag.config import method_settings
     from hyperrag.data.types import Corpus, Dataset, Passage
     from hyperrag.errors import InputError
-    from hyperrag.index.kg_index import graph_folder
+    from hyperrag.index.passages import graph_folder
     from hyperrag.index.store import IndexDirectory
     from hyperrag.retrievers.cdfrag import CDFRAGRetriever
     from tests.reliability.doubles import HashEncoder

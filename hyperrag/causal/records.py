@@ -34,12 +34,12 @@ import torch
 from hyperrag.causal.candidates import CandidatePair, extract_candidates
 from hyperrag.causal.marking import mark_candidate
 from hyperrag.data.types import Corpus, Passage
-from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.llm.stages import stop_if_nothing_succeeded
 from hyperrag.utils.atomic import atomic_write_jsonl
 from hyperrag.utils.hashing import passage_digest, stable_digest
 
 if TYPE_CHECKING:
-    from hyperrag.causal.graph import CausalGraphSettings
+    from hyperrag.causal.settings import CausalGraphSettings
     from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)

@@ -1,9 +1,9 @@
 """Typed, validated settings whose values live in ``hydra_configs/`` only (see :mod:`.validation`)."""
 
+from hyperrag.config.choices import config_dir
 from hyperrag.config.compose import (
     compose_config,
     config_arguments,
-    config_dir,
     configured,
     method_settings,
     task_arguments,

@@ -20,10 +20,10 @@ import copy
 import dataclasses
 import functools
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from hyperrag.config.validation import validate
+from hyperrag.config.choices import check_choices, config_dir
+from hyperrag.config.validation import plain, validate
 
 METHOD_KEY = "method.retriever"
 #: config groups a composition outside a run sets to their quiet choice (no LLM server, no tracking, no logger)
@@ -31,20 +31,11 @@ _QUIET = {"retrieve": ("llm=none", "tracking=none"), "train": ("logger=none",), 
 _HYDRA_KEYS = ("_target_", "_partial_", "_convert_", "_recursive_", "_args_")
 
 
-def config_dir() -> Path:
-    """The ``hydra_configs`` folder the entry points compose from (``hyperrag.conf``, from a checkout or a wheel)."""
-    from hyperrag.conf import CONFIG_DIR
-
-    return CONFIG_DIR
-
-
 def compose_config(config_name: str, overrides: list[str]) -> Any:
     """``config_name`` composed with Hydra's compose API (outside a running Hydra app, or inside one); an override
     choosing an option its config group lacks raises :class:`~hyperrag.errors.InputError` naming the choices."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-
-    from hyperrag.config.choices import check_choices
 
     check_choices(config_name, overrides)
 
@@ -64,7 +55,7 @@ def _node(config_name: str, config_overrides: tuple[str, ...], key: str) -> Any:
     node = OmegaConf.select(cfg, key)
     if node is None:
         raise KeyError(f"{config_name}.yaml composed with {list(config_overrides)} has no {key!r}")
-    return OmegaConf.to_container(node, resolve=True)
+    return plain(node)  # an interpolation naming a key the config lacks: InputError naming the setting
 
 
 def _plain(value: Any) -> Any:

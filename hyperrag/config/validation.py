@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
@@ -42,12 +43,76 @@ _HYDRA_KEYS = ("_target_", "_partial_", "_convert_", "_recursive_", "_args_")
 
 
 def plain(value: Any) -> Any:
-    """OmegaConf containers → plain dicts / lists (Hydra passes ``DictConfig`` to what it instantiates)."""
+    """OmegaConf containers → plain dicts / lists (Hydra passes ``DictConfig`` to what it instantiates). An
+    interpolation naming a key the config lacks raises :class:`InputError` (see :func:`check_interpolations`)."""
     from omegaconf import DictConfig, ListConfig, OmegaConf
+    from omegaconf.errors import InterpolationKeyError
 
     if isinstance(value, (DictConfig, ListConfig)):
-        return OmegaConf.to_container(value, resolve=True)
+        try:
+            return OmegaConf.to_container(value, resolve=True)
+        except InterpolationKeyError:
+            check_interpolations(value._get_root())  # names the setting; what it cannot name is re-raised
+            raise
     return value
+
+
+# ${<table>.${<selector>}<rest>}: the value of the setting <selector> picks an entry of the mapping <table>
+_SELECTION = re.compile(r"\$\{([\w.\-]*)\$\{([\w][\w.\-]*)\}([\w.\-]*)\}")
+
+
+def _interpolation_error(cfg: Any, where: str, raw: str, err: Exception) -> InputError:
+    """One line for an interpolation of ``cfg`` at ``where`` (raw text ``raw``) that names a missing key: when
+    the key was picked by another setting's value (``${method.variants.${method.retriever.variant}.x}``), that
+    setting with the entries it may name; otherwise the interpolation and OmegaConf's reason."""
+    from omegaconf import DictConfig, OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    for table_key, selector, _ in _SELECTION.findall(raw):
+        try:
+            chosen = OmegaConf.select(cfg, selector, throw_on_missing=True)
+            table = OmegaConf.select(cfg, table_key.rstrip(".")) if table_key.strip(".") else cfg
+        except OmegaConfBaseException:
+            continue
+        if isinstance(table, DictConfig) and chosen is not None and str(chosen) not in table:
+            choices = ", ".join(str(k) for k in table)
+            return InputError(f"unknown choice {chosen!r}; choices: {choices} (the entries of {table_key.strip('.')})",
+                              setting=selector)
+    reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return InputError(f"{raw} cannot be resolved: {reason}", setting=where)
+
+
+def check_interpolations(cfg: Any, path: str = "") -> None:
+    """Resolve every interpolation of the composed config ``cfg`` (before anything is built); one that names a
+    key the config lacks raises :class:`InputError`, naming the setting whose value picked the key
+    (``method.retriever.variant: unknown choice 'paperr'; choices: authors_code, paper``) or else the
+    interpolated setting. Interpolations that fail for another reason (an unset environment variable, Hydra's
+    run-time values) are left to the code that reads them.
+    """
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+    from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException
+
+    root = cfg
+    todo: list[tuple[Any, str]] = [(cfg, path)]
+    while todo:
+        node, prefix = todo.pop()
+        keys = list(node.keys()) if isinstance(node, DictConfig) else list(range(len(node)))
+        for key in keys:
+            where = f"{prefix}[{key}]" if isinstance(key, int) else (f"{prefix}.{key}" if prefix else str(key))
+            if OmegaConf.is_missing(node, key):
+                continue
+            if OmegaConf.is_interpolation(node, key):
+                try:
+                    node[key]
+                except InterpolationKeyError as err:
+                    raw = str(node._get_node(key)._value())
+                    raise _interpolation_error(root, where, raw, err) from None
+                except OmegaConfBaseException:
+                    continue
+                continue
+            child = node[key]
+            if isinstance(child, (DictConfig, ListConfig)):
+                todo.append((child, where))
 
 
 def _plain_arguments(cls: type, data: Any) -> Any:
@@ -209,4 +274,5 @@ def check_keys(cfg: Any, schema: type, prefix: str = "") -> Any:
 
 
 __all__ = ["Cosine", "NonNegativeFloat", "NonNegativeInt", "PositiveFloat", "PositiveInt", "Probability",
-           "as_dict", "check_config", "check_keys", "input_error", "plain", "settings", "validate"]
+           "as_dict", "check_config", "check_interpolations", "check_keys", "input_error", "plain", "settings",
+           "validate"]

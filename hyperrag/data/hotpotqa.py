@@ -11,6 +11,7 @@ claims, which share these fields.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,14 @@ def read_hotpotqa(path: str | Path, name: str = "hotpotqa") -> Dataset:
     by_content: dict[tuple[str, str], str] = {}
     queries: list[Query] = []
     seen: set[str] = set()
-    for where, rec in iter_records(path):
+    records = iter_records(path)
+    head = list(itertools.islice(records, 2))
+    if len(head) == 1 and head[0][0].line is not None and "question" not in head[0][1]:
+        # one JSON object where HotpotQA has a list of them (a lone JSONL record would hold a question)
+        keys = ", ".join(repr(k)[:40] for k in list(head[0][1])[:5]) or "none"
+        raise InputError("expected a JSON list of HotpotQA records ([{\"_id\", \"question\", ...}, ...]), got "
+                         f"one JSON object (keys: {keys})", path=path)
+    for where, rec in itertools.chain(head, records):
         position = where.record if where.record is not None else where.line
         qid = get_id(rec, ID_FIELDS, where, default=str(position))
         if qid in seen:

@@ -49,7 +49,7 @@ from hyperrag.config.validation import Cosine, NonNegativeInt, PositiveInt, sett
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.modules import ModuleTree
 from hyperrag.hierarchy.summaries import descendants
-from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.llm.stages import stop_if_nothing_succeeded
 from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph
 from hyperrag.utils.hashing import stable_digest
 

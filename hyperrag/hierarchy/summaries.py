@@ -34,7 +34,7 @@ from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree, entity_degree
 from hyperrag.hierarchy.tokens import approx_tokens
-from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.llm.stages import stop_if_nothing_succeeded
 from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:

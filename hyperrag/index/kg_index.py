@@ -29,7 +29,7 @@ from hyperrag.graph.build import GraphEmbeddings, build_knowledge_graph
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.provenance import GraphProvenance, build_provenance
 from hyperrag.index.lock import clear_index_directory, index_entries, index_writer
-from hyperrag.index.passages import write_passages
+from hyperrag.index.passages import graph_folder, write_passages
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
 from hyperrag.ops.knn_graph import KnnSettings
 from hyperrag.utils.atomic import atomic_torch_save
@@ -101,14 +101,6 @@ def save_kg_files(folder: Path, graph: KnowledgeGraph, emb: GraphEmbeddings, pro
     atomic_torch_save(asdict(emb), folder / EMBEDDINGS_FILE)
     files[prefix + EMBEDDINGS_FILE] = "embeddings"
     return files
-
-
-def graph_folder(directory: IndexDirectory, manifest: dict[str, Any]) -> Path:
-    """The folder holding ``graph.pt`` (the index root, or the current generation after updates)."""
-    for name in manifest["files"]:
-        if Path(name).name == "graph.pt":
-            return directory.path / Path(name).parent
-    raise directory.corrupt("manifest.json", "lists no graph.pt", "graph")
 
 
 def read_kg_files(directory: IndexDirectory, manifest: dict[str, Any]) -> tuple[KnowledgeGraph, GraphEmbeddings,

@@ -20,6 +20,7 @@ from typing import Any
 
 from hyperrag.data.types import Corpus, Dataset, Passage
 from hyperrag.errors import InputError
+from hyperrag.index.store import IndexDirectory
 from hyperrag.utils.atomic import atomic_write_jsonl
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,14 @@ def write_passages(folder: Path, passages: Sequence[Passage]) -> str:
     """Write ``passages.jsonl`` (atomically) into ``folder``; return its name."""
     atomic_write_jsonl(folder / PASSAGES_FILE, ({"id": p.id, "title": p.title, "text": p.text} for p in passages))
     return PASSAGES_FILE
+
+
+def graph_folder(directory: IndexDirectory, manifest: dict[str, Any]) -> Path:
+    """The folder holding ``graph.pt`` (the index root, or the current generation after updates)."""
+    for name in manifest["files"]:
+        if Path(name).name == "graph.pt":
+            return directory.path / Path(name).parent
+    raise directory.corrupt("manifest.json", "lists no graph.pt", "graph")
 
 
 def read_passages(directory: Any, manifest: dict[str, Any]) -> list[Passage] | None:
@@ -55,9 +64,6 @@ def read_passages(directory: Any, manifest: dict[str, Any]) -> list[Passage] | N
 
 def index_passage_ids(path: str | Path) -> tuple[list[str], list[Passage] | None, str]:
     """Verify the index at ``path``; return (passage ids in graph order, stored passages or None, index key)."""
-    from hyperrag.index.kg_index import graph_folder
-    from hyperrag.index.store import IndexDirectory
-
     directory = IndexDirectory(path, stage="graph")
     if not directory.path.is_dir():
         raise InputError("index directory not found (build one with `python -m hyperrag.index build`)",

@@ -37,30 +37,15 @@ import torch
 
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.utils import csr_from_pairs, csr_owner, sort_typed_edges
+from hyperrag.interop.pyg_methods import CONVERTERS
+from hyperrag.interop.hetero import KIND_ATTR, check_kind, new_hetero_data
 
 if TYPE_CHECKING:
     from torch_geometric.data import HeteroData
 
     from hyperrag.graph.build import GraphEmbeddings
 
-KIND_ATTR = "hyperrag_kind"
 KNOWLEDGE_GRAPH = "knowledge_graph"
-
-
-def new_hetero_data(kind: str) -> HeteroData:
-    """An empty ``HeteroData`` tagged with the kind of graph it will hold."""
-    from torch_geometric.data import HeteroData
-
-    data = HeteroData()
-    setattr(data, KIND_ATTR, kind)
-    return data
-
-
-def check_kind(data: HeteroData, kind: str) -> None:
-    """Raise ValueError unless ``data`` was exported as ``kind``."""
-    found = getattr(data, KIND_ATTR, None)
-    if found != kind:
-        raise ValueError(f"this HeteroData holds {found or 'no hyperrag graph'!r}, not {kind!r}")
 
 
 def _empty_index() -> torch.Tensor:
@@ -225,9 +210,7 @@ def to_pyg(graph: Any, **kwargs: Any) -> HeteroData:
     ...), CDF-RAG's :class:`~hyperrag.causal.graph.CausalGraph`. Keyword arguments go to the kind's converter."""
     if isinstance(graph, KnowledgeGraph):
         return knowledge_graph_to_pyg(graph, **kwargs)
-    from hyperrag.interop import pyg_methods
-
-    for cls_path, to_fn, _ in pyg_methods.CONVERTERS.values():
+    for cls_path, to_fn, _ in CONVERTERS.values():
         if _is_instance(graph, cls_path):
             return to_fn(graph, **kwargs)
     raise TypeError(f"no PyG conversion for {type(graph).__name__}")
@@ -239,11 +222,9 @@ def from_pyg(data: HeteroData) -> Any:
     kind = getattr(data, KIND_ATTR, None)
     if kind == KNOWLEDGE_GRAPH:
         return knowledge_graph_from_pyg(data)
-    from hyperrag.interop import pyg_methods
-
-    if kind not in pyg_methods.CONVERTERS:
+    if kind not in CONVERTERS:
         raise ValueError(f"not a graph exported by hyperrag (hyperrag_kind={kind!r})")
-    return pyg_methods.CONVERTERS[kind][2](data)
+    return CONVERTERS[kind][2](data)
 
 
 def _is_instance(obj: Any, cls_path: str) -> bool:

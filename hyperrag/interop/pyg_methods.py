@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from hyperrag.graph.utils import ptr_from_counts
-from hyperrag.interop.pyg import check_kind, new_hetero_data
+from hyperrag.interop.hetero import check_kind, new_hetero_data
 
 if TYPE_CHECKING:
     from torch_geometric.data import HeteroData

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.llm.stages import stop_if_nothing_succeeded
 from hyperrag.llm.tasks.base import passage_string
 from hyperrag.llm.tasks.openie_graphrag import GraphExtraction
 from hyperrag.llm.tasks.openie_hipporag import NamedEntityExtraction, TripleExtraction

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveInt, settings
-from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.llm.stages import stop_if_nothing_succeeded
 from hyperrag.passage_graph.edges import EdgeSet
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hyperrag.errors import InputError
 from hyperrag.eval.intervals import Interval
 from hyperrag.eval.per_query import RunValues, run_per_query
 from hyperrag.reporting.csv_log import flatten
@@ -106,22 +107,29 @@ def _config(run_dir: Path, info: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _json_file(path: Path) -> Any:
+    """A run file's JSON; an unreadable or invalid one raises :class:`InputError` naming it (and the line)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from None
+    except (OSError, ValueError) as err:  # unreadable, not UTF-8
+        raise InputError(f"cannot read this run file ({type(err).__name__})", path=path) from None
+
+
 def load_run(metrics_path: Path) -> RunRecord | None:
     """A retrieval run from its ``metrics.json`` (other files named so, e.g. training's, return None)."""
-    try:
-        record = json.loads(metrics_path.read_text())
-    except (OSError, ValueError):
-        return None
+    record = _json_file(metrics_path)  # a broken run record is named, not skipped as "no runs found"
     if not isinstance(record, dict) or "dataset" not in record or not isinstance(record.get("metrics"), dict):
         return None
     run_dir = metrics_path.parent
     info: dict[str, Any] = {}
     if (run_dir / "run_info.json").is_file():
-        info = json.loads((run_dir / "run_info.json").read_text())
+        info = _json_file(run_dir / "run_info.json")
     metrics = {k: v for k, v in record["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     evaluation = run_dir / "evaluation.json"
     if evaluation.is_file():  # re-scored metrics (evaluate.py) extend the run's own
-        metrics.update(json.loads(evaluation.read_text()).get("metrics", {}))
+        metrics.update(_json_file(evaluation).get("metrics", {}))
     overrides = {}
     for o in _overrides(run_dir, info):
         key, _, value = o.lstrip("+~").partition("=")

@@ -16,7 +16,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from typing_extensions import TypedDict
 
 from hyperrag.causal.generation import GenerationSettings
-from hyperrag.causal.graph import CausalGraphSettings
+from hyperrag.causal.settings import CausalGraphSettings
 from hyperrag.causal.traversal import TraversalSettings
 from hyperrag.config.validation import (
     Cosine,

@@ -33,7 +33,7 @@ from hyperrag.embedding.encoder import default_cache_dir
 from hyperrag.graph.utils import csr_from_lists
 from hyperrag.hierarchy.tokens import make_token_counter
 from hyperrag.index.store import IndexCorruptError, IndexDirectory
-from hyperrag.llm.errors import stop_if_nothing_succeeded
+from hyperrag.llm.stages import stop_if_nothing_succeeded
 from hyperrag.tree.clustering import ClusteringSettings, raptor_clusters
 from hyperrag.utils.atomic import atomic_torch_save, atomic_write_text
 from hyperrag.utils.hashing import stable_digest
