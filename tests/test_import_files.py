@@ -16,6 +16,7 @@ packages an import passes through (``a/__init__.py``, ``a/b/__init__.py``) are n
 from __future__ import annotations
 
 import ast
+import itertools
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,10 +103,10 @@ def _strongly_connected(graph: dict[str, dict[str, Edge]]) -> list[list[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     found: list[list[str]] = []
-    for start in graph:
+    for start, edges in graph.items():
         if start in index:
             continue
-        work = [(start, iter(graph[start]))]
+        work = [(start, iter(edges))]
         index[start] = low[start] = len(index)
         stack.append(start)
         on_stack.add(start)
@@ -161,7 +162,7 @@ def cycle_report(graph: dict[str, dict[str, Edge]]) -> list[str]:
     blocks = []
     for component in _strongly_connected(graph):
         cycle = _one_cycle(graph, component)
-        steps = [f"  {a}:{graph[a][b][0]}: {graph[a][b][1]}" for a, b in zip(cycle, cycle[1:])]
+        steps = [f"  {a}:{graph[a][b][0]}: {graph[a][b][1]}" for a, b in itertools.pairwise(cycle)]
         blocks.append(f"{len(component)} files in a cycle ({', '.join(component)}); one:\n" + "\n".join(steps))
     return blocks
 

@@ -75,7 +75,7 @@ def _interpolation_error(cfg: Any, where: str, raw: str, err: Exception) -> Inpu
         except OmegaConfBaseException:
             continue
         if isinstance(table, DictConfig) and chosen is not None and str(chosen) not in table:
-            choices = ", ".join(str(k) for k in table)
+            choices = ", ".join(sorted(str(k) for k in table))
             return InputError(f"unknown choice {chosen!r}; choices: {choices} (the entries of {table_key.strip('.')})",
                               setting=selector)
     reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

@@ -37,8 +37,8 @@ import torch
 
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.utils import csr_from_pairs, csr_owner, sort_typed_edges
-from hyperrag.interop.pyg_methods import CONVERTERS
 from hyperrag.interop.hetero import KIND_ATTR, check_kind, new_hetero_data
+from hyperrag.interop.pyg_methods import CONVERTERS
 
 if TYPE_CHECKING:
     from torch_geometric.data import HeteroData
