@@ -134,8 +134,11 @@ def load_run(metrics_path: Path) -> RunRecord | None:
         info = json.loads((run_dir / "run_info.json").read_text())
     metrics = {k: v for k, v in record["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     evaluation = run_dir / "evaluation.json"
+    judge = None
     if evaluation.is_file():  # re-scored metrics (evaluate.py) extend the run's own
-        metrics.update(json.loads(evaluation.read_text()).get("metrics", {}))
+        scored = json.loads(evaluation.read_text())
+        metrics.update(scored.get("metrics", {}))
+        judge = scored.get("llm")  # the judge model of its LLM-judged metrics, if any
     overrides = {}
     for o in _overrides(run_dir, info):
         key, _, value = o.lstrip("+~").partition("=")
@@ -144,8 +147,26 @@ def load_run(metrics_path: Path) -> RunRecord | None:
     method = record.get("method") or config.get("method.name") or "?"
     started = info.get("started_at") or str(int(metrics_path.stat().st_mtime))
     labels = {k: v for k, v in record["metrics"].items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
+    tags = run_tags(record["metrics"])
+    if judge:
+        tags += judge_tags(str(judge), labels)
     return RunRecord(run_dir, str(method), str(record["dataset"]), metrics, overrides, config, started,
-                     (info.get("tracking") or {}).get("group"), tags=run_tags(record["metrics"]), labels=labels)
+                     (info.get("tracking") or {}).get("group"), tags=tags, labels=labels)
+
+
+def judge_tags(judge: str, labels: dict[str, Any]) -> list[str]:
+    """The judge of ``evaluate.py``'s LLM-judged metrics: its tag, recorded in ``models_used``; a judge other than
+    the one the paper names (``paper_models.judge``) makes the run 'substituted models'."""
+    from hyperrag.reporting.run_info import substituted_roles
+
+    labels["models_used"] = {**(labels.get("models_used") or {}), "judge": judge}
+    tags = [f"judge: {judge}"]
+    if substituted_roles({"judge": (labels.get("paper_models") or {}).get("judge")}, {"judge": judge}):
+        labels["substituted_roles"] = [*(labels.get("substituted_roles") or []), "judge"]
+        if labels.get("models") != "substituted":
+            labels["models"] = "substituted"
+            tags.append("substituted models")
+    return tags
 
 
 def find_runs(specs: str | list[str] | tuple[str, ...]) -> list[RunRecord]:

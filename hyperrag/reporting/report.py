@@ -166,6 +166,8 @@ def obtained_lines(runs: Sequence[RunRecord]) -> list[str]:
         meaning = next((v for k, v in TAG_MEANINGS.items() if tag.startswith(k)), None)
         if meaning is None and tag.startswith("reader: "):
             meaning = "the QA reader was another backend than the retrieval LLM"
+        if meaning is None and tag.startswith("judge: "):
+            meaning = "the LLM that judged evaluate.py's judged metrics (GPT-Acc, groundedness, context recall, ...)"
         lines.append(f"- **{tag}**: {meaning or 'model ' + tag}")
     return lines + [""]
 

@@ -51,6 +51,7 @@ def test_hover_claims_in_the_release_layout_offer_the_two_labels(hover):
     assert "hover.json" in str(err.value) and "field 'answer'" in str(err.value) and "MAYBE" in str(err.value)
 
 
+@pytest.mark.slow  # a retrieve run (bm25 + the oracle reader) on the fixture
 def test_hover_accuracy_is_computed_by_a_run(hover, tmp_path):
     metrics = retrieve.run(compose_retrieve(tmp_path, "data=paper", "data.name=hover", f"paper_data={hover}",
                                             "method=bm25", "llm=oracle", "tracking=none", "answer_top_n=2"))
@@ -74,6 +75,7 @@ def test_every_cdfrag_table_metric_is_a_metric_the_suite_computes():
     assert table3.metrics["Groundedness"] == "groundedness_emb"  # §4.3: sentence-embedding similarity
 
 
+@pytest.mark.slow  # a retrieve run, then evaluate.py with MiniLM and the scripted verifier
 def test_cdfrag_tables_4_5_metrics_on_the_adversarialqa_fixture(tmp_path):
     paper = tmp_path / "paper"
     write(paper, "adversarialqa/combined/dev.json", SQUAD)
@@ -82,7 +84,7 @@ def test_cdfrag_tables_4_5_metrics_on_the_adversarialqa_fixture(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAIServer(responder=judge) as server:
         cfg = compose_evaluate(tmp_path, f"predictions={run_dir}", "data=paper", "data.name=adversarialqa",
-                               f"paper_data={paper}", "llm=openai_compatible", f"llm.base_url={server.base_url}",
+                               f"data.dir={paper}", "llm=openai_compatible", f"llm.base_url={server.base_url}",
                                "llm.model=fake-verifier", "llm.show_usage=false",
                                "metrics=[qa,answer_overlap,groundedness,groundedness_emb,groundedness_span]")
         cfg.llm.api_key_env = None
