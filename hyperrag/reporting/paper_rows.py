@@ -45,9 +45,9 @@ UNMEASURED_HOW = {
 #: (paper's metric, dataset) → (our metric that stands in for it, why): the paper reports a metric our runs cannot
 #: compute as such on that dataset
 STAND_IN_METRICS = {
-    ("accuracy", "adversarialqa"): ("em", "AdversarialQA is extractive (no options to pick): its accuracy is read "
+    ("accuracy", "adversarialqa"): ("em", ("AdversarialQA is extractive (no options to pick): its accuracy is read "
                                           "as EM of the short answer, the strict reading (Match-Acc, gold contained "
-                                          "in the response, is the lenient one and is in the results table)"),
+                                          "in the response, is the lenient one and is in the results table)")),
 }
 
 

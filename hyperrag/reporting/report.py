@@ -18,8 +18,8 @@ from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
 from hyperrag.reporting.cost import add_api_cost, cost_table, has_cost, plot_recall_vs_cost
 from hyperrag.reporting.paper_rows import data_text, paper_sections
-from hyperrag.reporting.published import PublishedTable, tables_for_experiment
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
+from hyperrag.reporting.published import PublishedTable, tables_for_experiment
 from hyperrag.reporting.significance import oracle_read_metrics, paired_table, paired_tests
 from hyperrag.reporting.tables import comparison_table, present_metrics, runs_table
 

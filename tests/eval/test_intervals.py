@@ -8,7 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from hyperrag.eval.intervals import EXACT_MAX_DIFFERING, holm, mean_interval, paired_comparison, wilson_interval
+from hyperrag.eval.intervals import (
+    EXACT_MAX_DIFFERING,
+    holm,
+    mean_interval,
+    paired_comparison,
+    wilson_interval,
+)
 from hyperrag.eval.intervals.__main__ import main
 from hyperrag.eval.per_query import per_query_values, run_per_query
 from hyperrag.runners.batch_retrieval import score_rows
