@@ -60,6 +60,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from hyperrag.eval.cost import CostMark
     from hyperrag.generation.reader import reader_prompt
     from hyperrag.llm import build_llm
+    from hyperrag.reporting.run_info import dataset_record
     from hyperrag.reporting.tracking import build_tracker
     from hyperrag.runners.batch_retrieval import (
         is_worker_process,
@@ -91,6 +92,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
                                   extraction=getattr(settings, "extraction", None),
                                   shared_graph=cfg.shared_graph)
+        run_labels["data"] = dataset_record(dataset)  # sizes and digests of what was scored (reports name it)
 
         def run_fold(data: Any, trained: dict[str, str], out: str) -> dict[str, Any]:
             """Index and retrieve ``data`` with the method's settings (``trained``: checkpoints to use)."""
@@ -123,14 +125,25 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     return metrics
 
 
-def substituted_models(cfg: DictConfig) -> dict[str, str]:
-    """``models=offline``: say once that the preset's models are replaced by the embedded ones, and label the run."""
-    if cfg.get("models_choice") != "offline":
-        return {}
-    log.warning("models=offline: the preset's models are replaced by the embedded ones (embedder %s, LLM %s, the "
-                "reader the same); the figures are labelled 'substituted models'", cfg.embedder.get("model"),
-                str(cfg.llm.get("_target_", "")).rsplit(".", 1)[-1])
-    return {"models": "substituted"}
+def substituted_models(cfg: DictConfig) -> dict[str, Any]:
+    """The model each role used (``models_used``) and, where the preset names the paper's (``paper_models``), the
+    roles that differ: any such role, or ``models=offline``, labels the run ``substituted models`` (said once)."""
+    from omegaconf import OmegaConf
+
+    from hyperrag.reporting.run_info import role_models, substituted_roles
+
+    used = role_models(cfg)
+    paper = OmegaConf.to_container(cfg.paper_models, resolve=True) if cfg.get("paper_models") else {}
+    roles = substituted_roles(paper, used)
+    labels: dict[str, Any] = {"models_used": used}
+    if paper:
+        labels["paper_models"] = paper
+    if cfg.get("models_choice") != "offline" and not roles:
+        return labels
+    swapped = ", ".join(f"{r} {used[r]} for {paper[r]}" for r in roles) or "the embedded models in every role"
+    log.warning("substituted models (%s): the figures are labelled 'substituted models'%s", swapped,
+                " (models=offline)" if cfg.get("models_choice") == "offline" else "")
+    return {**labels, "models": "substituted", "substituted_roles": roles}
 
 
 def check_llm_required(cfg: DictConfig) -> None:

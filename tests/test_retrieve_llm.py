@@ -81,3 +81,35 @@ def test_main_job_with_embedded_smollm2(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and all("answer" in r for r in rows)
     assert metrics["answer_failures"] < 6 and {"em", "f1", "jsr", "recall@5"} <= set(metrics)
+
+
+def test_a_served_model_other_than_the_presets_is_labelled_substituted(tmp_path):
+    """llm=vllm (attached to the scripted fake server, a test double speaking the OpenAI protocol) serving
+    Qwen2.5-7B-Instruct under a preset that names GPT-4o-mini: the run is 'substituted models', and metrics.json
+    records the id each role used and the data it scored (sizes, digests)."""
+    with FakeOpenAIServer(responder=scripted) as server:
+        cfg = compose_retrieve(tmp_path, "method=dense", "llm=vllm", f"llm.base_url={server.base_url}",
+                               "llm.model=Qwen/Qwen2.5-7B-Instruct", "llm.show_usage=false",
+                               "reader_prompt=grounded", "paper_models={llm: gpt-4o-mini, reader: gpt-4o-mini}")
+        metrics = retrieve.run(cfg)
+    assert server.stats["requests"] >= 6  # the served model was asked (the reader, once per query at least)
+    assert metrics["models"] == "substituted" and metrics["substituted_roles"] == ["llm", "reader"]
+    assert metrics["models_used"] == {"llm": "Qwen/Qwen2.5-7B-Instruct", "reader": "Qwen/Qwen2.5-7B-Instruct",
+                                      "embedder": "all-MiniLM-L6-v2"}
+    assert metrics["data"]["queries"] == 6 and metrics["data"]["passages"] == 12
+    assert len(metrics["data"]["queries_sha256"]) == 12
+    from hyperrag.reporting.collect import load_run
+
+    run = load_run(tmp_path / "run" / "metrics.json")
+    assert "substituted models" in run.tags
+
+
+@pytest.mark.slow  # a second retrieve run against the fake server
+def test_the_presets_own_model_is_not_substituted(tmp_path):
+    with FakeOpenAIServer(responder=scripted) as server:
+        cfg = compose_retrieve(tmp_path, "method=dense", "llm=vllm", f"llm.base_url={server.base_url}",
+                               "llm.model=gpt-4o-mini", "llm.show_usage=false", "reader_prompt=grounded",
+                               "embedder=minilm",
+                               "paper_models={llm: gpt-4o-mini, reader: gpt-4o-mini, embedder: all-MiniLM-L6-v2}")
+        metrics = retrieve.run(cfg)
+    assert "models" not in metrics and metrics["models_used"]["llm"] == "gpt-4o-mini"

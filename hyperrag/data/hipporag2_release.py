@@ -1,6 +1,8 @@
 """Reader for the HippoRAG 2 release: ``<dir>/<name>.json`` (questions) and ``<dir>/<name>_corpus.json``
 (a JSON list of ``{"title", "text"}`` passages; ids are their positions, ``"0"``, ``"1"``, ...), for
-``musique``, ``2wikimultihopqa``, ``hotpotqa``, ``nq``, ``popqa`` and the release's ``sample``.
+``musique``, ``2wikimultihopqa``, ``hotpotqa``, ``nq``, ``popqa`` and the release's ``sample`` (and CatRAG's
+``hover`` in the same layout: each claim's label — ``label``, else its answer — becomes its answer and
+``SUPPORTED`` / ``NOT_SUPPORTED`` its options).
 
 The question files differ by dataset; fields are read the way HippoRAG 2's own evaluation reads them:
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.data.hotpotqa import context_paragraphs, supporting_titles
+from hyperrag.data.hover import LABELS
 from hyperrag.data.musique import _decomposition, read_musique_corpus
 from hyperrag.data.records import (
     Where,
@@ -123,7 +126,20 @@ def fact_gold(rec: dict[str, Any], where: Where, lookup: CorpusLookup) -> list[s
     return gold
 
 
-def read_release_queries(path: Path, corpus: Corpus) -> list[Query]:
+def release_label(rec: dict[str, Any], where: Where, labels: tuple[str, ...]) -> int:
+    """The position in ``labels`` of a labelled record's label (HoVer: ``label``, else its answer), compared
+    upper-case with spaces as underscores (``not supported`` → ``NOT_SUPPORTED``)."""
+    key = "label" if "label" in rec else next((k for k in PRIMARY_ANSWER_FIELDS if k in rec), "label")
+    raw = rec.get(key)
+    value = raw[0] if isinstance(raw, list) and raw else raw
+    if not isinstance(value, str) or value.strip().upper().replace(" ", "_") not in labels:
+        raise where.error(f"expected one of {list(labels)}, got {raw!r}", key)
+    return labels.index(value.strip().upper().replace(" ", "_"))
+
+
+def read_release_queries(path: Path, corpus: Corpus, label_options: tuple[str, ...] = ()) -> list[Query]:
+    """The questions of a release file; with ``label_options`` (HoVer's ``SUPPORTED`` / ``NOT_SUPPORTED``) each
+    record's label is its answer and the labels are its options: the reader picks one, ``accuracy`` scores it."""
     lookup = CorpusLookup(corpus)
     queries: list[Query] = []
     seen: set[str] = set()
@@ -142,6 +158,11 @@ def read_release_queries(path: Path, corpus: Corpus) -> list[Query]:
         else:
             gold, _ = paragraph_gold(rec, "contexts", where, lookup, supporting_by_default=False)
         hops = _decomposition(rec.get("question_decomposition"), positions, path=path, record=where.record)
+        if label_options:
+            index = release_label(rec, where, label_options)
+            queries.append(Query(qid, question, (label_options[index],), tuple(dict.fromkeys(gold)), hops,
+                                 options=label_options, answer_index=index))
+            continue
         queries.append(Query(qid, question, release_answers(rec, where), tuple(dict.fromkeys(gold)), hops))
     if not queries:
         raise InputError("no questions in file", path=path)
@@ -158,7 +179,8 @@ def read_hipporag2_release(directory: str | Path, name: str, openie: str | Path 
     if not directory.is_dir():
         raise InputError("dataset directory not found", path=directory)
     corpus = read_musique_corpus(directory / f"{name}_corpus.json")
-    queries = read_release_queries(directory / f"{name}.json", corpus)
+    # CatRAG's HoVer subset: the claim's label is the answer, SUPPORTED / NOT_SUPPORTED its options (Table 3's accuracy)
+    queries = read_release_queries(directory / f"{name}.json", corpus, LABELS if name == "hover" else ())
     openie_path = Path(openie) if openie else None
     if openie_path is not None and not openie_path.is_file():
         raise InputError("OpenIE file not found", path=openie_path)

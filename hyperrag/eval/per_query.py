@@ -26,7 +26,7 @@ from hyperrag.eval.qa import (
 )
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 
-__all__ = ["NOT_PERCENT", "RunValues", "comparable_metrics", "per_query_values", "run_per_query"]
+__all__ = ["NOT_PERCENT", "RunValues", "comparable_metrics", "metric_order", "per_query_values", "run_per_query"]
 
 #: metrics whose per-query values are not fractions reported in percent
 NOT_PERCENT = frozenset({"ccd"})
@@ -76,11 +76,17 @@ class RunValues:
     values: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
+    def query_ids(self) -> set[str]:
+        """Every query id any metric has a value for."""
+        return {q for v in self.values.values() for q in v}
+
+    @property
     def queries(self) -> int:
-        return len({q for v in self.values.values() for q in v})
+        return len(self.query_ids)
 
     def interval(self, metric: str, **kwargs: Any) -> Interval:
-        """The metric's mean over the queries it applies to, with its bootstrap interval (percent)."""
+        """The metric's mean over the queries it applies to, with its interval (percent; Wilson for 0/1 values,
+        BCa bootstrap otherwise)."""
         vals = self.values.get(metric, {})
         return mean_interval(list(vals.values()), scale=_scale(metric), **kwargs)
 
@@ -94,6 +100,13 @@ class RunValues:
 
 def _scale(metric: str) -> float:
     return 1.0 if metric in NOT_PERCENT else 100.0
+
+
+def metric_order(metric: str) -> tuple[int, str, int]:
+    """Sort key: recall@k, then fcr@k (by k), then the answer metrics, then the rest alphabetically."""
+    name, _, k = metric.partition("@")
+    rank = {"recall": 0, "fcr": 1, "em": 2, "f1": 3, "match_acc": 4, "jsr": 5, "accuracy": 6}.get(name, 7)
+    return rank, name, int(k) if k.isdigit() else 0
 
 
 def comparable_metrics(a: RunValues, b: RunValues, wanted: Sequence[str]) -> list[str]:

@@ -22,6 +22,9 @@ name                     reports (percent, mean over the queries it applies to) 
                          of responses flagged by the lexical verifier)
 ``groundedness_span``    CDF-RAG §4.2: answer sentences traced by span alignment to one      answers, corpus
                          retrieved passage or causal triple (share ≥ ``span_threshold``)
+``groundedness_emb``     CDF-RAG §4.3 / Table 3: sentence-embedding similarity of answer and  answers, encoder,
+                         evidence — each answer sentence's best cosine with a retrieved item,  corpus
+                         averaged over the sentences
 ``context_relevance``    CDF-RAG §3.3: mean SBERT cosine, question vs retrieved items         encoder, corpus
                          (top passages + retrieved causal triples)
 ``crc``                  CDF-RAG CRC: share of retrieved items on a causal path aligned with  causal reference
@@ -67,6 +70,7 @@ from hyperrag.eval.qa import (
 from hyperrag.eval.relevancy import embedding_answer_relevancy, llm_answer_relevancy
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.eval.text import is_abstention
+from hyperrag.utils.sentences import split_sentences
 
 if TYPE_CHECKING:
     from hyperrag.protocols import Encoder, LanguageModel
@@ -284,6 +288,27 @@ def m_groundedness_span(e: EvalInputs) -> Result:
     return {"groundedness_span": _mean(scores)}, [{"groundedness_span": s} for s in scores]
 
 
+def m_groundedness_emb(e: EvalInputs) -> Result:
+    """CDF-RAG's Table 3 groundedness (§4.3: "the coherence between retrieved knowledge and generated responses,
+    using sentence embedding similarity"): per answer, each sentence's highest cosine with one retrieved item
+    (a top passage or a retrieved causal triple), averaged over the answer's sentences; abstentions and rows
+    with no evidence are not scored."""
+    import torch.nn.functional as F
+
+    assert e.encoder is not None
+    per: list[dict[str, Any]] = []
+    for r, a in zip(e.rows, _answers(e)):
+        items = _evidence(e, r)
+        if is_abstention(a) or not items:
+            per.append({"groundedness_emb": None})
+            continue
+        sentences = split_sentences(str(a)) or [str(a)]
+        s_emb = F.normalize(e.encoder.encode(sentences, desc="answer sentences").float().cpu(), dim=-1)
+        i_emb = F.normalize(e.encoder.encode(items, desc="retrieved items").float().cpu(), dim=-1)
+        per.append({"groundedness_emb": float((s_emb @ i_emb.T).max(dim=1).values.mean())})
+    return {"groundedness_emb": _mean([p["groundedness_emb"] for p in per])}, per
+
+
 def m_context_relevance(e: EvalInputs) -> Result:
     assert e.encoder is not None
     items = [_evidence(e, r) for r in e.rows]
@@ -353,6 +378,7 @@ METRICS: dict[str, Metric] = {
     "groundedness": Metric(m_groundedness, frozenset({"answers", "llm", "corpus"})),
     "groundedness_lexical": Metric(m_groundedness_lexical, frozenset({"answers", "corpus"})),
     "groundedness_span": Metric(m_groundedness_span, frozenset({"answers", "corpus"})),
+    "groundedness_emb": Metric(m_groundedness_emb, frozenset({"answers", "encoder", "corpus"})),
     "context_relevance": Metric(m_context_relevance, frozenset({"encoder", "corpus"})),
     "crc": Metric(m_crc, frozenset({"causal_graph"})),
     "ccd": Metric(m_ccd, frozenset({"causal_paths"})),

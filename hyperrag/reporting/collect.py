@@ -39,6 +39,8 @@ class RunRecord:
     variant: dict[str, str] = field(default_factory=dict)  # filled by label_runs
     #: what the figures are, from metrics.json: "LLM-free", "upper bound (oracle)", "transductive", ...
     tags: list[str] = field(default_factory=list)
+    #: metrics.json's non-numeric entries: models_used, paper_models, data (sizes and digests), ...
+    labels: dict[str, Any] = field(default_factory=dict)
     _per_query: RunValues | None | bool = field(default=False, repr=False, compare=False)
 
     @property
@@ -63,6 +65,18 @@ class RunRecord:
     def label(self) -> str:
         tags = f" ({', '.join(self.tags)})" if self.tags else ""
         return f"{self.method} {self.variant_text}".strip() + tags
+
+
+#: known stand-ins, by the digest of their corpus and queries (``metrics.json``'s ``data``): the name a report prints
+STAND_INS = {
+    # ../shared/data/musique_dev and ../shared/data/paper_format (the same 51 questions and 1,890 passages)
+    ("dd70e717041b", "d6fb0e619e17"): "musique_dev",
+}
+
+
+def stand_in_name(data: dict[str, Any]) -> str | None:
+    """The name of a known stand-in data set a run scored (``musique_dev``), from its digests; else ``None``."""
+    return STAND_INS.get((str(data.get("corpus_sha256")), str(data.get("queries_sha256"))))
 
 
 def run_tags(metrics: dict[str, Any]) -> list[str]:
@@ -128,8 +142,11 @@ def load_run(metrics_path: Path) -> RunRecord | None:
         info = _json_file(run_dir / "run_info.json")
     metrics = {k: v for k, v in record["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     evaluation = run_dir / "evaluation.json"
+    judge = None
     if evaluation.is_file():  # re-scored metrics (evaluate.py) extend the run's own
-        metrics.update(_json_file(evaluation).get("metrics", {}))
+        scored = _json_file(evaluation)
+        metrics.update(scored.get("metrics", {}))
+        judge = scored.get("llm")  # the judge model of its LLM-judged metrics, if any
     overrides = {}
     for o in _overrides(run_dir, info):
         key, _, value = o.lstrip("+~").partition("=")
@@ -137,8 +154,27 @@ def load_run(metrics_path: Path) -> RunRecord | None:
     config = flatten(_config(run_dir, info))
     method = record.get("method") or config.get("method.name") or "?"
     started = info.get("started_at") or str(int(metrics_path.stat().st_mtime))
+    labels = {k: v for k, v in record["metrics"].items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
+    tags = run_tags(record["metrics"])
+    if judge:
+        tags += judge_tags(str(judge), labels)
     return RunRecord(run_dir, str(method), str(record["dataset"]), metrics, overrides, config, started,
-                     (info.get("tracking") or {}).get("group"), tags=run_tags(record["metrics"]))
+                     (info.get("tracking") or {}).get("group"), tags=tags, labels=labels)
+
+
+def judge_tags(judge: str, labels: dict[str, Any]) -> list[str]:
+    """The judge of ``evaluate.py``'s LLM-judged metrics: its tag, recorded in ``models_used``; a judge other than
+    the one the paper names (``paper_models.judge``) makes the run 'substituted models'."""
+    from hyperrag.reporting.run_info import substituted_roles
+
+    labels["models_used"] = {**(labels.get("models_used") or {}), "judge": judge}
+    tags = [f"judge: {judge}"]
+    if substituted_roles({"judge": (labels.get("paper_models") or {}).get("judge")}, {"judge": judge}):
+        labels["substituted_roles"] = [*(labels.get("substituted_roles") or []), "judge"]
+        if labels.get("models") != "substituted":
+            labels["models"] = "substituted"
+            tags.append("substituted models")
+    return tags
 
 
 def find_runs(specs: str | list[str] | tuple[str, ...]) -> list[RunRecord]:

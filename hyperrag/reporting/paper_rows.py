@@ -1,7 +1,9 @@
 """A paper's published numbers beside ours: one markdown table per published table of an experiment.
 
 For each row the paper prints (``paper (published): <label>``) come our runs of the same method (with their 95%
-intervals over the queries) and the difference ``Δ ours − paper``. A paper row names a variant (an ablation, an
+intervals over the queries) and the difference ``Δ ours − paper`` — only where the two are comparable: a run whose
+LLM decisions came from the oracle (an upper bound), whose models differ from the paper's (substituted models), or
+whose query or corpus size differs from the paper's gets ``not comparable`` with the reason instead of a Δ. A paper row names a variant (an ablation, an
 embedder) when the paper prints several rows of one method: our run is set against the row whose variant is one of
 the run's own varying settings, else against the method's row without a variant, else against its last row (the
 paper's own configuration), and the Δ line names the row it was taken against. Values are in percent (a table
@@ -11,12 +13,14 @@ printed in fractions is scaled), seconds and hops as printed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from hyperrag.reporting.collect import RunRecord
+from hyperrag.reporting.collect import RunRecord, stand_in_name
 from hyperrag.reporting.published import KNOWN_METRICS, PublishedRow, PublishedTable, tables_for_experiment
 from hyperrag.reporting.tables import markdown_table
 
 PAPER_LABEL = "paper (published)"
+ORACLE = "upper bound (oracle)"
 #: how a metric a published table reports is computed when the runs lack it
 UNMEASURED_HOW = {
     "judge_acc": "GPT-Acc needs a real judge model: python evaluate.py predictions=<runs> metrics=[judge_acc] llm=<model>"
@@ -24,11 +28,34 @@ UNMEASURED_HOW = {
     "context_recall_claims": "python evaluate.py predictions=<runs> metrics=[context_recall_claims] llm=<judge>",
     "answer_relevancy": "python evaluate.py predictions=<runs> metrics=[answer_relevancy] llm=<judge>",
     "groundedness": "python evaluate.py predictions=<runs> metrics=[groundedness] llm=<judge>",
-    "hallucination_rate": "python evaluate.py predictions=<runs> metrics=[groundedness] llm=<judge>",
+    "hallucination_rate": "python evaluate.py predictions=<runs> metrics=[groundedness] llm=<judge> (HR: the LLM "
+                          "verifier's flags)",
+    "groundedness_emb": "python evaluate.py predictions=<runs> metrics=[groundedness_emb]",
+    "groundedness_span": "python evaluate.py predictions=<runs> metrics=[groundedness_span]",
+    "precision": "python evaluate.py predictions=<runs> metrics=[answer_overlap]",
+    "recall": "python evaluate.py predictions=<runs> metrics=[answer_overlap]",
+    "ccd": "python evaluate.py predictions=<runs> metrics=[ccd]",
+    "srs": "python evaluate.py predictions=<runs> metrics=[srs]",
     "crc": "python evaluate.py predictions=<runs> metrics=[crc]",
     "context_relevance": "python evaluate.py predictions=<runs> metrics=[context_relevance]",
     "api_cost_usd_per_1000_queries": "report.py token_prices=... (the runs record no token counts)",
 }
+
+
+#: (paper's metric, dataset) → (our metric that stands in for it, why): the paper reports a metric our runs cannot
+#: compute as such on that dataset
+STAND_IN_METRICS = {
+    ("accuracy", "adversarialqa"): ("em", ("AdversarialQA is extractive (no options to pick): its accuracy is read "
+                                          "as EM of the short answer, the strict reading (Match-Acc, gold contained "
+                                          "in the response, is the lenient one and is in the results table)")),
+}
+
+
+def ours_metric(run: RunRecord | None, metric: str, dataset: str) -> str:
+    """The metric of ``run`` set against the paper's ``metric`` on ``dataset``: itself, or its stand-in."""
+    if run is not None and metric not in run.metrics and (metric, dataset) in STAND_IN_METRICS:
+        return STAND_IN_METRICS[(metric, dataset)][0]
+    return metric
 
 
 def _setting_matches(run: RunRecord, variant: str) -> bool:
@@ -58,6 +85,44 @@ def _cell(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def run_data(run: RunRecord) -> dict[str, Any]:
+    """What the run scored (``metrics.json``'s ``data``: name, queries, passages, digests); ``{}`` if not recorded."""
+    data = run.labels.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def data_text(run: RunRecord, table: PublishedTable | None = None) -> str:
+    """``musique_dev (51 q / 1,890 p; paper 1,000 / 11,656)``: the data the run scored, by its stand-in name when
+    known, with the paper's sizes when the table gives them."""
+    data = run_data(run)
+    queries = data.get("queries", run.metrics.get("queries"))
+    passages = data.get("passages")
+    name = stand_in_name(data) or run.dataset
+    ours = f"{int(queries):,} q" if queries is not None else "? q"
+    ours += f" / {int(passages):,} p" if passages is not None else ""
+    paper = (table.sizes.get(run.dataset) if table is not None else None) or {}
+    if paper:
+        ours += "; paper " + " / ".join(f"{paper[k]:,}" for k in ("queries", "passages") if k in paper)
+    return f"{name} ({ours})"
+
+
+def not_comparable(run: RunRecord, table: PublishedTable) -> str | None:
+    """Why the run's figures cannot be set against the paper's (``None``: they can)."""
+    reasons = []
+    if ORACLE in run.tags or any(t == f"reader: {ORACLE}" for t in run.tags):
+        reasons.append("oracle upper bound")
+    if "substituted models" in run.tags:
+        reasons.append("substituted models")
+    paper = table.sizes.get(run.dataset) or {}
+    data = run_data(run)
+    ours = {"queries": data.get("queries", run.metrics.get("queries")), "passages": data.get("passages")}
+    sized = [f"{ours[k]:,} vs {paper[k]:,} {k}" for k in ("queries", "passages")
+             if k in paper and ours[k] is not None and int(ours[k]) != paper[k]]
+    if sized:
+        reasons.append("size " + ", ".join(sized))
+    return "; ".join(reasons) or None
+
+
 def comparison_for(table: PublishedTable, runs: Sequence[RunRecord]) -> str:
     """The markdown table of one published table: its rows, our matching runs under them, and Δ lines."""
     columns = [(d, m) for d in table.datasets for m in dict.fromkeys(table.metrics.values())
@@ -83,13 +148,19 @@ def comparison_for(table: PublishedTable, runs: Sequence[RunRecord]) -> str:
             ours, delta = [f"ours: {label}"], [f"Δ ours − paper ({ref.label})"]
             for d, m in columns:
                 run = per_dataset.get(d)
-                value = run.metrics.get(m) if run is not None else None
-                ci = run.interval(m) if run is not None and value is not None else None
+                mine = ours_metric(run, m, d)
+                value = run.metrics.get(mine) if run is not None else None
+                ci = run.interval(mine) if run is not None and value is not None else None
                 k = _digits(m)
-                ours.append("–" if value is None else (f"{value:.{k}f} [{ci.low:.{k}f}, {ci.high:.{k}f}]"
-                                                       if ci is not None and ci.n > 1 else f"{value:.{k}f}"))
+                tag = f" ({mine})" if mine != m and value is not None else ""
+                ours.append("–" if value is None else (f"{value:.{k}f} [{ci.low:.{k}f}, {ci.high:.{k}f}]{tag}"
+                                                       if ci is not None and ci.n > 1 else f"{value:.{k}f}{tag}"))
                 paper = table.as_percent(m, (ref.values.get(d) or {}).get(m))
-                delta.append("–" if value is None or paper is None else f"{value - paper:+.{k}f}")
+                why = not_comparable(run, table) if run is not None else None
+                if value is None or paper is None:
+                    delta.append("–")
+                else:
+                    delta.append(f"not comparable ({why})" if why else f"{value - paper:+.{k}f}")
             lines += [ours, delta]
     header = ["row"] + [f"{d} {m}" if len(table.datasets) > 1 else m for d, m in columns]
     return markdown_table(header, lines)
@@ -105,17 +176,23 @@ def paper_sections(experiment: str, runs: Sequence[RunRecord]) -> list[str]:
                          "published numbers to set ours against."), ""]
             continue
         ours = sorted({t for r in runs if r.dataset in table.datasets for t in r.tags})
-        sizes = {r.dataset: int(r.metrics.get("queries", 0)) for r in runs if r.dataset in table.datasets}
-        sized = ", ".join(f"{d} {n} queries" for d, n in sizes.items())
+        sized = ", ".join(dict.fromkeys(data_text(r, table) for r in runs if r.dataset in table.datasets))
         sections += [head, "", f"{table.caption}.", "",
                      f"Paper's setting: {table.setting}.", "",
                      (f"Ours: {', '.join(ours) if ours else 'see the row labels'}; {sized or 'no run of its datasets'};"
-                     " the 95% bootstrap interval over our queries in brackets; – where we have no figure. A "
-                     "difference from the paper on other queries, another corpus or other models is not a "
-                     "replication result."), "",
+                     " the 95% interval over our queries in brackets; – where we have no figure. No Δ is printed "
+                     "for a run that is an oracle upper bound, uses other models than the paper's, or scored "
+                     "another number of queries or passages (\"not comparable\", with the reason): a difference "
+                     "from the paper on other queries, another corpus or other models is not a replication "
+                     "result."), "",
                      comparison_for(table, runs), ""]
         ran = [r for r in runs if r.dataset in table.datasets]
-        unmeasured = [m for m in dict.fromkeys(table.metrics.values()) if ran and not any(m in r.metrics for r in ran)]
+        unmeasured = [m for m in dict.fromkeys(table.metrics.values())
+                      if ran and not any(ours_metric(r, m, r.dataset) in r.metrics for r in ran)]
+        stand_ins = {why for r in ran for m in table.metrics.values()
+                     if ours_metric(r, m, r.dataset) != m and (why := STAND_IN_METRICS[(m, r.dataset)][1])}
+        if stand_ins:
+            sections += [f"Stand-in metric: {'; '.join(sorted(stand_ins))}.", ""]
         if unmeasured:
             sections += [f"Not measured in these runs: {', '.join(unmeasured)} — "
                          + "; ".join(UNMEASURED_HOW.get(m, "no run of this collection computes it") for m in unmeasured)

@@ -23,6 +23,7 @@ File schema (every field is checked; a bad file stops with one line naming the f
         scale: percent | fraction                        # how ratio metrics are printed (default percent)
         values_from_plot: false                          # true: values only in a plot, rows: []
         metrics: {"<paper's column name>": <our metric key>}     # keys of KNOWN_METRICS
+        sizes: {<dataset>: {queries: 1000, passages: 11656}}     # optional: the paper's query / corpus sizes
         rows:
           - label: "HippoRAG 2"                          # as printed
             method: hipporag2 | null                     # hydra_configs/method/<name>.yaml, null if we have none
@@ -62,7 +63,9 @@ KNOWN_METRICS: dict[str, tuple[str, bool]] = {
     "context_recall_claims": ("Ragas-style context recall (HugRAG's CR)", True),
     "answer_relevancy": ("Ragas answer relevancy (HugRAG's AR)", True),
     "groundedness": ("LLM-judged claim support of the answer", True),
-    "groundedness_span": ("answer sentences traced by span alignment to the evidence (CDF-RAG)", True),
+    "groundedness_span": ("answer sentences traced by span alignment to the evidence (CDF-RAG §4.2, Fig. 3)", True),
+    "groundedness_emb": ("answer sentences' best sentence-embedding cosine with the evidence (CDF-RAG §4.3, Table 3)",
+                         True),
     "hallucination_rate": ("share of responses flagged as hallucinated", True),
     "context_relevance": ("mean SBERT cosine of question and retrieved items (CDF-RAG)", True),
     "crc": ("causal retrieval coverage (CDF-RAG)", True),
@@ -163,6 +166,8 @@ class PublishedTable(BaseModel):
     values_from_plot: bool = False
     metrics: dict[str, str]
     rows: list[PublishedRow]
+    #: the paper's query and passage counts per dataset (a run of another size is not comparable to its rows)
+    sizes: dict[str, dict[Literal["queries", "passages"], int]] = Field(default_factory=dict)
 
     @field_validator("metrics")
     @classmethod
@@ -171,6 +176,14 @@ class PublishedTable(BaseModel):
             if key not in KNOWN_METRICS:
                 raise ValueError(f"'{name}' maps to unknown metric key '{key}' (see KNOWN_METRICS)")
         return metrics
+
+    @field_validator("sizes")
+    @classmethod
+    def _known_size_datasets(cls, sizes: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        for dataset in sizes:
+            if dataset not in KNOWN_DATASETS:
+                raise ValueError(f"unknown dataset '{dataset}' (known: {', '.join(KNOWN_DATASETS)})")
+        return sizes
 
     @model_validator(mode="after")
     def _rows_match_table(self) -> PublishedTable:

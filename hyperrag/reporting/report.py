@@ -13,18 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.errors import InputError
+from hyperrag.eval.intervals import interval_legend
 from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
 from hyperrag.reporting.cost import add_api_cost, cost_table, has_cost, plot_recall_vs_cost
-from hyperrag.reporting.paper_rows import paper_sections
+from hyperrag.reporting.paper_rows import data_text, paper_sections
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
-from hyperrag.reporting.significance import paired_table, paired_tests
+from hyperrag.reporting.published import PublishedTable, tables_for_experiment
+from hyperrag.reporting.significance import oracle_read_metrics, paired_table, paired_tests
 from hyperrag.reporting.tables import comparison_table, present_metrics, runs_table
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10", "context_recall", "em", "f1",
                    "jsr", "answer_relevancy", "answer_relevancy_emb", "groundedness", "groundedness_lexical",
                    "hallucination_rate", "hallucination_rate_lexical", "causal_coverage", "accuracy",
-                   "context_relevance", "crc", "groundedness_span", "ccd", "srs")
+                   "context_relevance", "crc", "groundedness_span", "groundedness_emb", "ccd", "srs", "precision",
+                   "recall")
 TEST_METRICS = ("recall@2", "recall@5", "fcr@5", "em", "f1", "match_acc", "jsr", "accuracy", "judge_acc")
 #: what a row's label tag means, for the report header
 TAG_MEANINGS = {
@@ -32,7 +35,8 @@ TAG_MEANINGS = {
     "upper bound (oracle)": "LLM decisions from the gold annotations (`llm=oracle`): an upper bound, never a model's result",
     "transductive": "the scored questions were seen at index time (trained into the method's artifacts)",
     "cross-fitted": "query-trained artifacts scored only on folds they never trained on",
-    "substituted models": "the paper's models replaced by the embedded offline ones (`models=offline`)",
+    "substituted models": "a role's model differs from the one the paper names, or `models=offline` put the "
+                          "embedded ones in every role (the ids used are listed below)",
     "streaming": "questions answered one at a time in arrival order, none seen before it arrives",
     "held-out graphs": "the scored questions' query graphs kept out of the index",
 }
@@ -60,7 +64,8 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
                  token_prices: tuple[float, float] | None = None) -> Path:
     """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md.
 
-    Every mean over queries carries its 95% bootstrap interval (from the run's ``predictions.jsonl``), and every
+    Every mean over queries carries its 95% interval (Wilson for 0/1 metrics, BCa bootstrap otherwise; from the
+    run's ``predictions.jsonl``), and every
     tested row (``methods``; see :mod:`hyperrag.reporting.significance`) a paired test against the strongest
     baseline on ``test_metrics``. The published tables of ``experiment`` (default: the report's name) come beside
     ours as ``paper (published)`` rows with the differences (:mod:`hyperrag.reporting.paper_rows`)."""
@@ -76,24 +81,37 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     shown = present_metrics(runs, metrics)
     sources = ", ".join(f"`{s}`" for s in specs)
     intro = (f"{len(runs)} run(s) from {sources} — generated {time.strftime('%Y-%m-%d %H:%M')}. "
-             "Values in %, best per column in **bold**, with the 95% bootstrap interval over the queries in "
-             "brackets (10,000 resamples, BCa).")
+             f"Values in %, best per column in **bold**, with the {interval_legend()}.")
     sections = [f"# {title or name}", "", intro, ""]
     sections += obtained_lines(runs)
+    sections += data_and_model_lines(runs, tables_for_experiment(experiment or name))
     commits = {c for r in runs if (c := _commit(r))}
     if commits:
         sections += [f"Code: git {', '.join(sorted(c[:10] for c in commits))}.", ""]
     sections += ["## Results", "", comparison_table(runs, shown, intervals=True), ""]
-    tests = paired_tests(runs, present_metrics(runs, test_metrics), methods)
-    if tests:
-        tested = ", ".join(sorted({t.row.method for t in tests}))
+    wanted_tests = present_metrics(runs, test_metrics)
+    tests = paired_tests(runs, wanted_tests, methods)
+    oracle_qa = oracle_read_metrics(runs, wanted_tests)
+    if tests or oracle_qa:
+        tested = ", ".join(sorted({t.row.method for t in tests})) or "none"
         sections += ["## Paired tests against the strongest baseline", "",
                      (f"Rows under test: {tested}. Δ = row − the strongest baseline of that dataset and metric, over "
                       "the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
-                      "paired permutation test, and how many queries differ. ✓ better: the interval excludes 0 and "
-                      "p < 0.05; ✗ worse, likewise; ~ no difference shown (the interval includes 0); ~* no "
-                      "difference shown although the interval excludes 0 (too few queries differ for the exact "
-                      "test to reject)."), "", paired_table(tests), ""]
+                      "paired sign-flip test (exact: all 2^m flips of the m differing queries, m ≤ 20; MC: Monte "
+                      "Carlo, 10,000 random flips), Holm = that p adjusted over all of this table's tests (the "
+                      "baseline is picked after the fact and the metrics are correlated), and how many queries "
+                      "differ. ✓ better: the interval excludes 0 and the Holm-adjusted p < 0.05; ✗ worse, likewise; "
+                      "~ no difference shown (the interval includes 0); ~* no difference shown although the "
+                      "interval excludes 0 (the adjusted test does not reject: too few queries differ, or too many "
+                      "tests)."), ""]
+        if oracle_qa:
+            sections += [(f"Not tested: {', '.join(oracle_qa)} of the rows read by the oracle (`llm=oracle`). The "
+                          "oracle answers from the gold whenever the evidence it is handed holds it, so these "
+                          "columns measure evidence, not answers (for passage methods EM = F1 = JSR = FCR@k; graph "
+                          "methods hand over items the oracle accepts by origin), and differ between methods in "
+                          "how each hands over evidence, not in answering."), ""]
+        if tests:
+            sections += [paired_table(tests), ""]
     sections += paper_sections(experiment or name, runs)
     ceiling = ceiling_table(runs)
     if ceiling:
@@ -148,8 +166,47 @@ def obtained_lines(runs: Sequence[RunRecord]) -> list[str]:
         meaning = next((v for k, v in TAG_MEANINGS.items() if tag.startswith(k)), None)
         if meaning is None and tag.startswith("reader: "):
             meaning = "the QA reader was another backend than the retrieval LLM"
+        if meaning is None and tag.startswith("judge: "):
+            meaning = "the LLM that judged evaluate.py's judged metrics (GPT-Acc, groundedness, context recall, ...)"
         lines.append(f"- **{tag}**: {meaning or 'model ' + tag}")
     return lines + [""]
+
+
+def data_and_model_lines(runs: Sequence[RunRecord], tables: Sequence[PublishedTable] = ()) -> list[str]:
+    """The header's data and model lines: what each dataset column scored (the stand-in's name, its query and
+    passage counts beside the paper's, the digests) and the model id each role used beside the paper's."""
+    lines: list[str] = []
+    seen: dict[str, str] = {}
+    for r in runs:
+        if r.dataset in seen:
+            continue
+        table = next((t for t in tables if r.dataset in t.sizes), None)
+        text = f"**{r.dataset}** = {data_text(r, table)}"
+        data = r.labels.get("data") if isinstance(r.labels.get("data"), dict) else {}
+        if data.get("queries_sha256"):
+            text += f", queries sha256 {data['queries_sha256']}, corpus sha256 {data['corpus_sha256']}"
+        seen[r.dataset] = text
+    if seen:
+        lines += ["Data (q = queries, p = passages; the paper's sizes where its table gives them):", ""]
+        lines += [f"- {t}" for t in seen.values()] + [""]
+    models: dict[str, list[str]] = {}
+    for r in runs:
+        used = r.labels.get("models_used")
+        if not isinstance(used, dict) or not used:
+            continue
+        paper = r.labels.get("paper_models") if isinstance(r.labels.get("paper_models"), dict) else {}
+        swapped = set(r.labels.get("substituted_roles") or [])
+        parts = []
+        for role, model in used.items():
+            named = paper.get(role)
+            tail = f" (paper: {named})" if named is not None and role in swapped else \
+                (" (the paper's)" if named is not None and model != "oracle" else "")
+            parts.append(f"{role} `{model}`{tail}")
+        models.setdefault("; ".join(parts), []).append(r.method)
+    if models:
+        lines += ["Models (the id each role used):", ""]
+        lines += [f"- {text} — {', '.join(dict.fromkeys(methods))}" for text, methods in models.items()] + [""]
+    return lines
 
 
 def _commit(run: RunRecord) -> str:

@@ -142,3 +142,80 @@ def update_run_info(out_dir: str | Path, **fields: Any) -> None:
     info = json.loads(path.read_text()) if path.is_file() else {}
     info.update(fields)
     path.write_text(json.dumps(info, indent=1, default=str))
+
+
+#: the roles a preset's ``paper_models`` may name: the config node that holds each role's model
+MODEL_ROLES = ("llm", "reader", "embedder", "judge")
+
+
+def _llm_model_id(node: Any) -> str | None:
+    """The model id an LLM config node serves: ``None`` for no LLM, ``oracle`` for the gold-informed oracle."""
+    if node is None:
+        return None
+    target = str(node.get("_target_", ""))
+    if target.endswith(".NoLLM") or not target:
+        return None
+    if target.endswith(".OracleLLM"):
+        return "oracle"
+    for key in ("served_model_name", "model", "model_alias", "model_path"):
+        value = node.get(key)
+        if value:
+            return str(value)
+    return target.rsplit(".", 1)[-1]
+
+
+def role_models(cfg: Any) -> dict[str, str]:
+    """The model id each role of a retrieval run used: ``llm`` (extraction, filtering, scoring), ``reader`` (the
+    QA reader: the LLM itself with ``reader_llm=same``) and ``embedder``; roles with no model are left out."""
+    used: dict[str, str] = {}
+    llm = _llm_model_id(cfg.get("llm"))
+    if llm:
+        used["llm"] = llm
+    reader_node = cfg.get("reader_llm")
+    reader = llm if reader_node is None or reader_node.get("same_as_llm", False) else _llm_model_id(reader_node)
+    if reader:
+        used["reader"] = reader
+    embedder = cfg.get("embedder")
+    if embedder is not None and embedder.get("model"):
+        used["embedder"] = str(embedder.get("model"))
+    return used
+
+
+def _same_model(a: str, b: str) -> bool:
+    """Model ids compared without case and without an organisation prefix (``meta-llama/...``)."""
+    def norm(x: str) -> str:
+        return str(x).strip().lower().rsplit("/", 1)[-1]
+
+    return norm(a) == norm(b)
+
+
+def substituted_roles(paper: Any, used: dict[str, str]) -> list[str]:
+    """The roles whose model differs from the one the paper names (``paper``: role → id or list of ids).
+
+    The oracle and no LLM are not models: they carry their own labels (upper bound, LLM-free) and are not
+    counted here."""
+    out = []
+    for role, named in (paper or {}).items():
+        if named is None or role not in used or used[role] == "oracle":
+            continue
+        accepted = [named] if isinstance(named, str) else list(named)
+        if not any(_same_model(used[role], n) for n in accepted):
+            out.append(str(role))
+    return out
+
+
+def dataset_record(dataset: Any) -> dict[str, Any]:
+    """What a run's figures were computed on: the dataset's name, its query and passage counts, and SHA-256
+    digests (12 hex digits) of the queries as read (id, question, answers, in order) and of the corpus (each
+    passage's title and text, sorted): two runs on the same digests scored the same questions over the same
+    passages, whichever layout the files came in (passage ids differ between layouts)."""
+    from hyperrag.utils.hashing import Hasher
+
+    queries, corpus = Hasher(), Hasher()
+    for q in dataset.queries:
+        queries.update([q.id, q.question, sorted(q.answers)])
+    for title, text in sorted((p.title, p.text) for p in dataset.corpus.passages):
+        corpus.update([title, text])
+    return {"name": dataset.name, "queries": len(dataset.queries), "passages": len(dataset.corpus),
+            "queries_sha256": queries.hexdigest()[:12], "corpus_sha256": corpus.hexdigest()[:12],
+            "source": str(getattr(dataset.corpus, "source", "") or "")}

@@ -258,7 +258,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
             that EM / F1 score).
         reader_prompt: the QA reader's prompt, ``grounded`` or ``hipporag2`` (HippoRAG 2's reader structure).
         labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
-            "substituted"}`` for ``models=offline``).
+            "substituted"}``, ``models_used`` per role, ``data``: the dataset's sizes and digests).
         cost_since: where the index phase began (:class:`~hyperrag.eval.cost.CostMark`, taken before OpenIE
             and ``index()``); ``None``: the LLM calls made before the loop and ``index_seconds``.
 

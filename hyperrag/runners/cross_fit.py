@@ -113,7 +113,9 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
     metrics.update(combine([rec["metrics"] for rec in records], len(dataset.queries)))  # cost.*: the folds' sums
     metrics.update({"cv_folds": k, "llm_steps_skipped": skipped,
                     **{key: last_metrics[key] for key in ("llm_kind", "llm_label", "reader_llm_kind",
-                                                          "reader_llm_label", "transductive", "models") if key in last_metrics}})
+                                                          "reader_llm_label", "transductive", "models", "models_used",
+                                                          "paper_models", "substituted_roles", "data")
+                       if key in last_metrics}})
     fold_record = json.loads((out / "fold-0" / "metrics.json").read_text())
     record = {key: v for key, v in fold_record.items() if key not in ("metrics", "llm_usage", "reader_llm_usage")}
     atomic_write_json(out / "metrics.json", {**record, "metrics": metrics, "folds": records})

@@ -58,7 +58,9 @@ def _write_release(root: Path, name: str) -> None:
                                                                                         "France."},
                                                           {"title": "Rome", "text": "Rome is the capital of Italy."}]))
     (root / f"{name}.json").write_text(json.dumps([{"id": "q1", "question": "What is the capital of France?",
-                                                    "answer": "Paris", "paragraphs": [
+                                                    # HoVer's answer is the claim's label (its options)
+                                                    "answer": "SUPPORTED" if name == "hover" else "Paris",
+                                                    "paragraphs": [
                                                         {"title": "Paris", "paragraph_text": "Paris is the capital of "
                                                          "France.", "is_supporting": True}]}]))
 

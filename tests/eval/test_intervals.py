@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
-from hyperrag.eval.intervals import main, mean_interval, paired_comparison
+from hyperrag.eval.intervals import (
+    EXACT_MAX_DIFFERING,
+    holm,
+    mean_interval,
+    paired_comparison,
+    wilson_interval,
+)
+from hyperrag.eval.intervals.__main__ import main
 from hyperrag.eval.per_query import per_query_values, run_per_query
 from hyperrag.runners.batch_retrieval import score_rows
 
@@ -27,7 +35,7 @@ def test_interval_brackets_the_mean_and_shrinks_with_more_queries():
 
 
 def test_degenerate_inputs_give_the_point_itself():
-    assert mean_interval([1.0] * 10).text() == "100.0 [100.0, 100.0]"
+    assert mean_interval([0.5] * 10).text() == "50.0 [50.0, 50.0]"  # constant, not 0/1: no spread to resample
     single = mean_interval([0.25])
     assert (single.estimate, single.low, single.high, single.n) == (25.0, 25.0, 25.0, 1)
     assert mean_interval([]).n == 0 and mean_interval([]).text() == "–"
@@ -115,3 +123,72 @@ def test_few_differing_queries_are_not_shown_even_when_the_bootstrap_interval_ex
     many = base.copy()
     many[:12] = 1.0
     assert paired_comparison(many, base).shown   # 12 of 12 differing queries gained: p ≈ 0.0005
+
+
+def test_a_constant_0_1_metric_gets_a_wilson_interval_not_a_point():
+    """0 of 51 full-chain hits: the bootstrap's [0, 0] would claim certainty; Wilson's 95% interval is [0, 7.0]."""
+    zero = mean_interval([0.0] * 51)
+    assert zero.method == "Wilson" and zero.text() == "0.0 [0.0, 7.0]"
+    assert mean_interval([1.0] * 51).text() == "100.0 [93.0, 100.0]"
+    # a 0/1 metric that varies: Wilson as well (EM 20 of 51), by hand: centre (p + z²/2n) / (1 + z²/n)
+    ci = mean_interval([1.0] * 20 + [0.0] * 31)
+    z2, n, p = 1.959963984540054 ** 2, 51, 20 / 51
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = (z2 ** 0.5) / (1 + z2 / n) * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5)
+    assert ci.method == "Wilson"
+    assert (ci.low, ci.high) == pytest.approx((100 * (centre - half), 100 * (centre + half)))
+    assert wilson_interval(0, 51) == pytest.approx((0.0, 0.0700), abs=5e-4)
+    # a continuous metric keeps the BCa bootstrap
+    assert mean_interval([0.5, 0.25, 1.0, 0.75, 0.0, 0.5]).method == "BCa bootstrap"
+
+
+def test_three_differing_queries_get_the_exact_sign_flip_p_value():
+    """3 queries gained, none lost: of the 2^3 = 8 sign flips, all-plus and all-minus are as extreme as the
+    observed sum, so the two-sided exact p is 2/8 = 0.25; two gained and one lost: every flip is as extreme
+    (|sum| ≥ 1 always), p = 1."""
+    base = np.zeros(51)
+    better = base.copy()
+    better[:3] = 1.0
+    cmp = paired_comparison(better, base)
+    assert cmp.test == "exact" and cmp.discordant == 3
+    assert cmp.p_value == pytest.approx(0.25, abs=1e-12)
+    mixed = base.copy()
+    mixed[:2], mixed[2] = 1.0, -1.0
+    assert paired_comparison(mixed, base).p_value == pytest.approx(1.0)
+    # 20 differing queries are still enumerated (2^20 flips); 21 are Monte Carlo, and say so
+    many = base.copy()
+    many[:EXACT_MAX_DIFFERING] = 1.0
+    exact = paired_comparison(many, base)
+    assert exact.test == "exact" and exact.p_value == pytest.approx(2 / 2 ** 20)
+    many[EXACT_MAX_DIFFERING] = 1.0
+    sampled = paired_comparison(many, base)
+    assert sampled.test.startswith("Monte Carlo") and "exact" not in sampled.verdict()
+    assert sampled.p_value < 0.001
+
+
+def test_holm_adjusts_a_table_of_tests():
+    """Holm over p = 0.01, 0.04, 0.03: sorted 0.01×3, 0.03×2, 0.04×1, running maxima → 0.03, 0.06, 0.06."""
+    base = np.zeros(51)
+    made = []
+    for p in (0.01, 0.04, 0.03):
+        cmp = paired_comparison(np.r_[np.ones(12), np.zeros(39)], base)
+        made.append(dataclasses.replace(cmp, p_value=p))
+    adjusted = holm(made)
+    assert [c.p_adjusted for c in adjusted] == pytest.approx([0.03, 0.06, 0.06])
+    assert [c.p_value for c in adjusted] == [0.01, 0.04, 0.03]  # the raw p kept beside
+    assert adjusted[0].shown and not adjusted[1].shown  # "shown" is decided on the adjusted p
+    assert made[1].shown  # unadjusted, 0.04 < 0.05 would have been shown
+    assert "Holm 0.060" in adjusted[1].verdict()
+
+
+def test_intervals_cli_stops_on_runs_with_no_query_in_common(tmp_path, capsys):
+    for name, qid in (("a", "q1"), ("b", "other")):
+        d = tmp_path / name
+        d.mkdir()
+        row = {"id": qid, "question": "?", "ranked_ids": ["x"], "gold_ids": ["x"]}
+        (d / "predictions.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(SystemExit) as exc:
+        main([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(tmp_path / "a") in err and str(tmp_path / "b") in err

@@ -1,0 +1,48 @@
+"""``python -m hyperrag.eval.intervals RUN_DIR [RUN_DIR ...]``: every run's metrics with their 95% intervals, then
+the paired differences of each later run against the first.
+
+The command line lives here, apart from the statistics (``intervals/__init__.py``): it reads runs through
+:mod:`hyperrag.eval.per_query`, which itself builds on the statistics, so neither file imports the other back.
+Runs that share no query stop with one line naming both and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from hyperrag.errors import InputError, exit_on_input_error
+from hyperrag.eval.per_query import comparable_metrics, metric_order, run_per_query
+
+
+@exit_on_input_error
+def main(argv: Sequence[str] | None = None) -> int:
+    """Every run's metrics with intervals, then the paired differences of each later run against the first."""
+    parser = argparse.ArgumentParser(prog="python -m hyperrag.eval.intervals", description=main.__doc__)
+    parser.add_argument("runs", nargs="+", help="run directories (predictions.jsonl [+ evaluation.jsonl])")
+    parser.add_argument("--metrics", default=None,
+                        help="comma-separated metric names (default: every metric the runs have)")
+    args = parser.parse_args(argv)
+    runs = [run_per_query(r) for r in args.runs]
+    for other in runs[1:]:
+        if not set(runs[0].query_ids) & set(other.query_ids):
+            raise InputError(f"no query in common with {runs[0].path}: nothing to pair", path=other.path)
+    if args.metrics:
+        wanted = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    else:
+        wanted = sorted({m for r in runs for m in r.values}, key=metric_order)
+    for run in runs:
+        print(f"{run.name}  ({run.queries} queries)")
+        for m in wanted:
+            if m in run.values:
+                ci = run.interval(m)
+                print(f"  {m:>12}: {ci.text()}  ({ci.method})")
+    for other in runs[1:]:
+        print(f"{other.name} − {runs[0].name}")
+        for m in comparable_metrics(runs[0], other, wanted):
+            print(f"  {m:>12}: {other.compare(runs[0], m).verdict(other.name, runs[0].name)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

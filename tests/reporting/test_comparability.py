@@ -1,0 +1,76 @@
+"""What a report may set against the paper and test: the data a run scored named (stand-in, sizes, digests), the
+models each role used, no Δ against the paper for oracle / substituted / size-mismatched runs, and no paired test
+of answers the oracle read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_report_entry import compose_report, make_run, report
+
+GOLD = [["g1", "g2"]] * 12
+
+
+def _run(root: Path, method: str, hits: list[list[str]], *, oracle: bool, data: dict | None = None,
+         substituted: bool = False) -> Path:
+    r5 = 100 * sum(len({"g1", "g2"} & set(h)) / 2 for h in hits) / len(hits)
+    labels: dict = {"llm_label": "upper bound (oracle)" if oracle else "model:gpt-4o-mini",
+                    "em": r5, "models_used": {"llm": "oracle" if oracle else "gpt-4o-mini",
+                                               "embedder": "all-MiniLM-L6-v2" if substituted else
+                                               "text-embedding-3-small"},
+                    "paper_models": {"llm": "gpt-4o-mini", "embedder": "text-embedding-3-small"}}
+    if substituted:
+        labels.update(models="substituted", substituted_roles=["embedder"])
+    if data is not None:
+        labels["data"] = data
+    run = make_run(root, method, method, "musique", (r5, r5, r5), ["experiment=catrag_table", f"method={method}"],
+                   queries=len(hits), **labels)
+    rows = [{"id": f"q{i}", "question": "?", "ranked_ids": h, "gold_ids": g, "answers": ["a"],
+             "answer": "a" if {"g1", "g2"} <= set(h) else "b", "answer_ok": True}
+            for i, (h, g) in enumerate(zip(hits, GOLD))]
+    (run / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return run
+
+
+HITS = {"dense": [["g1", "x"]] * 12, "catrag": [["g1", "g2"]] * 10 + [["g1", "x"]] * 2}
+SMALL = {"name": "musique", "queries": 12, "passages": 40, "queries_sha256": "aaaaaaaaaaaa",
+         "corpus_sha256": "bbbbbbbbbbbb"}
+
+
+def test_oracle_and_substituted_rows_get_no_delta_and_the_data_is_named(tmp_path):
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    for method, hits in HITS.items():
+        _run(root, method, hits, oracle=True, data=SMALL, substituted=True)
+    text = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5,em]")).read_text()
+    # the data line: sizes beside the paper's (CatRAG Table 2: 1,000 queries, 11,656 passages) and the digests
+    assert "**musique** = musique (12 q / 40 p; paper 1,000 / 11,656), queries sha256 aaaaaaaaaaaa" in text
+    # the models each role used, the swapped one beside the paper's
+    assert "embedder `all-MiniLM-L6-v2` (paper: text-embedding-3-small)" in text and "llm `oracle`" in text
+    table2 = text.split("## Paper vs ours: Table 2")[1].split("## ")[0]
+    delta = next(x for x in table2.splitlines() if x.startswith("| Δ ours − paper (CatRAG)"))
+    assert "not comparable (oracle upper bound; substituted models; size 12 vs 1,000 queries, 40 vs 11,656 " \
+           "passages)" in delta
+    assert "+" not in delta.split("|")[2]
+    # the oracle read the answers: EM is kept out of the paired tests, with the reason
+    tests = text.split("## Paired tests against the strongest baseline")[1].split("## Paper")[0]
+    assert "Not tested: em of the rows read by the oracle" in tests and "measure evidence, not answers" in tests
+    assert "Δ em" not in tests and "Δ recall@5" in tests
+    assert "Holm" in tests and "exact" in tests
+
+
+def test_a_comparable_run_keeps_its_delta(tmp_path):
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    full = {**SMALL, "queries": 1000, "passages": 11656}
+    hits = {m: h * 84 for m, h in HITS.items()}  # 1,008 rows: trimmed below
+    for method, h in hits.items():
+        run = _run(root, method, h[:12], oracle=False, data=full)
+        saved = json.loads((run / "metrics.json").read_text())
+        saved["metrics"]["queries"] = 1000
+        (run / "metrics.json").write_text(json.dumps(saved))
+    text = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5,em]")).read_text()
+    table2 = text.split("## Paper vs ours: Table 2")[1].split("## ")[0]
+    delta = next(x for x in table2.splitlines() if x.startswith("| Δ ours − paper (CatRAG)"))
+    assert "not comparable" not in delta and "+" in delta  # a model's run on the paper's sizes: a Δ
+    tests = text.split("## Paired tests against the strongest baseline")[1].split("## Paper")[0]
+    assert "Δ em" in tests and "Not tested" not in tests  # answers of a real model are tested
