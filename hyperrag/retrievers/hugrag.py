@@ -563,7 +563,8 @@ class HugRAGRetriever(Retriever):
     def generate(self, questions: list[str], s_star: list[Filtered], details: list[dict[str, Any]]) -> None:
         """y = LLM_GENERATE(q, S*) (line 15, Fig 7): the kept rows and the first ``answer_passages`` passages
         behind them, with the draft answer, in the run's ``answer_style``; written into ``details`` (``answer``,
-        ``short_answer`` when explanatory, ``evidence``: what the answer read). No S*, no answer."""
+        ``short_answer`` when explanatory, ``evidence``: what the answer read). An empty S* is answered too
+        (``empty_selection: answer``; ``skip``: no answer); a failed selection call is not."""
         if self.selector is None or self.path_filter is not None or not self.settings.path_selection.answer:
             return
         n_pass = int(self.settings.path_selection.answer_passages)
@@ -577,7 +578,11 @@ class HugRAGRetriever(Retriever):
                         "passage_ids": [self.graph.passage_ids[p]]} for p in f.passages[:n_pass]]
             evidence.append(ev)
         drafts = [f.selection.draft if f.selection is not None else "" for f in s_star]
-        answers = self.selector.answer(questions, evidence, drafts, style=self.settings.answer_style)
+        # an empty S* (nothing kept, or nothing reached) is still answered (empty_selection: answer); a failed call not
+        empty = [self.settings.path_selection.empty_selection == "answer" and f.selection is not None
+                 and f.selection.error in ("empty", "empty subgraph") for f in s_star]
+        answers = self.selector.answer(questions, evidence, drafts, style=self.settings.answer_style,
+                                       answer_empty=empty)
         for d, ans, ev in zip(details, answers, evidence):
             d["answer"] = ans["answer"]
             if "short_answer" in ans:
