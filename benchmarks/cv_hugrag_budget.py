@@ -102,6 +102,7 @@ def main() -> None:
     ids = dataset.corpus.ids
     grid = parse_grid(args.grid)
     combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    combos.sort(key=lambda c: json.dumps({k: v for k, v in c.items() if k != "token_budget"}, sort_keys=True))
     order = list(range(len(questions)))
     random.Random(args.seed).shuffle(order)
     folds = [order[f:: args.folds] for f in range(args.folds)]
@@ -117,7 +118,10 @@ def main() -> None:
         name, base = FORMS[form]
         scores: list[list[dict]] = []
         curve = []
+        built: dict[str, HugRAGRetriever] = {}
         for combo in combos:
+            # token_budget is read at query time: one index per setting of the other keys
+            index_key = json.dumps({k: v for k, v in combo.items() if k != "token_budget"}, sort_keys=True)
             over = {**base, **combo, "dense_mix": args.dense_mix, "extraction": "none",
                     "path_selection": {"answer": False}}
             if args.gates == "oracle":
@@ -125,8 +129,13 @@ def main() -> None:
             elif args.gates == "off":
                 over["gates"] = {"enabled": False}
             t1 = time.perf_counter()
-            ret = HugRAGRetriever(method_settings(name, **over), encoder=encoder, llm=llm, device="cpu")
-            ret.index(dataset)
+            settings = method_settings(name, **over)
+            ret = built.get(index_key)
+            if ret is None:
+                built.clear()
+                ret = built[index_key] = HugRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
+                ret.index(dataset)
+            ret.settings = settings
             out = ret.retrieve(questions, 5)
             ranked = [[ids[j] for j in row if j >= 0] for row in out.indices.tolist()]
             rows = [{"r5": recall_at_k(r, g, 5), "fcr5": full_chain_at_k(r, g, 5), "stop": d.get("stop"),
