@@ -573,7 +573,10 @@ class HugRAGRetriever(Retriever):
             ev: list[dict[str, Any]] = []
             if f.ok:
                 assert f.table is not None and f.selection is not None
-                ev = [{"id": f"row:{r}", "text": f"{f.table.ids[r]}: {f.table.rows[r]}"} for r in f.selection.kept]
+                # a row carries its provenance (never shown to a model; the oracle judges S* by it)
+                ev = [{"id": f"row:{r}", "text": f"{f.table.ids[r]}: {f.table.rows[r]}",
+                       "sources": [self.graph.passage_ids[p] for p in f.table.passages[r]]}
+                      for r in f.selection.kept]
                 ev += [{"id": f"passage:{p}", "text": self._passage_texts[p],
                         "passage_ids": [self.graph.passage_ids[p]]} for p in f.passages[:n_pass]]
             evidence.append(ev)
