@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import replace
 
+import pytest
 import torch
 
 from hyperrag.config import method_settings
@@ -255,13 +256,8 @@ def test_gate_oracle_accepts_a_gold_hop_pair_and_refuses_a_random_one():
     assert (0, 3) in gates and (4, 5) in gates  # the gold-hop pairs
     assert (1, 2) not in gates and gates == {(0, 3), (4, 5)}  # a random pair is refused
     assert result.stats["verified"] == 15 and result.stats["llm_calls"] == 0 and result.stats["oracle_pairs"] == 2
-    GateBuilder(None, rule, tmp_dir := None, accepted=accepted)  # no directory: fine
-    try:
-        GateBuilder(None, rule, tmp_dir)
-    except ValueError as err:
-        assert "accepted" in str(err)
-    else:
-        raise AssertionError("verifier=oracle without the gold-hop pairs must refuse")
+    with pytest.raises(ValueError, match="accepted"):  # verifier=oracle without the gold-hop pairs refuses
+        GateBuilder(None, rule, None)
 
 
 def test_gate_oracle_is_not_written_beside_llm_verdicts(tmp_path):
