@@ -37,7 +37,7 @@ _NOT_METRICS = frozenset({"id", "claims", "relevancy_questions", "context_recall
 
 
 def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 10),
-                     answer_top_n: int = 5) -> dict[str, dict[str, float]]:
+                     answer_top_n: int = 5, f1_answer: str = "short") -> dict[str, dict[str, float]]:
     """``metric → {query id: value in [0, 1]}`` from prediction rows, the way ``score_rows`` averages them.
 
     Args:
@@ -45,6 +45,7 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
             ``options``, ``answer_index`` when answered).
         ks: the cut-offs of recall@k / fcr@k.
         answer_top_n: the reader's passages, JSR's full-chain cut-off (``score_rows`` uses 5 when it is 0).
+        f1_answer: which answer EM / F1 score (``short`` | ``full``: :func:`hyperrag.eval.qa.f1_answer_of`).
     """
     out: dict[str, dict[str, float]] = {}
     for r in rows:
@@ -59,7 +60,7 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
     for r in rows:
         qid, golds, pred = str(r["id"]), r.get("answers") or [], r.get("answer") or ""
         if golds:
-            for name, value in answer_scores(r, n).items():
+            for name, value in answer_scores(r, n, f1_answer).items():
                 out.setdefault(name, {})[qid] = value
         chosen = option_correct(pred, r.get("options") or [], r.get("answer_index"))
         if chosen is not None:
@@ -126,7 +127,7 @@ def run_per_query(run_dir: str | Path, name: str | None = None) -> RunValues:
         run_dir = run_dir.parent
     rows = read_predictions(run_dir / PREDICTIONS)
     ks, answer_top_n = _cutoffs(run_dir)
-    values = per_query_values(rows, ks, answer_top_n)
+    values = per_query_values(rows, ks, answer_top_n, _f1_answer(run_dir))
     evaluation = run_dir / "evaluation.jsonl"
     if evaluation.is_file():
         for line in evaluation.read_text(encoding="utf-8").splitlines():
@@ -140,6 +141,14 @@ def run_per_query(run_dir: str | Path, name: str | None = None) -> RunValues:
                 metric = _EVALUATION_KEYS.get(key, key)
                 values.setdefault(metric, {}).setdefault(qid, float(value))
     return RunValues(name or run_dir.name, run_dir, values)
+
+
+def _f1_answer(run_dir: Path) -> str:
+    """Which answer the run's EM / F1 scored (``metrics.json``'s ``f1_answer``; ``short`` when not recorded)."""
+    metrics_path = run_dir / "metrics.json"
+    if metrics_path.is_file():
+        return str(json.loads(metrics_path.read_text()).get("metrics", {}).get("f1_answer", "short"))
+    return "short"
 
 
 def _cutoffs(run_dir: Path) -> tuple[tuple[int, ...], int]:

@@ -69,19 +69,32 @@ def response_correct(prediction: str, golds: Sequence[str], options: Sequence[st
     return chosen if chosen is not None else answer_in_response(prediction, golds)
 
 
+#: datasets whose gold answers are full answers, not short spans: F1 scores the whole response against them
+#: (HugRAG §5.1 / F.2: HolisQA's answers are 2-4 sentences; its short answer would depress every F1)
+FULL_ANSWER_DATASETS = ("holisqa",)
+
+
+def f1_answer_of(dataset_name: str) -> str:
+    """Which answer EM / F1 score on ``dataset_name``: ``full`` (the whole response: HolisQA and its domains) or
+    ``short`` (an explanatory response's short answer, else the response)."""
+    return "full" if dataset_name.lower().startswith(FULL_ANSWER_DATASETS) else "short"
+
+
 def qa_metrics(predictions: Sequence[str], golds: Sequence[Sequence[str]],
                full_chain: Sequence[float] | None = None, options: Sequence[Sequence[str]] | None = None,
                answer_indices: Sequence[int | None] | None = None,
-               short_answers: Sequence[str | None] | None = None) -> dict[str, float]:
+               short_answers: Sequence[str | None] | None = None, f1_answer: str = "short") -> dict[str, float]:
     """Mean EM, F1 and Match-Acc (``match_acc``: a gold answer contained in the response) in percent over
     queries with gold answers; JSR (full chain retrieved *and* the response contains the answer, see
     :func:`response_correct`) when ``full_chain`` (per query 0/1, e.g. fcr@5) is given; ``options`` /
     ``answer_indices`` per query for multiple-choice queries. ``short_answers``: per query the bare answer of an
-    explanatory response (``answer_style=explanatory``), which EM and F1 score instead of the whole response."""
+    explanatory response (``answer_style=explanatory``), which EM and F1 score instead of the whole response;
+    ``f1_answer="full"`` scores the whole response (:func:`f1_answer_of`: datasets with full gold answers)."""
     rows = [(i, p, g) for i, (p, g) in enumerate(zip(predictions, golds)) if g]
     if not rows:
         return {}
-    short = [scored_answer(p, short_answers[i] if short_answers else None) for i, p, _ in rows]
+    full = f1_answer == "full"
+    short = [p if full else scored_answer(p, short_answers[i] if short_answers else None) for i, p, _ in rows]
     em = [exact_match(s, g) for s, (_, _, g) in zip(short, rows)]
     out = {"em": 100.0 * sum(em) / len(rows),
            "f1": 100.0 * sum(token_f1(s, g) for s, (_, _, g) in zip(short, rows)) / len(rows),
@@ -98,11 +111,13 @@ def scored_answer(response: str, short_answer: str | None) -> str:
     return short_answer if isinstance(short_answer, str) and short_answer.strip() else response
 
 
-def answer_scores(row: Mapping[str, Any], top_n: int) -> dict[str, float]:
-    """One answered prediction row's ``em``, ``f1`` (of its short answer), ``match_acc`` and ``jsr`` (its answer
-    correct and the full gold chain in its top ``top_n``), each in [0, 1]."""
+def answer_scores(row: Mapping[str, Any], top_n: int, f1_answer: str = "short") -> dict[str, float]:
+    """One answered prediction row's ``em``, ``f1`` (of its short answer; of the whole response with
+    ``f1_answer="full"``), ``match_acc`` and ``jsr`` (its answer correct and the full gold chain in its top
+    ``top_n``), each in [0, 1]."""
     golds, pred = row.get("answers") or [], row.get("answer") or ""
-    short = scored_answer(pred, row.get("short_answer"))  # an explanatory response's bare answer
+    # an explanatory response's bare answer, unless the dataset's gold is a full answer
+    short = pred if f1_answer == "full" else scored_answer(pred, row.get("short_answer"))
     chain = full_chain_at_k(row["ranked_ids"], row["gold_ids"], top_n) if row.get("gold_ids") else 0.0
     hit = response_correct(pred, golds, row.get("options"), row.get("answer_index"))
     return {"em": exact_match(short, golds), "f1": token_f1(short, golds),

@@ -42,6 +42,9 @@ class PathSelectionSettings:
         max_answer_words: draft answer length.
         answer: generate the answer from the kept subgraph (``subgraph_answer``).
         answer_passages: passages behind the kept items added to the answer's evidence.
+        empty_selection: what an empty S* (the model kept nothing, or S_raw was empty) gets: ``answer`` (the
+            answer step still runs, on the draft alone, as the paper's Algorithm 1 implies) or ``skip`` (no answer,
+            scored 0: the earlier rule). A failed call is never answered. The ranking is empty either way.
     """
 
     enabled: bool
@@ -52,6 +55,7 @@ class PathSelectionSettings:
     max_answer_words: PositiveInt
     answer: bool
     answer_passages: NonNegativeInt
+    empty_selection: Literal["answer", "skip"]
 
 
 @dataclass
@@ -119,13 +123,15 @@ class CausalPathSelector:
         return out
 
     def answer(self, questions: Sequence[str], evidence: Sequence[Sequence[dict[str, Any]]],
-               drafts: Sequence[str], style: AnswerStyle = "short") -> list[dict[str, Any]]:
-        """``subgraph_answer`` per question with evidence, in answer ``style`` (``short`` | ``explanatory``);
-        returns ``{"answer", "answer_ok"[, "short_answer"][, "answer_error"]}``."""
+               drafts: Sequence[str], style: AnswerStyle = "short",
+               answer_empty: Sequence[bool] | None = None) -> list[dict[str, Any]]:
+        """``subgraph_answer`` per question with evidence (and those marked in ``answer_empty``: an empty S* still
+        answered), in answer ``style`` (``short`` | ``explanatory``); returns ``{"answer", "answer_ok"[,
+        "short_answer"][, "answer_error"]}``."""
         from hyperrag.llm.tasks.subgraph_answer import AnswerFromSubgraph
 
         out: list[dict[str, Any]] = [{"answer": "", "answer_ok": False} for _ in evidence]
-        todo = [i for i, ev in enumerate(evidence) if ev]
+        todo = [i for i, ev in enumerate(evidence) if ev or (answer_empty is not None and answer_empty[i])]
         if not todo:
             return out
         assert self.llm is not None

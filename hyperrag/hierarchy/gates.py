@@ -32,7 +32,15 @@ the cap in proportion to its modules (a level's unused share passes to the next 
 starve the fine levels; ``top_down`` spends the cap from the top level down (the earlier rule). Within a stage the
 most similar (without the prefilter: the largest) pairs go first.
 ``verifier="none"`` accepts every candidate without an LLM (an unverified upper bound for the gate-effectiveness
-benchmark); :meth:`GateBuilder.count` runs the algorithm with a constant verdict to count what it would ask.
+benchmark); ``verifier="oracle"`` accepts a candidate iff it is in a given set of accepted pairs — the retriever
+passes the gold-hop module pairs of the dataset's questions (:mod:`hyperrag.eval.gate_recall`): a labelled,
+transductive upper bound of a perfect verifier on the same candidates. Oracle verdicts cost nothing, are never
+written to ``gates.jsonl`` (so they never mix with an LLM's verdicts) and spend ``max_calls`` as LLM calls would.
+:meth:`GateBuilder.count` runs the algorithm with a constant verdict to count what it would ask.
+
+**Look-ahead set, per level** (Algorithm 2, lines 5, 18-19): the modules whose descendants a module ``u`` of
+``H_l`` skips in its inter-layer stage are its ``ConnectedPeers`` — the modules of ``H_l`` it was gated to by the
+intra-layer stage of level ``l`` — not gates found at other levels.
 """
 
 from __future__ import annotations
@@ -77,7 +85,8 @@ class GateSettings:
             passed down) or ``top_down`` (the cap spent from the top level down).
         inter_layer: also verify inter-layer candidates (after the intra-layer ones of each level).
         text_words: each summary is cut to this many words in the prompt.
-        verifier: ``llm`` (default) or ``none`` (accept all candidates — unverified, for ablations).
+        verifier: ``llm`` (default), ``none`` (accept all candidates — unverified, for ablations) or ``oracle``
+            (accept the pairs in the builder's ``accepted`` set: the gold-hop pairs, an upper bound).
         knn: how the prefilter's neighbours are searched (``${graph.knn}``: exact or approximate by size).
     """
 
@@ -91,7 +100,7 @@ class GateSettings:
     budget_split: Literal["levels", "top_down"]
     inter_layer: bool
     text_words: PositiveInt
-    verifier: Literal["llm", "none"]
+    verifier: Literal["llm", "none", "oracle"]
     knn: KnnSettings
 
 
@@ -182,13 +191,18 @@ class GateBuilder:
         settings: :class:`GateSettings`.
         directory: where ``gates.jsonl`` lives; ``None`` = decisions not persisted.
         progress: tqdm bar per stage.
+        accepted: ``verifier="oracle"``: the pairs to accept — intra-layer ``(min id, max id)``, inter-layer
+            ``(upper module, lower module)`` (:func:`hyperrag.eval.gate_recall.normalise`).
     """
 
     def __init__(self, llm: LanguageModel | None, settings: GateSettings, directory: str | Path | None = None,
-                 progress: bool = True) -> None:
+                 progress: bool = True, accepted: set[tuple[int, int]] | None = None) -> None:
         self.settings = settings
         if self.settings.verifier == "llm" and not getattr(llm, "available", False):
             raise ValueError("causal gates with verifier=llm need an available LLM")
+        if self.settings.verifier == "oracle" and accepted is None:
+            raise ValueError("causal gates with verifier=oracle need the accepted (gold-hop) pairs")
+        self.accepted = accepted or set()
         self.llm = llm
         self.directory = Path(directory) if directory else None
         self.progress = progress
@@ -236,9 +250,12 @@ class GateBuilder:
             "pruned_prefilter": 0, "verified": 0, "llm_calls": 0, "requests": 0, "cached": 0, "resumed": 0,
             "failed": 0, "skipped_budget": 0, "gates_intra": 0, "gates_inter": 0, "candidates_changed": 0,
             "skipped_unchanged": 0, "verifier": verifier, "levels": {}, "settings": asdict(s)}
+        if verifier == "oracle":
+            stats["oracle_pairs"] = len(self.accepted)
         gates: list[tuple[int, int, str, str]] = []
-        connected: list[set[int]] = [set() for _ in range(num_m)]
-        ckpt = JsonlCheckpoint(self.directory / CHECKPOINT) if self.directory else None
+        # oracle verdicts are free and depend on the question set: never persisted beside an LLM's
+        persist = self.directory is not None and verifier != "oracle"
+        ckpt = JsonlCheckpoint(self.directory / CHECKPOINT) if persist and self.directory else None
         done = ckpt.load() if ckpt else {}
         self._by_digest = ckpt.by_digest() if ckpt else {}
         self._changed = changed
@@ -287,6 +304,8 @@ class GateBuilder:
                     quota = round(s.max_calls * share[lv]) + carried
                     budget[0] = quota
                 mods = [m for m in range(num_m) if level[m] == lv]
+                # ConnectedPeers (Algorithm 2, l. 5): per level — only this level's intra-layer gates prune below
+                connected: list[set[int]] = [set() for _ in range(num_m)]
                 near = (near_modules(tree, entity_edges, lv, s.min_distance - 1)
                         if entity_edges is not None and s.min_distance > 1 else {})
                 row = {"modules": len(mods), "pairs_all": len(mods) * (len(mods) - 1) // 2,
@@ -394,6 +413,12 @@ class GateBuilder:
                 continue
             if budget[0] is not None:
                 budget[0] -= 1
+            if self.settings.verifier == "oracle":  # a perfect verifier (gold hops), direction unknown: both
+                stats["verified"] += 1
+                pair = (min(a, b), max(a, b)) if kind == "intra" else (a, b)
+                if pair in self.accepted:
+                    self._add(a, b, kind, "both", gates, connected, stats)
+                continue
             todo.append((a, b, dig, inputs))
         if not todo:
             return

@@ -64,6 +64,7 @@ from hyperrag.data.types import Dataset
 from hyperrag.dedup.entities import EntityInfo, read_entity_info, relation_strengths, strength_weighted
 from hyperrag.dedup.store import DedupIndex, load_or_build_dedup
 from hyperrag.embedding.encoder import default_cache_dir
+from hyperrag.eval.gate_recall import gold_hop_pairs, hop_entities_of
 from hyperrag.expansion.best_first import (
     EdgeKind,
     Expansion,
@@ -265,7 +266,7 @@ class HugRAGRetriever(Retriever):
         self._passage_texts = [p.content for p in dataset.corpus.passages]
 
         self.module_emb = module_emb
-        gate_pairs = self.build_gates(graph, module_emb)
+        gate_pairs = self.build_gates(graph, module_emb, dataset)
         self.gate_pairs = gate_pairs  # [2, G] module pairs (tree ids)
         self.num_gates = int(gate_pairs.shape[1])
         self.typed_graph = self.expansion_graph(gate_pairs)
@@ -317,27 +318,50 @@ class HugRAGRetriever(Retriever):
         kinds = torch.cat([torch.full((p.shape[1],), int(k), dtype=torch.int8) for p, k in parts])
         return TypedGraph.from_edges(edge_index, kinds, num_e + num_m)
 
-    def build_gates(self, graph: KnowledgeGraph, module_emb: torch.Tensor) -> torch.Tensor:
-        """Gate module pairs [2, G]: the hook, else Algorithm 2 (LLM-verified, or unverified with verifier=none)."""
+    def build_gates(self, graph: KnowledgeGraph, module_emb: torch.Tensor, dataset: Dataset | None = None
+                    ) -> torch.Tensor:
+        """Gate module pairs [2, G]: the hook, else Algorithm 2 (LLM-verified; unverified with verifier=none; judged
+        by the gold hops of ``dataset``'s questions with verifier=oracle — an upper bound, transductive)."""
         if self.gate_source is not None:
             pairs, _ = self.gate_source(self.tree, graph)
             self.gate_stats = {"source": "hook", "gates_found": int(pairs.shape[1])}
             return pairs
-        unverified = self.settings.gates.verifier == "none"
+        verifier = self.settings.gates.verifier
+        unverified = verifier in ("none", "oracle")  # no LLM asked
         if not self.settings.gates.enabled or not (self.llm_available or unverified):
             if self.settings.gates.enabled:
                 self.skip("causal_gate")  # the whole stage: no LLM to verify with
             self.gate_stats = {"source": "none", "gates_found": 0}
             return torch.empty(2, 0, dtype=torch.long)
         assert self.hier is not None
-        builder = GateBuilder(None if unverified else self.llm, self.settings.gates, self.hier.directory)
         edges, _ = entity_graph(graph, self.settings.hierarchy.edge_types)
+        accepted = self.oracle_gate_pairs(graph, edges, dataset) if verifier == "oracle" else None
+        builder = GateBuilder(None if unverified else self.llm, self.settings.gates, self.hier.directory,
+                              accepted=accepted)
         result = builder.build(self.tree, self.module_texts, module_emb, entity_edges=edges)
         # failed verifications (an outage; the oracle's no_gold) and capped ones are no gate: the fallback, counted
         self.skip("causal_gate", result.stats["failed"] + result.stats["skipped_budget"])
-        self.gate_stats = {"source": "unverified" if unverified else "llm", **result.stats}
+        source = {"none": "unverified", "oracle": "oracle (gold hops: upper bound, transductive)"}.get(verifier, "llm")
+        self.gate_stats = {"source": source, **result.stats}
         self.gate_directions = result.directions
         return result.pairs
+
+    def oracle_gate_pairs(self, graph: KnowledgeGraph, edges: torch.Tensor, dataset: Dataset | None
+                          ) -> set[tuple[int, int]]:
+        """``gates.verifier: oracle``: the module pairs a perfect verifier accepts — some question of ``dataset``
+        has consecutive gold hops whose passages' entities lie in the two modules (the gold-hop pairs of
+        :mod:`hyperrag.eval.gate_recall`, any distance: the candidate rule applies its own). The questions inform
+        the index: the run is marked transductive."""
+        if dataset is None:
+            raise ValueError("causal gates with verifier=oracle need the dataset's questions")
+        hops = hop_entities_of(dataset, graph)
+        per_q = gold_hop_pairs(self.tree, edges, hops, min_distance=1)
+        self.saw_questions = True
+        self.oracle_questions = sum(1 for q in per_q if any(q))
+        if not self.oracle_questions:
+            log.warning("hugrag: gates.verifier=oracle but no question of %s has two gold hops in the graph "
+                        "(no decomposition?): no gate is accepted", dataset.name)
+        return set().union(*(p for q in per_q for p in q)) if per_q else set()
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -539,7 +563,8 @@ class HugRAGRetriever(Retriever):
     def generate(self, questions: list[str], s_star: list[Filtered], details: list[dict[str, Any]]) -> None:
         """y = LLM_GENERATE(q, S*) (line 15, Fig 7): the kept rows and the first ``answer_passages`` passages
         behind them, with the draft answer, in the run's ``answer_style``; written into ``details`` (``answer``,
-        ``short_answer`` when explanatory, ``evidence``: what the answer read). No S*, no answer."""
+        ``short_answer`` when explanatory, ``evidence``: what the answer read). An empty S* is answered too
+        (``empty_selection: answer``; ``skip``: no answer); a failed selection call is not."""
         if self.selector is None or self.path_filter is not None or not self.settings.path_selection.answer:
             return
         n_pass = int(self.settings.path_selection.answer_passages)
@@ -548,12 +573,19 @@ class HugRAGRetriever(Retriever):
             ev: list[dict[str, Any]] = []
             if f.ok:
                 assert f.table is not None and f.selection is not None
-                ev = [{"id": f"row:{r}", "text": f"{f.table.ids[r]}: {f.table.rows[r]}"} for r in f.selection.kept]
+                # a row carries its provenance (never shown to a model; the oracle judges S* by it)
+                ev = [{"id": f"row:{r}", "text": f"{f.table.ids[r]}: {f.table.rows[r]}",
+                       "sources": [self.graph.passage_ids[p] for p in f.table.passages[r]]}
+                      for r in f.selection.kept]
                 ev += [{"id": f"passage:{p}", "text": self._passage_texts[p],
                         "passage_ids": [self.graph.passage_ids[p]]} for p in f.passages[:n_pass]]
             evidence.append(ev)
         drafts = [f.selection.draft if f.selection is not None else "" for f in s_star]
-        answers = self.selector.answer(questions, evidence, drafts, style=self.settings.answer_style)
+        # an empty S* (nothing kept, or nothing reached) is still answered (empty_selection: answer); a failed call not
+        empty = [self.settings.path_selection.empty_selection == "answer" and f.selection is not None
+                 and f.selection.error in ("empty", "empty subgraph") for f in s_star]
+        answers = self.selector.answer(questions, evidence, drafts, style=self.settings.answer_style,
+                                       answer_empty=empty)
         for d, ans, ev in zip(details, answers, evidence):
             d["answer"] = ans["answer"]
             if "short_answer" in ans:
@@ -666,8 +698,10 @@ class HugRAGRetriever(Retriever):
             "entity_specificity": s.entity_specificity, "hierarchy_settings": asdict(s.hierarchy),
             "module_texts": "hook" if self.module_texts_source else ("llm summaries" if self.llm_available
                                                                       else "entity-list stand-in"),
-            "gates": "hook" if self.gate_source else
-                     ("llm" if self.llm_available and s.gates.enabled else "none"),
+            "gates": "hook" if self.gate_source else ("none" if not s.gates.enabled else
+                     {"none": "unverified", "oracle": "oracle (upper bound)"}.get(
+                         s.gates.verifier, "llm" if self.llm_available else "none")),
+            "gates_found": getattr(self, "num_gates", 0),
             "path_filter": "hook" if self.path_filter else
                            (s.path_selection.variant if self.selector else "none"),
             "extraction": s.extraction, "extraction_stats": self.extraction_stats, "dedup_settings": asdict(self.dedup_settings),
@@ -679,6 +713,8 @@ class HugRAGRetriever(Retriever):
             info["expansion_edges"] = self.typed_graph.count_by_kind()
             info["gates_found"] = self.num_gates
             info["gate_stats"] = self.gate_stats
+            if hasattr(self, "oracle_questions"):
+                info["gate_stats"]["oracle_questions"] = self.oracle_questions
             n = max(self.query_stats["queries"], 1)
             info["query_stats"] = {**self.query_stats,
                                    "gate_crossings_per_query": round(self.query_stats["gate_crossings"] / n, 3)}

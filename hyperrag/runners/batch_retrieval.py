@@ -36,7 +36,7 @@ from lightning.pytorch.callbacks import BasePredictionWriter
 
 from hyperrag.data.types import Corpus, Dataset, Query
 from hyperrag.eval.cost import CostMark, index_bytes, run_cost
-from hyperrag.eval.qa import option_accuracy, qa_metrics
+from hyperrag.eval.qa import f1_answer_of, option_accuracy, qa_metrics
 from hyperrag.eval.retrieval import full_chain_at_k, retrieval_metrics
 from hyperrag.generation.reader import answer_rows
 from hyperrag.llm.accounting import Accounting, TaskStats, stats_since
@@ -320,7 +320,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     missing = len(dataset.queries) - len(rows)
     if missing:
         raise RuntimeError(f"{missing} queries have no prediction row in {out}")
-    metrics = score_rows(rows, ks, answer_top_n)
+    metrics = score_rows(rows, ks, answer_top_n, f1_answer=f1_answer_of(dataset.name))
     metrics.update({"resumed_queries": len(done), "retrieve_seconds": round(seconds, 3),
                     "queries_per_second": round(len(todo_ids) / max(seconds, 1e-9), 2)})
     if processes > 1:
@@ -367,9 +367,11 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     return metrics
 
 
-def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: int) -> dict[str, Any]:
+def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: int,
+               f1_answer: str = "short") -> dict[str, Any]:
     """Retrieval metrics of prediction rows, plus answer metrics (EM/F1/JSR, accuracy for multiple choice,
-    failures) when they were answered (JSR's chain is the reader's top ``answer_top_n``)."""
+    failures) when they were answered (JSR's chain is the reader's top ``answer_top_n``; ``f1_answer``: which
+    answer EM/F1 score, :func:`hyperrag.eval.qa.f1_answer_of`)."""
     metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
     metrics["queries"] = len(rows)
     if any("answer" in r for r in rows):
@@ -377,7 +379,8 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
         chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
         metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
                                   [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows],
-                                  short_answers=[r.get("short_answer") for r in rows]))
+                                  short_answers=[r.get("short_answer") for r in rows], f1_answer=f1_answer))
+        metrics["f1_answer"] = f1_answer
         metrics.update(option_accuracy([r.get("answer", "") for r in rows], [r.get("options") or [] for r in rows],
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)

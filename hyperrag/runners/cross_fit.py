@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hyperrag.data.types import Dataset, Query
 from hyperrag.errors import InputError
+from hyperrag.eval.qa import f1_answer_of
 from hyperrag.utils.atomic import atomic_write_json, atomic_write_jsonl, read_jsonl_log
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ def run_cross_fitted(cfg: DictConfig, dataset: Dataset, run_fold: Any) -> dict[s
         last_metrics = metrics
     rows = [rows_by_id[q.id] for q in dataset.queries]
     atomic_write_jsonl(out / "predictions.jsonl", rows)
-    metrics = score_rows(rows, tuple(cfg.ks), int(cfg.answer_top_n))
+    metrics = score_rows(rows, tuple(cfg.ks), int(cfg.answer_top_n), f1_answer=f1_answer_of(dataset.name))
     skipped: dict[str, int] = {}
     for rec in records:
         for step, n in rec["metrics"].get("llm_steps_skipped", {}).items():

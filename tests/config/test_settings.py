@@ -243,3 +243,17 @@ def test_cdfrag_ablation_stages_add_one_module_each_and_off_is_off(stage):
     assert on == expected
     if stage == "baseline":  # no refinement at all: no policy and no fixed action, nothing cross-fitted
         assert s.policy is None and s.fixed_action == "none" and cfg.cv_folds is None
+
+
+def test_paper_preset_is_a_method_config_the_ablation_stacks_on():
+    """method/hugrag_paper.yaml holds the paper form; experiment=hugrag_paper and the Fig 3 ablation use it."""
+    paper = instantiate(compose_config("retrieve", "method=hugrag_paper").method.retriever)
+    experiment = instantiate(compose_config("retrieve", "experiment=hugrag_paper").method.retriever)
+    ablation = instantiate(compose_config("retrieve", "experiment=hugrag_ablation").method.retriever)
+    from dataclasses import replace
+
+    assert replace(experiment, answer_style=paper.answer_style) == paper  # the experiment adds explanatory answers
+    for s in (paper, ablation):
+        assert s.seeding == "per_level" and s.dense_mix == 0.0 and s.path_selection.answer_passages == 0
+    assert paper.gates.max_calls is None and ablation.gates.max_calls == 40  # the slice's cap for SmolLM2
+    assert instantiate(compose_config("retrieve", "method=hugrag").method.retriever).path_selection.answer_passages == 5

@@ -50,3 +50,21 @@ def test_match_acc_is_whole_word_containment():
     assert answer_in_response("Parisian", ["Paris"]) == 0.0 and answer_in_response("anything", [""]) == 0.0
     m = qa_metrics(["The answer is Le Havre.", "Rouen"], [["Le Havre"], ["Paris", "Rouen"]])
     assert m["match_acc"] == 100.0 and m["em"] == 50.0
+
+
+def test_holisqa_f1_scores_the_full_answer():
+    """HolisQA's gold answers are 2-4 sentences (HugRAG §5.1 / F.2): F1 scores the whole response there, the short
+    answer elsewhere."""
+    from hyperrag.eval.qa import answer_scores, f1_answer_of, qa_metrics
+
+    assert f1_answer_of("holisqa_medicine") == "full" and f1_answer_of("holisqa") == "full"
+    assert f1_answer_of("musique") == "short"
+    gold = ["Aspirin inhibits cyclooxygenase, which lowers prostaglandin synthesis and so reduces inflammation."]
+    response = "Aspirin inhibits cyclooxygenase; lower prostaglandin synthesis reduces inflammation."
+    short = "cyclooxygenase"
+    as_short = qa_metrics([response], [gold], short_answers=[short])["f1"]
+    as_full = qa_metrics([response], [gold], short_answers=[short], f1_answer="full")["f1"]
+    assert as_full > 50 > as_short
+    row = {"answers": gold, "answer": response, "short_answer": short, "ranked_ids": [], "gold_ids": []}
+    assert answer_scores(row, 3, "full")["f1"] == as_full / 100
+    assert answer_scores(row, 3)["f1"] == as_short / 100

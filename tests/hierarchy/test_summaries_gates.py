@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import replace
 
+import pytest
 import torch
 
 from hyperrag.config import method_settings
@@ -238,3 +239,57 @@ def test_gold_hop_recall_of_a_candidate_rule():
     r = gold_hop_recall(pairs, asked)
     assert r["pairs"] == 2 / 3 and r["transitions"] == 2 / 3 and r["questions"] == 1 / 2
     assert r["gold_hop_pairs"] == 3 and r["transitions_with_pairs"] == 3 and r["questions_with_pairs"] == 2
+
+
+def test_gate_oracle_accepts_a_gold_hop_pair_and_refuses_a_random_one():
+    """verifier=oracle: a candidate is a gate iff consecutive gold hops of some question lie in its two modules;
+    nothing is persisted (no collision with an LLM's verdicts in gates.jsonl) and no LLM is asked."""
+    from hyperrag.eval.gate_recall import gold_hop_pairs
+
+    tree, texts, emb = flat_tree(), [f"m{i}" for i in range(6)], torch.eye(6)
+    hops = [[[0], [3]], [[4], [5]]]  # q0: module 0 -> 3; q1: 4 -> 5
+    accepted = set().union(*(p for q in gold_hop_pairs(tree, torch.empty(2, 0, dtype=torch.long), hops, 1)
+                             for p in q))
+    rule = replace(HUGRAG.gates, prefilter=False, min_distance=1, verifier="oracle", max_calls=None)
+    result = GateBuilder(None, rule, None, accepted=accepted).build(tree, texts, emb)
+    gates = set(map(tuple, result.pairs.T.tolist()))
+    assert (0, 3) in gates and (4, 5) in gates  # the gold-hop pairs
+    assert (1, 2) not in gates and gates == {(0, 3), (4, 5)}  # a random pair is refused
+    assert result.stats["verified"] == 15 and result.stats["llm_calls"] == 0 and result.stats["oracle_pairs"] == 2
+    with pytest.raises(ValueError, match="accepted"):  # verifier=oracle without the gold-hop pairs refuses
+        GateBuilder(None, rule, None)
+
+
+def test_gate_oracle_is_not_written_beside_llm_verdicts(tmp_path):
+    tree, texts, emb = flat_tree(), [f"m{i}" for i in range(6)], torch.eye(6)
+    rule = replace(HUGRAG.gates, prefilter=False, min_distance=1, verifier="oracle")
+    GateBuilder(None, rule, tmp_path, accepted={(0, 1)}).build(tree, texts, emb)
+    assert not (tmp_path / "gates.jsonl").exists()
+
+
+def three_level_tree() -> ModuleTree:
+    """Entities 0..3; level 1: modules 0..3 {e}; level 2: 4 {0,1} (children 0, 1), 5 {2,3} (children 2, 3);
+    level 3: 6 {0,1} (child 4), 7 {2,3} (child 5)."""
+    level = torch.tensor([1, 1, 1, 1, 2, 2, 3, 3])
+    parent = torch.tensor([4, 4, 5, 5, 6, 7, -1, -1])
+    members = [[0], [1], [2], [3], [0, 1], [2, 3], [0, 1], [2, 3]]
+    ptr = torch.tensor([0, *torch.cumsum(torch.tensor([len(m) for m in members]), 0).tolist()])
+    idx = torch.tensor([e for m in members for e in m])
+    return ModuleTree(level, parent, ptr, idx, torch.tensor([0, 1, 2, 3]),
+                      [torch.arange(4), torch.tensor([4, 5]), torch.tensor([6, 7])])
+
+
+def test_look_ahead_set_is_per_level():
+    """Algorithm 2's ConnectedPeers hold only the current level's intra-layer gates: the level-3 inter gate 7 -> 4
+    must not prune module 4's level-2 look-ahead (modules 2, 3 below 7), so the gate 4 -> 2 is still found."""
+    tree, texts, emb = three_level_tree(), [f"m{i}" for i in range(8)], torch.eye(8)
+    rule = replace(HUGRAG.gates, prefilter=False, min_distance=1, verifier="oracle", inter_layer=True)
+    result = GateBuilder(None, rule, None, accepted={(7, 4), (4, 2)}).build(tree, texts, emb)
+    gates = sorted(zip(result.pairs[0].tolist(), result.pairs[1].tolist(), result.kinds))
+    assert gates == [(4, 2, "inter"), (7, 4, "inter")]
+    # level 2: 4 -> {2, 3} and 5 -> {0, 1} are asked (only own children pruned)
+    assert result.stats["levels"]["2"]["candidates_inter"] == 4
+    assert result.stats["levels"]["2"]["pruned_hierarchy"] == 4
+    # an intra-layer gate of the same level still prunes: 4 ~ 5 gated at level 2 -> no look-ahead below either
+    peers = GateBuilder(None, rule, None, accepted={(4, 5)}).build(tree, texts, emb)
+    assert peers.stats["levels"]["2"]["candidates_inter"] == 0

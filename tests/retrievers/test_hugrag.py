@@ -138,3 +138,18 @@ def test_per_level_seeds_and_hop_limit(tmp_path, encoder, sample):
     assert all(d["max_hop"] <= 1 for d in out.details)
     assert {int(levels[m]) for d in out.details for m, *_ in d["seed_modules"]} == {
         int(levels[ids[0]]) for ids in ret.level_modules}
+
+
+def test_oracle_gates_are_labelled_upper_bound_and_transductive(tmp_path, encoder, sample):
+    """gates.verifier=oracle needs no LLM; the run says what it is: the gates' source, transductive, gates_found."""
+    settings = method_settings("hugrag", index_root=str(tmp_path / "index"), extraction="none",
+                               hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3},
+                               gates={"verifier": "oracle", "prefilter": False, "min_distance": 1})
+    ret = HugRAGRetriever(settings, encoder=encoder, llm=None, device="cpu")
+    ret.index(sample)
+    desc = ret.describe()
+    assert ret.transductive and desc["gates"] == "oracle (upper bound)"
+    assert desc["gate_stats"]["source"].startswith("oracle") and desc["gate_stats"]["llm_calls"] == 0
+    assert desc["gates_found"] == ret.num_gates == desc["gate_stats"]["gates_found"]
+    assert desc["gate_stats"]["verified"] > 0  # Algorithm 2 literally (every pair) asked the oracle
+    assert not (ret.hier.directory / "gates.jsonl").exists()

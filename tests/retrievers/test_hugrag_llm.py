@@ -1,6 +1,6 @@
 """HugRAG's LLM stages inside the retriever, against the scripted fake LLM server (a test double): module
 summaries, gates joining the expansion, spurious-aware and standard path selection with ID validation, a failed or
-empty selection counted and scored 0, answers from the kept items only."""
+empty selection counted (and still answered), answers from the kept items only."""
 
 from __future__ import annotations
 
@@ -75,16 +75,24 @@ def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):
         assert stats["gate_stats"]["resumed"] == first  # the cap then allows the next pairs (max_calls per build)
 
 
-def test_empty_selection_is_a_counted_failure_scored_zero(tmp_path, encoder, sample):
-    with fake_llm(scripted([]), tmp_path) as (llm, _):
-        ret = make(llm, tmp_path, encoder, path_selection={"variant": "standard"})
-        ret.index(sample)
-        out = ret.retrieve([q.question for q in sample.queries], 5)
-        assert all(not d["filter_ok"] and d["filter_error"] == "empty" for d in out.details)
-        assert all(d["answer"] == "" and not d["answer_ok"] for d in out.details)  # no answer from elsewhere
-        assert all(d["spurious_items"] == [] for d in out.details)
-        assert bool((out.indices == -1).all())  # no ranking from elsewhere either
-        assert ret.skipped["path_selection"] == len(sample.queries)
+def test_empty_selection_is_counted_and_still_answered(tmp_path, encoder, sample):
+    """An empty S*: counted, no ranking from elsewhere; the answer step still runs on it (empty_selection:
+    answer, Algorithm 1 line 15), or not at all (skip: the earlier rule, scored 0)."""
+    for rule in ("answer", "skip"):
+        with fake_llm(scripted([]), tmp_path / rule) as (llm, _):
+            ret = make(llm, tmp_path / rule, encoder,
+                       path_selection={"variant": "standard", "empty_selection": rule})
+            ret.index(sample)
+            out = ret.retrieve([q.question for q in sample.queries], 5)
+            assert all(not d["filter_ok"] and d["filter_error"] == "empty" for d in out.details)
+            if rule == "answer":
+                assert all(d["answer"] == "scripted" and d["answer_ok"] and d["answer_evidence"] == 0
+                           for d in out.details)
+            else:
+                assert all(d["answer"] == "" and not d["answer_ok"] for d in out.details)
+            assert all(d["spurious_items"] == [] for d in out.details)
+            assert bool((out.indices == -1).all())  # no ranking from elsewhere
+            assert ret.skipped["path_selection"] == len(sample.queries)
 
 
 def test_filter_off_keeps_the_evidence_size(tmp_path, encoder, sample):
