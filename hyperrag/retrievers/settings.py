@@ -10,7 +10,6 @@ repeating them.
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -258,7 +257,6 @@ class HippoRAG2Settings:
             1e-10 the scores match igraph's prpack to about 1e-9).
         merge_duplicate_passages: passages with the same ``title\ntext`` are one node, as in the reference
             (its passage ids are content hashes); a merged passage is returned under its first position.
-    The last four have defaults here (``hipporag2.yaml`` states them too), so ``catrag.yaml`` inherits them.
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hipporag2.HippoRAG2Retriever"
@@ -276,10 +274,10 @@ class HippoRAG2Settings:
     tol: PositiveFloat
     max_iter: PositiveInt
     index_root: str | None
-    failed_filter: Literal["dense_fallback", "keep_all"] = field(default="dense_fallback", kw_only=True)
-    seed_ties: Literal["ordered", "reference"] = field(default="ordered", kw_only=True)
-    ppr_dtype: Literal["float32", "float64"] = field(default="float32", kw_only=True)
-    merge_duplicate_passages: bool = field(default=True, kw_only=True)
+    failed_filter: Literal["dense_fallback", "keep_all"]
+    seed_ties: Literal["ordered", "reference"]
+    ppr_dtype: Literal["float32", "float64"]
+    merge_duplicate_passages: bool
 
 
 @settings
