@@ -1,7 +1,9 @@
 """HippoRAG 2's released package beside ``method=hipporag2``, on the same inputs; prints one JSON line last.
 
     python benchmarks/reference_hipporag2.py [--data ../shared/data] [--work /tmp/$USER/hipporag_ref]
-                                             [--limit N] [--modes unfiltered,fixed] [--dataset musique|sample]
+                                             [--limit N] [--modes unfiltered,fixed,failing]
+                                             [--dataset musique|sample|2wiki_slice] [--slice /tmp/$USER/2wiki_slice]
+                                             [--ours reference|default]
 
 ``--dataset sample`` runs both on the bundled 12-passage sample (its hand-written triples, written out in
 HippoRAG 2's OpenIE layout) and also prints the reference's top-5 rankings: tests/retrievers/test_hipporag2_
@@ -24,7 +26,20 @@ What runs:
 
 Filter modes (``--modes``): ``unfiltered`` — both keep every candidate fact (ours LLM-free; the reference's
 scripted filter returns its candidates); ``fixed`` — both keep one fixed set of facts per question: the
-candidates the gold-informed oracle (``llm=oracle``) keeps on our side, fed to the reference's scripted filter.
+candidates the gold-informed oracle (``llm=oracle``) keeps on our side, fed to the reference's scripted filter
+(not on ``2wiki_slice``, which has no gold: there ``fixed`` keeps each question's 1st, 3rd and 5th candidate on
+both sides); ``failing`` — the scripted filter's call fails (raises) for every other question (even positions)
+and keeps every candidate for the rest, on both sides (a SCRIPTED filter on ours too).
+
+``--dataset 2wiki_slice``: a deterministic slice of ``2wikimultihopqa_corpus`` (:mod:`benchmarks.wiki_slice`:
+about 200 passages, non-ASCII titles among them, three passages repeated to exercise the merge, 60 questions
+written from passages' first sentences, each's gold its passage), its triples extracted once by the project's
+local LLM (``llm=local``, SmolLM2) into HippoRAG 2's OpenIE layout; built under ``--slice`` when missing.
+
+``--ours reference`` (default) runs ours in the reference mode: ``seed_ties: reference``, ``ppr_dtype:
+float64`` with ``tol`` 1e-10, and this process re-executes itself under ``PYTHONHASHSEED=0`` as the reference
+side runs (the reference's seed tie order is a Python set's); ``--ours default`` runs ``method=hipporag2``'s
+defaults.
 
 The JSON line: per mode, the share of questions whose top-5 passages are identical (as sets and in order),
 recall@5 of each and their difference, the largest |PPR score difference| over all passages of all
@@ -108,17 +123,21 @@ def run_reference(args: argparse.Namespace) -> None:
 
     class ScriptedFilterLLM:
         """SCRIPTED, no model: answers HippoRAG 2's fact-filter prompt with fixed decisions (``mode``:
-        ``unfiltered`` returns every candidate; ``fixed`` the candidates in ``kept[question]``)."""
+        ``unfiltered`` returns every candidate; ``fixed`` the candidates in ``kept[question]``; ``failing``
+        raises for the questions in ``failing`` — a failed call — and returns every candidate otherwise)."""
 
         def __init__(self) -> None:
             self.mode = "unfiltered"
             self.kept: dict[str, list[list[str]]] = {}
+            self.failing: set[str] = set()
 
         def infer(self, messages, **kwargs):
             text = messages[-1]["content"]
             question = text.split("[[ ## question ## ]]\n", 1)[1].split("\n\n[[ ## fact_before_filter", 1)[0]
             facts = json.loads(text.split("[[ ## fact_before_filter ## ]]\n", 1)[1].split("\n\nRespond with", 1)[0])
             cands = facts["fact"]
+            if self.mode == "failing" and question in self.failing:
+                raise RuntimeError("scripted filter: this call fails")
             if self.mode == "fixed":
                 wanted = {tuple(name_key(x) for x in f) for f in self.kept.get(question, [])}
                 cands = [f for f in cands if tuple(name_key(x) for x in f) in wanted]
@@ -135,7 +154,7 @@ def run_reference(args: argparse.Namespace) -> None:
     from hipporag.utils.config_utils import BaseConfig
 
     config = BaseConfig(save_dir=str(save_dir), llm_name=llm_name, embedding_model_name="minilm-l6-v2-local",
-                        dataset="musique", openie_mode="online", force_index_from_scratch=True,
+                        dataset=spec.get("dataset", "musique"), openie_mode="online", force_index_from_scratch=True,
                         force_openie_from_scratch=False, retrieval_top_k=200, linking_top_k=5, damping=0.5,
                         passage_node_weight=0.05, qa_top_k=5)
     hr = module.HippoRAG(global_config=config)
@@ -185,6 +204,7 @@ def run_reference(args: argparse.Namespace) -> None:
     for mode in spec["modes"]:
         llm.mode = mode
         llm.kept = spec.get("kept", {})
+        llm.failing = set(spec.get("failing", []))
         trace.clear()
         rows = []
         for q in spec["questions"]:
@@ -194,6 +214,78 @@ def run_reference(args: argparse.Namespace) -> None:
                          **trace.get(q, {})})
         out["modes"][mode] = rows
     Path(args.out).write_text(json.dumps(out))
+
+
+# ==== the 2WikiMultiHopQA slice (issue 41: off musique_dev) ================================================
+SLICE_WINDOW = 200  # the window of the corpus with the most non-ASCII titles ...
+SLICE_PASSAGES = 100  # ... whose first 100 passages are the slice (SmolLM2 on 2 shared cores: ~25 s a passage)
+SLICE_REPEATS = 3  # passages written twice into the slice's corpus (HippoRAG 2 merges them by content hash)
+SLICE_QUESTIONS = 60
+
+
+def _first_sentence(text: str) -> str:
+    cut = re.search(r"(?<=[a-z0-9)\]])\.\s", text)
+    return (text[: cut.start()] if cut else text).strip().rstrip(".")
+
+
+def build_wiki_slice(data: Path, out: Path) -> None:
+    """Write the slice (deterministic): ``out/2wiki_slice_corpus.json`` (the first 100 of the 200 consecutive
+    passages of ``2wikimultihopqa_corpus`` with the most non-ASCII titles among them — the corpus keeps a
+    question's paragraphs together, so the slice's passages share entities — then 3 of them again),
+    ``out/2wiki_slice.json`` (60 questions in 2WikiMultiHopQA's record format, on 60 passages spread evenly over
+    the slice: the passage's first sentence with its title masked, asking what it describes; gold: that
+    passage) and ``out/openie_results_ner_smollm2.json``
+    (triples by the project's local LLM, ``llm=local``, SmolLM2-135M, in HippoRAG 2's OpenIE layout; the
+    extraction is resumable and its replies cached)."""
+    from hyperrag.config import compose_config
+    from hyperrag.data.openie import chunk_id
+    from hyperrag.llm import build_llm
+    from hyperrag.llm.openie import index_corpus
+
+    corpus = json.loads((data / "2wikimultihopqa_corpus" / "corpus.json").read_text(encoding="utf-8"))
+    wide = [int(any(ord(c) > 127 for c in d["title"])) for d in corpus]
+    counts = [sum(wide[i:i + SLICE_WINDOW]) for i in range(len(corpus) - SLICE_WINDOW + 1)]
+    start = counts.index(max(counts))
+    picked = [{"title": d["title"], "text": d["text"]} for d in corpus[start:start + SLICE_PASSAGES]]
+    picked += [dict(picked[i]) for i in range(7, SLICE_PASSAGES, SLICE_PASSAGES // SLICE_REPEATS)][:SLICE_REPEATS]
+    questions = []
+    for n, j in enumerate(j * SLICE_PASSAGES // SLICE_QUESTIONS for j in range(SLICE_QUESTIONS)):
+        d = picked[j]
+        sentence = _first_sentence(d["text"]).replace(d["title"], "this")
+        questions.append({"_id": f"slice{n:02d}", "question": f"What is described here: {sentence}?",
+                          "answer": d["title"], "supporting_facts": [[d["title"], 0]],
+                          "context": [[d["title"], [d["text"]]]]})
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "2wiki_slice_corpus.json").write_text(json.dumps(picked, ensure_ascii=False), encoding="utf-8")
+    (out / "2wiki_slice.json").write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
+    unique = list({f"{d['title']}\n{d['text']}": d for d in picked}.values())
+    llm = build_llm(compose_config("retrieve", ["llm=local", "tracking=none"]).llm)
+    with llm:
+        path, report = index_corpus([{"title": d["title"], "text": d["text"]} for d in unique], llm,
+                                    out / "openie_local")
+    extracted = json.loads(Path(path).read_text(encoding="utf-8"))
+    docs = [{"idx": chunk_id(d["title"], d["text"]), "passage": f"{d['title']}\n{d['text']}",
+             "extracted_entities": rec.get("extracted_entities", []),
+             "extracted_triples": rec.get("extracted_triples", [])}
+            for d, rec in zip(unique, extracted["docs"])]
+    ents = [e for d in docs for e in d["extracted_entities"]]
+    (out / "openie_results_ner_smollm2.json").write_text(json.dumps(
+        {"docs": docs, "avg_ent_chars": sum(map(len, ents)) / max(len(ents), 1),
+         "avg_ent_words": sum(len(e.split()) for e in ents) / max(len(ents), 1),
+         "model": extracted.get("model"), "failed_idx": report.failed}, ensure_ascii=False), encoding="utf-8")
+    print(json.dumps({"slice": str(out), "start": start, "passages": len(picked), "distinct": len(unique),
+                      "non_ascii_titles": sum(any(ord(c) > 127 for c in d["title"]) for d in unique),
+                      "questions": len(questions), "triples": sum(len(d["extracted_triples"]) for d in docs),
+                      "openie_failed": len(report.failed)}), file=sys.stderr)
+
+
+def wiki_slice(data: Path, out: Path) -> object:
+    """The slice as a :class:`~hyperrag.data.types.Dataset` (built first when missing)."""
+    from hyperrag.data.hipporag2_release import read_hipporag2_release
+
+    if not (out / "openie_results_ner_smollm2.json").exists():
+        build_wiki_slice(data, out)
+    return read_hipporag2_release(out, "2wiki_slice", out / "openie_results_ner_smollm2.json")
 
 
 # ==== the virtual environment ===============================================================================
@@ -227,9 +319,36 @@ def ensure_venv(venv: Path, stubs: Path) -> Path:
 
 
 # ==== our side and the comparison ===========================================================================
+class ScriptedFilter:
+    """SCRIPTED, no model: answers our fact-filter task (``FactFilter``) with fixed decisions — ``decide(question,
+    candidate keys)`` returns the kept keys, or ``None`` for a failed call."""
+
+    available = True
+
+    def __init__(self, decide) -> None:
+        self.decide = decide
+
+    def complete_structured_batch(self, task, inputs, progress=False):
+        from hyperrag.llm.types import TaskResult
+
+        out = []
+        for x in inputs:
+            kept = self.decide(x["query"], [k for k, _ in x["facts"]])
+            out.append(TaskResult(task="fact_filter", ok=kept is not None, value=kept,
+                                  error_kind=None if kept is not None else "scripted_failure"))
+        return out
+
+
+def failing_questions(questions: list[str]) -> set[str]:
+    """The questions whose filter call fails in the ``failing`` mode: those at even positions."""
+    return {q for i, q in enumerate(questions) if i % 2 == 0}
+
+
 def our_side(args: argparse.Namespace) -> dict:
     """Our rankings and traces per mode (``runs``), the fixed kept facts (``kept``), our graph's entity–entity
     weights (``pairs``), the gold passage ids, passage text → id, and the questions."""
+    import contextlib
+
     import torch
 
     from hyperrag.config import compose_config, method_settings
@@ -242,27 +361,38 @@ def our_side(args: argparse.Namespace) -> dict:
         from hyperrag.data import sample_dataset
 
         ds = sample_dataset()
+    elif args.dataset == "2wiki_slice":
+        ds = wiki_slice(Path(args.data), Path(args.slice))
     else:
         ds = musique_dataset(Path(args.data) / "musique_dev")
     queries = ds.queries[: args.limit] if args.limit else ds.queries
     questions = [q.question for q in queries]
     encoder = TextEncoder(show_progress=False)
-    settings = method_settings("hipporag2", index_root=str(Path(args.work) / "index"))
-    cfg = compose_config("retrieve", ["llm=oracle", "tracking=none"])
-    oracle = build_llm(cfg.llm, ds)
+    mode_settings = {"seed_ties": "reference", "ppr_dtype": "float64", "tol": 1e-10} if args.ours == "reference" else {}
+    settings = method_settings("hipporag2", index_root=str(Path(args.work) / "index"), **mode_settings)
+    oracle = None if args.dataset == "2wiki_slice" else build_llm(
+        compose_config("retrieve", ["llm=oracle", "tracking=none"]).llm, ds)
+    failing = failing_questions(questions)
     runs: dict[str, list] = {}
     kept: dict[str, list] = {}
     names = None
     pairs: dict[str, float] = {}
     for mode in args.modes:
-        r = HippoRAG2Retriever(settings, encoder=encoder, llm=oracle if mode == "fixed" else None, device="cpu")
-        with oracle:
+        if mode == "fixed":
+            llm = oracle if oracle is not None else ScriptedFilter(lambda q, keys: keys[::2])
+        elif mode == "failing":
+            llm = ScriptedFilter(lambda q, keys: None if q in failing else keys)
+        else:
+            llm = None
+        r = HippoRAG2Retriever(settings, encoder=encoder, llm=llm, device="cpu")
+        with llm if llm is oracle and llm is not None else contextlib.nullcontext():
             r.index(ds)
             seeds = r.seed(questions)
         g = r.graph
         names = [name_key(n) for n in g.entity_names]
         ppr, reset = r.propagate(seeds, nodes=r.passage_nodes)
         scores = r.passage_scores(seeds, ppr, reset)
+        position = r.passage_position.tolist() if r.passage_position is not None else list(range(scores.shape[1]))
         rows = []
         for b, q in enumerate(questions):
             cand = [list(g.facts[f]) for f in seeds.fact_ids[b].tolist()]
@@ -271,7 +401,7 @@ def our_side(args: argparse.Namespace) -> dict:
                 kept[q] = keep
             ent = {names[e]: float(seeds.entity_weight[b, e]) for e in seeds.entity_weight[b].nonzero().squeeze(1)}
             order = torch.argsort(scores[b], descending=True, stable=True).tolist()
-            rows.append({"docs": [ds.corpus.passages[j].content for j in order],
+            rows.append({"docs": [ds.corpus.passages[position[j]].content for j in order],
                          "scores": [float(scores[b, j]) for j in order], "candidates": cand, "kept": keep,
                          "entity_reset": ent, "fallback": not keep})
         runs[mode] = rows
@@ -282,7 +412,8 @@ def our_side(args: argparse.Namespace) -> dict:
                 k = "\t".join(sorted((names[a], names[c])))
                 pairs[k] = pairs.get(k, 0.0) + x
     return {"runs": runs, "kept": kept, "pairs": pairs, "gold": [q.gold_ids for q in queries],
-            "id_of": {p.content: p.id for p in ds.corpus.passages}, "questions": questions, "dataset": ds}
+            "id_of": {p.content: p.id for p in reversed(ds.corpus.passages)}, "questions": questions,
+            "dataset": ds, "failing": sorted(failing)}
 
 
 def reference_inputs(args: argparse.Namespace, ds: object, work: Path) -> tuple[str, str]:
@@ -291,6 +422,9 @@ def reference_inputs(args: argparse.Namespace, ds: object, work: Path) -> tuple[
     if args.dataset == "musique":
         folder = Path(args.data) / "paper_format"
         return str(folder / "musique_corpus.json"), str(folder / "openie_results_ner_gpt-3.5-turbo-1106.json")
+    if args.dataset == "2wiki_slice":  # already in HippoRAG 2's layout (its repeated passages included)
+        folder = Path(args.slice)
+        return str(folder / "2wiki_slice_corpus.json"), str(folder / "openie_results_ner_smollm2.json")
     from hyperrag.data.openie import read_openie
 
     passages = ds.corpus.passages  # type: ignore[attr-defined]
@@ -368,8 +502,13 @@ def main() -> None:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--work", default=f"/tmp/{os.environ.get('USER', 'hyperrag')}/hipporag_ref")
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions")
-    ap.add_argument("--modes", default="unfiltered,fixed")
-    ap.add_argument("--dataset", default="musique", choices=["musique", "sample"])
+    ap.add_argument("--modes", default="unfiltered,fixed,failing")
+    ap.add_argument("--dataset", default="musique", choices=["musique", "sample", "2wiki_slice"])
+    ap.add_argument("--slice", default=f"/tmp/{os.environ.get('USER', 'hyperrag')}/2wiki_slice",
+                    help="where the 2wiki_slice files are (built there when missing)")
+    ap.add_argument("--ours", default="reference", choices=["reference", "default"],
+                    help="ours in the reference mode (seed_ties, float64 PPR, PYTHONHASHSEED=0) or as configured")
+    ap.add_argument("--build-slice", action="store_true", help="only (re)build the 2wiki_slice files and exit")
     ap.add_argument("--reference-side", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -378,6 +517,11 @@ def main() -> None:
     if args.reference_side:
         run_reference(args)
         return
+    if args.build_slice:
+        build_wiki_slice(Path(args.data), Path(args.slice))
+        return
+    if args.ours == "reference" and os.environ.get("PYTHONHASHSEED") != "0":  # the reference side's hash seed
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     work = Path(args.work)
@@ -396,7 +540,7 @@ def main() -> None:
                                     str(Path(corpus).stat().st_size), str(Path(openie).stat().st_size)]).encode())
     spec = {"save_dir": str(work / f"reference_run-{inputs.hexdigest()[:10]}"), "openie": openie, "corpus": corpus,
             "model_path": resolve_model_path("all-MiniLM-L6-v2"), "questions": questions, "modes": args.modes,
-            "kept": ours["kept"]}
+            "kept": ours["kept"], "failing": ours["failing"]}
     (work / "spec.json").write_text(json.dumps(spec))
     env = {**os.environ, "PYTHONPATH": str(work / "stubs"), "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -411,7 +555,7 @@ def main() -> None:
             print(json.dumps({"mode": m, "reference_top5": [[ids[d] for d in row["docs"][:5]]
                                                              for row in ref["modes"][m]]}))
     result = {"benchmark": "reference_hipporag2", "reference": REFERENCE,
-              "data": "musique_dev" if args.dataset == "musique" else "sample",
+              "data": {"musique": "musique_dev"}.get(args.dataset, args.dataset), "ours": args.ours,
               "questions": len(questions), "graph": compare_graphs(ours["pairs"], ref["entity_pairs"]),
               "modes": {m: compare(ours["runs"][m], ref["modes"][m], ours["gold"], ours["id_of"], questions)
                         for m in args.modes},

@@ -33,18 +33,21 @@ class GraphEmbeddings:
 
 
 def canonical_triples(triples: list[tuple[str, str, str]], text_form: str = "canonical") -> list[tuple[str, str, str]]:
-    """Canonical ``(subject, relation, object)`` of one passage's triples; those without subject or object dropped.
+    """Canonical ``(subject, relation, object)`` of one passage's triples.
 
-    ``text_form``: ``canonical`` (:func:`~hyperrag.graph.canonical.canonical_name`, every triple kept) or
-    ``hipporag`` (HippoRAG 2's code: its ``text_processing``, and a passage's identical raw triples once).
+    ``text_form``: ``canonical`` (:func:`~hyperrag.graph.canonical.canonical_name`; a triple whose subject or
+    object normalises to nothing is dropped) or ``hipporag`` (HippoRAG 2's code: its ``text_processing``, a
+    passage's identical raw triples once, and every triple kept — a name that processes to ``""`` is an entity
+    named ``""`` there too).
     """
     norm = name_normaliser(text_form)
-    if text_form == "hipporag":
+    hipporag = text_form == "hipporag"
+    if hipporag:
         triples = list(dict.fromkeys(tuple(t) for t in triples))
     out = []
     for s_raw, r_raw, o_raw in triples:
         s, r, o = norm(s_raw), norm(r_raw), norm(o_raw)
-        if s and o:
+        if (s and o) or hipporag:
             out.append((s, r, o))
     return out
 

@@ -146,6 +146,8 @@ def _index_key(corpus: Corpus, openie_path: Path, encoder: Encoder,
     keyed = asdict(settings)
     if keyed.get("text_form") == "canonical":  # the default: indexes built before the setting keep their key
         del keyed["text_form"]
+    elif keyed.get("text_form") == "hipporag":  # issue 41: names processing to "" are kept (new graphs, new keys)
+        keyed["hipporag_empty_names"] = True
     return stable_digest({"inputs": inputs, "settings": keyed}), inputs
 
 

@@ -3,25 +3,34 @@
   1. dense query-to-fact scores, min-max normalised over all facts; the top ``fact_top_k`` facts are the
      candidates;
   2. recognition memory: an LLM keeps the relevant candidates (at most ``fact_filter_max``); without an LLM
-     every candidate is kept (the labelled LLM-free form); a query that keeps none is ranked by dense
+     every candidate is kept (the labelled LLM-free form); a query that keeps none — or whose filter call
+     failed (``failed_filter: dense_fallback``, as the reference's ``rerank_facts``) — is ranked by dense
      passage retrieval alone;
   3. each kept fact gives its subject and object ``score / #passages whose triples name the entity`` (averaged
-     over the facts that name it); the ``link_top_k`` entities with the largest such weight are the seeds;
+     over the facts that name it); the ``link_top_k`` entities with the largest such weight are the seeds
+     (equal weights: ``seed_ties``);
   4. every passage node gets ``passage_node_weight ×`` its min-max normalised dense score;
   5. one batched PPR (damping 0.5) over the graph weighted as HippoRAG 2's code weights it
      (:mod:`hyperrag.graph.reference_weights`); passages are ranked by their PPR mass.
+
+Passages with the same ``title\ntext`` are one node (``merge_duplicate_passages``), as the reference's
+content-hash ids merge them; a merged passage is returned under its first corpus position.
 
 docs/fidelity/hipporag2.md maps each step to the paper and to the ``hipporag`` package.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import torch
 from typing_extensions import Unpack
 
-from hyperrag.data.types import Dataset
+from hyperrag.data.openie import CHUNK_PREFIX
+from hyperrag.data.types import Corpus, Dataset
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.reference_weights import PPRWeights, reference_edge_weights, stored_edge_weights
 from hyperrag.index.kg_index import KGIndex, load_or_build_kg_index
@@ -29,6 +38,35 @@ from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
 from hyperrag.retrievers.seeds import SeedBatch, min_max
 from hyperrag.retrievers.settings import HippoRAG2Settings
+from hyperrag.utils.hashing import text_digest
+
+
+def merged_passages(dataset: Dataset, work_dir: str | Path) -> tuple[Dataset, torch.Tensor] | None:
+    """``dataset`` with every repeated ``title\ntext`` passage dropped (HippoRAG 2 ids a passage by the hash of
+    that string, so a repeat is one node there), and the kept passages' corpus positions [P'] — or ``None`` when
+    no passage repeats. A position-aligned OpenIE file is cut to the kept passages (written once under
+    ``work_dir``); a file in HippoRAG 2's layout (``chunk-<md5>`` ids) is matched by id and read as it is."""
+    first: dict[str, int] = {}
+    for pos, p in enumerate(dataset.corpus.passages):
+        first.setdefault(p.content, pos)
+    if len(first) == len(dataset.corpus):
+        return None
+    keep = sorted(first.values())
+    corpus = Corpus([dataset.corpus.passages[i] for i in keep], source=dataset.corpus.source)
+    openie = dataset.openie_path
+    if openie is not None:
+        data = json.loads(Path(openie).read_text(encoding="utf-8"))
+        docs = data.get("docs") if isinstance(data, dict) else data
+        chunked = bool(docs) and str(docs[0].get("idx", "")).startswith(CHUNK_PREFIX)
+        if not chunked:
+            out = Path(work_dir) / "merged_openie" / f"{dataset.name}-{text_digest(str(openie) + str(keep))}.json"
+            if not out.exists():
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(json.dumps({"docs": [{**docs[i], "idx": j} for j, i in enumerate(keep)]}),
+                               encoding="utf-8")
+            openie = out
+    merged = replace(dataset, name=f"{dataset.name}-merged", corpus=corpus, openie_path=openie)
+    return merged, torch.tensor(keep, dtype=torch.long)
 
 
 class HippoRAG2Retriever(Retriever):
@@ -51,6 +89,8 @@ class HippoRAG2Retriever(Retriever):
         super().__init__(settings, **kwargs)
         self.kg: KGIndex | None = None
         self.ppr_graph: PPRGraph | None = None
+        self.passage_position: torch.Tensor | None = None  # [P'] corpus positions when repeats were merged
+        self.dtype = torch.float64 if settings.ppr_dtype == "float64" else torch.float32
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
@@ -58,18 +98,25 @@ class HippoRAG2Retriever(Retriever):
             self.kg = self.open_index_dir(dataset)
         else:
             s = self.settings
-            self.kg = load_or_build_kg_index(dataset, self.encoder, s.graph, s.index_root)
+            merged = merged_passages(dataset, s.index_root or ".") if s.merge_duplicate_passages else None
+            self.passage_position = merged[1] if merged else None
+            self.kg = load_or_build_kg_index(merged[0] if merged else dataset, self.encoder, s.graph, s.index_root)
         assert self.kg is not None
         graph = self.kg.graph
         emb = self.kg.embeddings
         self.ppr_weights = self.edge_weights(graph, emb.entity)
         w = self.ppr_weights
         self.ppr_graph = PPRGraph.from_edges(w.edge_index, graph.num_nodes, w.weight, directed=False,
-                                             device=self.device)
+                                             device=self.device, dtype=self.dtype)
         self.fact_emb = emb.fact.to(self.device)
         self.passage_emb = emb.passage.to(self.device)
         self.fact_entities = graph.fact_entities.to(self.device)
         self.entity_passage_count = graph.entity_passage_count.to(self.device).float()
+        # the reference's vertex id of each entity (its entity nodes are the sorted unique names), for seed_ties
+        order = sorted(range(graph.num_entities), key=graph.entity_names.__getitem__)
+        self.reference_vertex = [0] * graph.num_entities
+        for vid, e in enumerate(order):
+            self.reference_vertex[e] = vid
 
     def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor) -> PPRWeights:
         """The PPR graph's edges: HippoRAG 2's code's weighting (``graph_weights: reference``) or the stored
@@ -103,8 +150,9 @@ class HippoRAG2Retriever(Retriever):
         return ids, scores, keep, filtered
 
     def recognition_memory(self, questions: list[str], fact_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """LLM fact filter: kept mask [B, k] and filtered [B]; a query without a verdict (failed call) keeps all
-        its facts."""
+        """LLM fact filter: kept mask [B, k] and filtered [B]. A query without a verdict (failed call) keeps no
+        fact, so dense passage retrieval ranks it, as the reference's ``rerank_facts`` does (``failed_filter:
+        dense_fallback``), or keeps all its facts (``keep_all``, this code's earlier form)."""
         from hyperrag.llm.recognition import filter_facts
 
         candidates = [[(f, self.graph.facts[f]) for f in row] for row in fact_ids.tolist()]
@@ -114,29 +162,54 @@ class HippoRAG2Retriever(Retriever):
         for b, (row, kept) in enumerate(zip(fact_ids.tolist(), verdicts)):
             if kept is not None:
                 keep[b] = torch.tensor([f in kept for f in row], dtype=torch.bool)
+            elif self.settings.failed_filter == "dense_fallback":
+                keep[b] = False
         self.skip("fact_filter", sum(v is None for v in verdicts))
         return keep, torch.tensor([v is not None for v in verdicts], dtype=torch.bool)
 
     def entity_reset(self, fact_ids: torch.Tensor, fact_scores: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         """Entity seed weights [B, E] from the kept facts (HippoRAG 2's phrase weights): each kept fact gives
-        its subject and object ``score / #passages(entity)``, averaged over the kept facts naming the entity;
-        only the ``link_top_k`` entities with the largest weight stay seeds."""
+        its subject and object ``score / #passages(entity)``, averaged over the kept facts naming the entity
+        (summed and divided in float64, as the reference's arrays); only the ``link_top_k`` entities with the
+        largest weight stay seeds (:meth:`top_seeds`). Returned in the PPR's dtype (``ppr_dtype``)."""
         b = fact_ids.shape[0]
         num_e = self.graph.num_entities
         ents = self.fact_entities[fact_ids]  # [B, k, 2]
         score = fact_scores.unsqueeze(-1).expand_as(ents)  # [B, k, 2]
         count = self.entity_passage_count[ents].clamp_min(1.0)  # an entity in no passage: its score undivided
-        kept = keep.unsqueeze(-1).expand_as(ents).reshape(b, -1).float()
+        kept = keep.unsqueeze(-1).expand_as(ents).reshape(b, -1).double()
         flat = ents.reshape(b, -1)
-        weight = torch.zeros(b, num_e, device=self.device).scatter_add_(1, flat, (score / count).reshape(b, -1) * kept)
-        occurs = torch.zeros(b, num_e, device=self.device).scatter_add_(1, flat, kept)
+        part = (score / count).double().reshape(b, -1) * kept  # float32 division, float64 sums (reference)
+        weight = torch.zeros(b, num_e, device=self.device, dtype=torch.float64).scatter_add_(1, flat, part)
+        occurs = torch.zeros(b, num_e, device=self.device, dtype=torch.float64).scatter_add_(1, flat, kept)
         weight = weight / occurs.clamp_min(1.0)
         k = self.settings.link_top_k
         if k and k < num_e:
-            # the link_top_k entities by their weight after the division (ties: any order, as in HippoRAG 2)
-            top = torch.topk(weight, k, dim=1).indices
-            weight = weight * torch.zeros_like(weight, dtype=torch.bool).scatter_(1, top, True)
-        return weight
+            mask = torch.zeros_like(weight, dtype=torch.bool)
+            for row, top in enumerate(self.top_seeds(ents, keep, weight, k)):
+                mask[row, top] = True
+            weight = weight * mask
+        return weight.to(self.dtype)
+
+    def top_seeds(self, ents: torch.Tensor, keep: torch.Tensor, weight: torch.Tensor, k: int) -> list[list[int]]:
+        """The ``k`` seed entities per query among those its kept facts name (``ents`` [B, k_f, 2], ``keep``
+        [B, k_f], ``weight`` [B, E] float64), by weight; equal weights (``seed_ties``): ``ordered`` — the entity
+        named earlier (facts best first, subject before object) first; ``reference`` — HippoRAG 2's order: its
+        phrases go through a Python ``set`` of ``(name, vertex id)`` pairs and a stable sort, so the order is
+        that set's iteration order (fixed only under a fixed ``PYTHONHASHSEED``, as in the reference)."""
+        names = self.graph.entity_names
+        out = []
+        for row_ents, row_keep, row_w in zip(ents.tolist(), keep.tolist(), weight.tolist()):
+            named = [e for pair, kp in zip(row_ents, row_keep) if kp for e in pair]
+            if self.settings.seed_ties == "reference":
+                entity_of = {self.reference_vertex[e]: e for e in named}
+                phrases = set()
+                for e in named:
+                    phrases.add((names[e], self.reference_vertex[e]))
+                named = [entity_of[vid] for _, vid in phrases]
+            first = list(dict.fromkeys(named))
+            out.append(sorted(first, key=lambda e: row_w[e], reverse=True)[:k])
+        return out
 
     def seed(self, questions: list[str]) -> SeedBatch:
         """Query embeddings, seed facts, entity and passage reset weights for a batch."""
@@ -149,7 +222,8 @@ class HippoRAG2Retriever(Retriever):
     def reset_vectors(self, seeds: SeedBatch) -> torch.Tensor:
         """Reset [B, N]: entity seeds, then ``passage_node_weight ×`` normalised dense passage scores."""
         passage_weight = self.settings.passage_node_weight
-        return torch.cat([seeds.entity_weight, min_max(seeds.dense) * passage_weight], dim=1)
+        dense = (min_max(seeds.dense) * passage_weight).to(self.dtype)  # float32 scores, as the reference's
+        return torch.cat([seeds.entity_weight.to(self.dtype), dense], dim=1)
 
     def edge_delta(self, seeds: SeedBatch) -> EdgeWeightDelta | None:
         """Per-query arc re-weighting inside the batched PPR (none in HippoRAG 2; CatRAG overrides)."""
@@ -181,7 +255,7 @@ class HippoRAG2Retriever(Retriever):
         does."""
         fallback = ~seeds.kept_any.to(passage_ppr.device)
         if fallback.any():
-            return torch.where(fallback.unsqueeze(1), seeds.dense, passage_ppr)
+            return torch.where(fallback.unsqueeze(1), seeds.dense.to(passage_ppr.dtype), passage_ppr)
         return passage_ppr
 
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
@@ -190,14 +264,18 @@ class HippoRAG2Retriever(Retriever):
         with self.timed("ppr"):  # reset vectors, per-query edge deltas (CatRAG: anchors, edge weighting), PPR
             ppr, reset = self.propagate(seeds, nodes=self.passage_nodes)  # only passages are ranked
         idx, val = topk_rows(self.passage_scores(seeds, ppr, reset), top_k)
-        return RetrievalOutput(idx.cpu(), val.cpu(), self.details(seeds))
+        if self.passage_position is not None:  # merged repeats: back to corpus positions
+            idx = self.passage_position.to(idx.device)[idx]
+        return RetrievalOutput(idx.cpu(), val.float().cpu(), self.details(seeds))
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
         info: dict[str, Any] = {"method": self.name, "damping": s.damping, "fact_top_k": s.fact_top_k,
                                 "fact_filter": bool(s.fact_filter and self.llm_available),
                                 "fact_filter_max": s.fact_filter_max, "fact_filter_asked": s.fact_filter_asked,
-                                "link_top_k": s.link_top_k,
+                                "link_top_k": s.link_top_k, "seed_ties": s.seed_ties,
+                                "failed_filter": s.failed_filter, "ppr_dtype": s.ppr_dtype,
+                                "merge_duplicate_passages": s.merge_duplicate_passages,
                                 "passage_node_weight": s.passage_node_weight, "graph_weights": s.graph_weights,
                                 "edge_weights": s.edge_weights}
         if self.kg is not None:

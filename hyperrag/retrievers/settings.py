@@ -247,6 +247,16 @@ class HippoRAG2Settings:
         graph: the knowledge-graph index settings (``graph/``).
         tol, max_iter: PPR convergence.
         index_root: where KG indexes live (``null``: ``$HYPERRAG_CACHE/index``).
+        failed_filter: a query whose filter call failed: ``dense_fallback`` — it keeps no fact and dense
+            retrieval ranks it (the reference's ``rerank_facts`` returns no facts on an error); ``keep_all`` —
+            it keeps every candidate (this code's earlier form).
+        seed_ties: equal seed weights at ``link_top_k``: ``ordered`` — the entity named by the better fact
+            first (deterministic); ``reference`` — the reference's order (a Python set of ``(name, vertex id)``
+            pairs, then a stable sort: fixed only under a fixed ``PYTHONHASHSEED``).
+        ppr_dtype: the PPR's float type: ``float32`` (fast) or ``float64`` (the reference mode: with ``tol``
+            1e-10 the scores match igraph's prpack to about 1e-9).
+        merge_duplicate_passages: passages with the same ``title\ntext`` are one node, as in the reference
+            (its passage ids are content hashes); a merged passage is returned under its first position.
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hipporag2.HippoRAG2Retriever"
@@ -264,6 +274,10 @@ class HippoRAG2Settings:
     tol: PositiveFloat
     max_iter: PositiveInt
     index_root: str | None
+    failed_filter: Literal["dense_fallback", "keep_all"]
+    seed_ties: Literal["ordered", "reference"]
+    ppr_dtype: Literal["float32", "float64"]
+    merge_duplicate_passages: bool
 
 
 @settings
