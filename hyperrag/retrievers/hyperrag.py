@@ -516,7 +516,16 @@ class HyperRAGRetriever(Retriever):
                                                                / max(len(trained), 1), 5),
                                 "mean_distance_to_init": round(self.ball.mean_distance_moved(), 5)}
             out["query_graphs"] = self.ball.graph.stats
+            out["merged_nodes"] = merged_node_sizes(self.ball.graph.forest(self.variant))
         return out
+
+
+def merged_node_sizes(forest: Any) -> dict[str, Any]:
+    """Sizes of the forest's merged key-entity nodes (members per representative): count, mean, max, histogram."""
+    sizes = sorted((Counter(forest.merged.child.tolist()) + Counter()).values()) if len(forest.merged) else []
+    sizes = [n + 1 for n in sizes]  # the representative itself
+    return {"count": len(sizes), "passages": sum(sizes), "mean_size": round(sum(sizes) / max(len(sizes), 1), 2),
+            "max_size": max(sizes, default=0), "by_size": {str(k): v for k, v in sorted(Counter(sizes).items())}}
 
 
 def _earlier(answers: list[str], j: int) -> str:

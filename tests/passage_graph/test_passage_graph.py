@@ -261,6 +261,8 @@ def test_key_entity_links_and_their_place_in_the_fusion():
     assert set(e.relation.tolist()) == {RELATIONS.index("entity")}
     assert not len(key_entity_edges(titles, texts, replace(s, source="none")))
     assert len(key_entity_edges(titles, texts, replace(s, max_passages=1))) < len(e)  # "Jefferson County" named 2x
+    narrow = key_entity_edges(titles, texts, replace(s, match="same_title"))  # equal titles only, no mentions
+    assert set(zip(narrow.parent.tolist(), narrow.child.tolist())) == {(1, 2)}
     only_new = key_entity_edges(titles, texts, s, first=4)
     assert all(a >= 4 or b >= 4 for a, b in zip(only_new.parent.tolist(), only_new.child.tolist()))
     # the fused forest offers only the entity links that touch a query tree
