@@ -28,7 +28,7 @@ from hyperrag.eval.intervals import mean_interval, paired_comparison  # noqa: E4
 from hyperrag.eval.per_query import run_per_query  # noqa: E402
 from hyperrag.retrievers.hyperrag_rows import BALL_ROWS, ROWS, SCOPES, write_rows  # noqa: E402
 
-METRICS = ("recall@5", "fcr@5")
+METRICS = ("recall@2", "recall@5", "fcr@2", "fcr@5")
 
 
 def movement(run: Path) -> dict[str, Any]:
@@ -70,6 +70,25 @@ def report(name: str, run: Path, rows: dict[str, Any]) -> list[str]:
                 c = trained.compare(rows[other], m)
                 out.append(f"| trained − {label}, {m} | {c.verdict('trained', 'row')} |")
         out.append("")
+    return out
+
+
+def compact(runs: dict[str, dict[str, Any]], paths: dict[str, Path]) -> list[str]:
+    """One line per run (Fig. 3 right): movement beside R@5 / FCR@5 of the untrained and trained ball per scope,
+    and trained − untrained (R@5) with its interval."""
+    out = ["| run | optimizer | steps / update | moved / update | moved (index + stream) | untrained, corpus | "
+           "trained, corpus | trained − untrained, corpus R@5 | untrained, V_i first | trained, V_i first | "
+           "trained − untrained, V_i R@5 |", "|---|" + "---|" * 10]
+    for name, rows in runs.items():
+        mv = movement(paths[name])
+        cells = [name, str(mv["optimizer"]), str(mv["steps_per_update"]), str(mv["moved_per_update"]),
+                 str(mv["moved_total"])]
+        for spec in SCOPES.values():
+            u, t = rows[spec["untrained"]], rows[spec["trained"]]
+            cells += [f"{u.interval('recall@5').estimate:.1f} / {u.interval('fcr@5').estimate:.1f}",
+                      f"{t.interval('recall@5').text()} / {t.interval('fcr@5').text()}",
+                      t.compare(u, "recall@5").difference.text() + f" (p={t.compare(u, 'recall@5').p_value:.2f})"]
+        out.append("| " + " | ".join(cells) + " |")
     return out
 
 
@@ -117,15 +136,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="NAME=RUN_DIR")
     parser.add_argument("--cv", action="store_true")
+    parser.add_argument("--compact", action="store_true", help="one line per run only (Fig. 3 right)")
     parser.add_argument("--metric", default="recall@5")
     args = parser.parse_args(argv)
     runs: dict[str, dict[str, Any]] = {}
+    paths: dict[str, Path] = {}
     lines: list[str] = []
     for spec in args.runs:
         name, _, path = spec.partition("=")
-        run = Path(path)
+        paths[name] = run = Path(path)
         runs[name] = load(run)
-        lines += report(name, run, runs[name])
+        if not args.compact:
+            lines += report(name, run, runs[name])
+    if args.compact:
+        lines += compact(runs, paths)
     if args.cv:
         lines += cross_validate(runs, args.metric)
     print("\n".join(lines))

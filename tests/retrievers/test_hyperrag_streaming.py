@@ -55,7 +55,8 @@ def test_streaming_never_trains_a_question_before_it_arrives(tmp_path, encoder):
     det = out.details[0]
     assert set(det["no_ball"]) == {"dense", "dense_feedback", "graph_selection", "graph_dense", "graph_feedback"}
     assert set(det["ball_rows"]) == {f"{t}_{s}" for t in ("trained", "untrained") for s in ("corpus", "query_graph")}
-    assert det["ball_rows"]["trained_corpus"] == [r.passage_ids[i] for i in out.indices[0].tolist()]  # the run's
+    scope = r.settings.rank_scope
+    assert det["ball_rows"][f"trained_{scope}"] == [r.passage_ids[i] for i in out.indices[0].tolist()]  # the run's
     assert all(len(v) == 5 for v in det["no_ball"].values())
     assert det["no_ball"]["graph_selection"][0] == det["query_graph"]["rounds"][0][0]  # selected first
     # a question's ranking depends on the questions before it only: a shorter stream ranks its first three alike
