@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from hyperrag.config.validation import as_dict
+from hyperrag.hyperbolic.distance import poincare_distance
 from hyperrag.data.types import Passage
 from hyperrag.passage_graph.edges import EdgeSet
 from hyperrag.passage_graph.graph import PassageGraph
@@ -307,17 +308,22 @@ class BallIndex:
         model.set_trainable(mask)
         frozen = ~mask.to(model.embeddings.device)
         before = model.embeddings.data[frozen].clone()
+        start = model.embeddings.data[~frozen].clone()
         t0 = time.perf_counter()
         model.train()
         # an update is a small fit: one thread, and no banner about accelerators each time
         with _torch_threads(self.settings.train.torch_threads), _quiet_lightning():
-            self._trainer(epochs, False)({}).fit(model, self.datamodule(rel, seed_offset))
+            trainer = self._trainer(epochs, False)({})
+            trainer.fit(model, self.datamodule(rel, seed_offset))
         model.set_trainable(None)
         # a zero gradient is a zero step, but a retraction may still round the last bit: frozen rows go back
         frozen = frozen.to(model.embeddings.device)
         model.embeddings.data[frozen] = before.to(model.embeddings.device)
         model.to(self.device).eval()
         stats["train_s"] = round(time.perf_counter() - t0, 3)
+        stats["steps"] = int(trainer.global_step)
+        stats["moved"] = float(poincare_distance(model.embeddings.data[~frozen.to(model.embeddings.device)],
+                                                 start.to(model.embeddings.device), model.curvature).mean())
         return stats
 
     # ---- corpus updates ----------------------------------------------------------------------------------
@@ -525,13 +531,43 @@ class BallIndex:
         return q
 
     @torch.no_grad()
-    def topk(self, points: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The ``k`` passages nearest to each point: (indices [B, k], hyperbolic distances [B, k])."""
+    def topk(self, points: torch.Tensor, k: int, scopes: Sequence[Sequence[int]] | None = None,
+             untrained: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """The ``k`` passages nearest to each point: (indices [B, k], hyperbolic distances [B, k]).
+
+        Args:
+            points: FloatTensor [B, D] ball points (:meth:`points`).
+            k: passages per point.
+            scopes: per point, passages ranked first (``rank_scope: query_graph``: the question's query graph
+                ``V_i``), by hyperbolic distance, then the rest of the corpus by the same rule; ``None``: the
+                whole corpus by distance.
+            untrained: rank against the passages' projected starting points (``model.anchor``: the ball before
+                any training, epoch 0) instead of their trained positions.
+        """
         from hyperrag.hyperbolic import topk_poincare
+        from hyperrag.hyperbolic.distance import poincare_distance
 
         assert self.model is not None
-        return topk_poincare(points, self.model.points[: self.graph.num_passages], k,
-                             curvature=self.model.curvature)
+        p = self.graph.num_passages
+        table = (self.model.anchor if untrained else self.model.points)[:p]
+        c = self.model.curvature
+        if scopes is None:
+            return topk_poincare(points, table, k, curvature=c)
+        out_idx, out_dist = [], []
+        for b in range(points.shape[0]):
+            first = torch.tensor(sorted({int(x) for x in scopes[b] if 0 <= int(x) < p}), dtype=torch.long,
+                                 device=table.device)
+            idx, dist = topk_poincare(points[b:b + 1], table, min(p, k + len(first)), curvature=c)
+            idx, dist = idx[0], dist[0]
+            if len(first):
+                d_first = poincare_distance(points[b:b + 1], table[first], c)
+                order = torch.argsort(d_first, stable=True)
+                rest = ~torch.isin(idx, first)
+                idx = torch.cat([first[order], idx[rest]])
+                dist = torch.cat([d_first[order], dist[rest]])
+            out_idx.append(idx[:k])
+            out_dist.append(dist[:k])
+        return torch.stack(out_idx), torch.stack(out_dist)
 
     @torch.no_grad()
     def mean_distance_moved(self) -> float:

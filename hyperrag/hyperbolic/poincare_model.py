@@ -1,8 +1,11 @@
 """Poincaré embeddings of a graph's nodes as a LightningModule (geoopt manifold + Riemannian Adam).
 
 The node table is a :class:`geoopt.ManifoldParameter` on :class:`geoopt.PoincareBall` (curvature ``c``),
-optimised by :class:`geoopt.optim.RiemannianAdam`, so every update is a Riemannian step that stays inside
-the ball. Two initialisations:
+optimised (``optimizer``) by :class:`geoopt.optim.RiemannianAdam` (``riemannian_adam``: a Riemannian step that stays
+inside the ball; its normalised step moves a point about ``lr`` of hyperbolic length) or by plain
+:class:`torch.optim.Adam` on the ball's coordinates (``adam``: every coordinate moves about ``lr`` per step, then the
+points are projected back inside the ball, :class:`ProjectedAdam` — the paper's "Adam optimizer", read literally).
+Two initialisations:
 
 * ``init_embeddings`` given (passages, queries): the sentence embeddings are mapped into the ball by
   :class:`~hyperrag.hyperbolic.projection.EuclideanToBall` (centre, optional PCA, scale to a mean hyperbolic
@@ -46,6 +49,31 @@ from hyperrag.hyperbolic.losses import LOSSES, anchor_loss, edge_distance_loss, 
 from hyperrag.hyperbolic.projection import EuclideanToBall
 
 LR_SCHEDULES = ("constant", "linear", "cosine")
+OPTIMIZERS = ("riemannian_adam", "adam")
+
+
+class ProjectedAdam(torch.optim.Adam):
+    """Plain Adam on the Euclidean coordinates of ball points, each step followed by ``manifold.projx`` (points
+    pushed past the boundary are put back just inside it). A zero gradient from a fresh optimiser is a zero step,
+    so frozen rows (:meth:`PoincareEmbedding.set_trainable`) do not move.
+
+    Args:
+        params: the ball's node table (a :class:`geoopt.ManifoldParameter`).
+        manifold: the :class:`geoopt.PoincareBall` to project onto.
+        lr, betas: Adam's.
+    """
+
+    def __init__(self, params: Any, manifold: geoopt.PoincareBall, lr: float, betas: tuple[float, float]) -> None:
+        super().__init__(params, lr=lr, betas=betas)
+        self.manifold = manifold
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:  # type: ignore[override]
+        loss = super().step(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.copy_(self.manifold.projx(p))
+        return loss
 
 
 def lr_factor(epoch: int, max_epochs: int | None, burn_in_epochs: int, burn_in_lr_factor: float,
@@ -80,8 +108,11 @@ class PoincareEmbedding(L.LightningModule):
             ``query_anchor_weight`` for query nodes — weak, so query nodes move towards their linked passages
             while passages stay near their semantic start.
         num_passages: nodes ``0..num_passages-1`` are passages (see ``query_anchor_weight``).
-        lr: Riemannian Adam learning rate.
+        lr: the optimiser's learning rate.
         betas: Adam betas.
+        optimizer: ``riemannian_adam`` (geoopt) or ``adam`` (plain Adam on the coordinates, projected back into
+            the ball after each step: :class:`ProjectedAdam`). Checkpoints from before this setting load as
+            ``riemannian_adam``.
         burn_in_epochs: epochs at ``lr · burn_in_lr_factor`` first.
         burn_in_lr_factor: the burn-in learning-rate factor.
         lr_schedule: after burn-in ``constant``, or ``linear`` / ``cosine`` decay towards 0 at the last epoch.
@@ -104,11 +135,14 @@ class PoincareEmbedding(L.LightningModule):
                  betas: tuple[Probability, Probability], burn_in_epochs: NonNegativeInt,
                  burn_in_lr_factor: PositiveFloat, lr_schedule: Literal["constant", "linear", "cosine"],
                  init_radius: PositiveFloat, center: bool, init_scale: PositiveFloat, stabilize: PositiveInt | None,
-                 seed: int, negative_gradients: bool, num_passages: int | None = None,
+                 seed: int, negative_gradients: bool,
+                 optimizer: Literal["riemannian_adam", "adam"] = "riemannian_adam", num_passages: int | None = None,
                  init_embeddings: torch.Tensor | None = None, input_dim: int | None = None) -> None:
         super().__init__()
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
         if lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {lr_schedule!r}")
         if curvature <= 0:
@@ -131,7 +165,7 @@ class PoincareEmbedding(L.LightningModule):
             "lr_schedule": lr_schedule,
             "init_radius": float(init_radius), "center": bool(center), "init_scale": float(init_scale),
             "input_dim": input_dim, "stabilize": stabilize, "seed": int(seed),
-            "negative_gradients": bool(negative_gradients),
+            "negative_gradients": bool(negative_gradients), "optimizer": optimizer,
         })
         self.curvature = float(curvature)
         self.manifold = geoopt.PoincareBall(c=self.curvature)
@@ -250,8 +284,12 @@ class PoincareEmbedding(L.LightningModule):
 
     def configure_optimizers(self) -> dict[str, Any]:
         hp = self.hparams
-        optimizer = geoopt.optim.RiemannianAdam([self.embeddings], lr=hp.lr, betas=tuple(hp.betas),
-                                                stabilize=hp.stabilize)
+        optimizer: torch.optim.Optimizer
+        if hp.get("optimizer", "riemannian_adam") == "adam":
+            optimizer = ProjectedAdam([self.embeddings], self.manifold, lr=hp.lr, betas=tuple(hp.betas))
+        else:
+            optimizer = geoopt.optim.RiemannianAdam([self.embeddings], lr=hp.lr, betas=tuple(hp.betas),
+                                                    stabilize=hp.stabilize)
         max_epochs = self._trainer.max_epochs if self._trainer is not None else self._fit_epochs
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, functools.partial(lr_factor, max_epochs=max_epochs, burn_in_epochs=hp.burn_in_epochs,

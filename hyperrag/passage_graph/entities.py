@@ -39,12 +39,17 @@ class KeyEntitySettings:
         fusion: ``merge`` — the fused forest unifies passages that share a key entity into one node (§3.1.3;
             :func:`~hyperrag.passage_graph.fusion.merge_groups`) — or ``link`` (the earlier variant: the entity
             links are offered as parent → child tree edges).
+        match: what "contain the same key entity" joins: ``named`` (broad: equal titles, or one passage's text
+            names the other's title — merged nodes then chain through mentions, across questions) or
+            ``same_title`` (narrow: equal titles only — two passages about one subject; a merged node is the
+            passages of one title, no chaining through mentions).
     """
 
     source: Literal["title", "none"]
     min_chars: PositiveInt
     max_passages: PositiveInt
     fusion: Literal["merge", "link"]
+    match: Literal["named", "same_title"]
 
 
 def _tokens(text: str) -> list[str]:
@@ -87,7 +92,7 @@ def key_entity_edges(titles: Sequence[str | None], texts: Sequence[str], setting
         for a_pos, a in enumerate(owners):  # same key entity: equal titles
             pairs.update((a, b) for b in owners[a_pos + 1:])
         namers = named_by.get(gram, set())
-        if len(namers) > settings.max_passages:
+        if settings.match == "same_title" or len(namers) > settings.max_passages:
             continue
         pairs.update((i, o) for i in namers for o in owners if i != o)
     # both directions of one pair: keep the mention from the smaller id

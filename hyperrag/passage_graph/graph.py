@@ -92,8 +92,16 @@ class PassageGraph:
             free = PassageGraph(self.num_passages, self.questions, self.explicit, self.implicit,
                                 implicit_first=self.implicit_first, entity=self.entity,
                                 entity_merge=self.entity_merge).forest(variant)
-            out = fuse_trees(self.pinned, free.edges, num_nodes=n, priority=True)
-            out.merged, out.merged_inside = free.merged, free.merged_inside
+            # the merged nodes of today's graph hold here too (one parent per merged node), and the free forest's
+            # query edges are offered before its keyword edges (not mixed by weight)
+            group = torch.arange(n)
+            if len(free.merged):
+                group[free.merged.parent] = free.merged.child
+            keyword = free.edges.relation == RELATIONS.index("keyword")
+            out = fuse_trees(self.pinned, free.edges.select(~keyword), free.edges.select(keyword), num_nodes=n,
+                             priority=True, group=group if len(free.merged) else None,
+                             merged=free.merged if len(free.merged) else None)
+            out.merged_inside += free.merged_inside
             return out
         if variant == "explicit":
             return build_forest(self.explicit, n)

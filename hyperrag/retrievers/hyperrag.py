@@ -215,7 +215,8 @@ class HyperRAGRetriever(Retriever):
             fit = self.ball.train(folder)
             trained = True
             self.info = {"checkpoint": str(folder / "model.ckpt"), "base_checkpoint": str(folder / "model.ckpt"),
-                         "loaded_from": "trained", "fit_s": round(fit.seconds, 2)}
+                         "loaded_from": "trained", "fit_s": round(fit.seconds, 2),
+                         "fit_steps": int(getattr(fit.trainer, "global_step", 0))}
             if fit.start_epoch or fit.start_step:  # an interrupted fit of this ball was resumed
                 self.info.update(resumed_at_epoch=fit.start_epoch, resumed_at_step=fit.start_step)
             if refused is not None:
@@ -238,8 +239,10 @@ class HyperRAGRetriever(Retriever):
                           "forest": forest.stats(), **graph.stats,
                           "mean_distance_to_init": round(ball.mean_distance_moved(), 5),
                           "index_s": round(time.perf_counter() - t0, 2)})
-        self.info.update({"query_graph": s.query_graph, "protocol": self.protocol,
-                          "key_entity_fusion": s.key_entity.fusion, "loss": s.model.loss})
+        self.info.update({"query_graph": s.query_graph, "protocol": self.protocol, "rank_scope": s.rank_scope,
+                          "key_entity_fusion": s.key_entity.fusion, "loss": s.model.loss,
+                          "optimizer": s.model.optimizer, "lr": s.model.lr, "batch_size": s.train.batch_size,
+                          "init_radius": s.model.init_radius})
         log.info("hyperrag index: %s", self.info)
         self.stream, self.query_graphs = None, {}
         if self.streaming:
@@ -292,13 +295,42 @@ class HyperRAGRetriever(Retriever):
             return self._streaming(questions, q_emb, top_k)
         return self._rank(questions, q_emb, top_k)
 
+    def scopes(self, questions: list[str]) -> list[list[int]] | None:
+        """``V_i`` of each question under ``rank_scope: query_graph`` (``None`` under ``corpus``): the passages its
+        own query graph selected, in every round (``QueryGraph.passages``; under the question-root variant, the
+        passages its query node reaches). Passages that joined only through fusion (the other members of a merged
+        key-entity node, keyword neighbours) are in ``G``, not in ``V_i``. A multi-step question's sub-questions
+        rank within their question's ``V_i`` first. A question whose graph is unknown here (the paper's graph
+        under ``protocol: transductive`` keeps no per-question record) ranks the corpus, counted as
+        ``rank_scope_no_graph``."""
+        if self.settings.rank_scope == "corpus":
+            return None
+        by_node: dict[str, set[int]] = {}
+        if self.ball.query_nodes and self.graph.num_queries:
+            p = self.graph.num_passages
+            by_node = {q: {x for x in reach if x < p}
+                       for q, reach in zip(self.graph.questions, self.graph.query_passages())}
+        out = []
+        for q in questions:
+            graph = self.query_graphs.get(q)
+            if graph is not None:
+                out.append(list(dict.fromkeys(graph.passages)))
+            elif q in by_node:
+                out.append(sorted(by_node[q]))
+            else:
+                self.skip("rank_scope_no_graph")
+                out.append([])
+        return out
+
     def _rank(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
-        """Rank with the ball as it is: multi-step with an LLM (``multi_step``), else the single step."""
+        """Rank with the ball as it is: multi-step with an LLM (``multi_step``), else the single step — over the
+        whole corpus, or ``V_i`` first (``rank_scope``)."""
         if self.settings.multi_step:
             if self.llm_available:
                 return self._multi_step(questions, q_emb, top_k)
             self.skip("multi_step", len(questions))  # no LLM: single step, and said so
-        idx, dist = self.ball.topk(self.ball.points(q_emb, questions, self.settings.query_position), top_k)
+        idx, dist = self.ball.topk(self.ball.points(q_emb, questions, self.settings.query_position), top_k,
+                                   self.scopes(questions))
         return RetrievalOutput(idx.cpu(), (-dist).cpu())
 
     def _streaming(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
@@ -317,10 +349,32 @@ class HyperRAGRetriever(Retriever):
                 det["query_graph"] = {"rounds": [[self.ball.table.ids[p] for p in r] for r in graph.selected],
                                       "queries": graph.queries, "llm": graph.llm}
                 det["no_ball"] = self.no_ball_rows(q_emb[b], graph, top_k)
+                det["ball_rows"] = self.ball_rows(q_emb[b:b + 1], graph, top_k)
             idx.append(out.indices[0])
             scores.append(out.scores[0])
             details.append(det)
         return RetrievalOutput(torch.stack(idx), torch.stack(scores), details)
+
+    def ball_rows(self, q_emb: torch.Tensor, graph: Any, top_k: int) -> dict[str, list[str]]:
+        """The ball's single-step rankings of the same question under both scopes, trained and untrained (passage
+        ids, ``top_k`` long): ``trained_corpus``, ``trained_query_graph`` (``V_i`` = the graph's passages first),
+        ``untrained_corpus``, ``untrained_query_graph`` — untrained: the projected starting points
+        (``model.anchor``, epoch 0), the same projected question. Trained − untrained on the same candidates is
+        what training adds.
+
+        Args:
+            q_emb: FloatTensor [1, D] the question's sentence embedding.
+            graph: its :class:`~hyperrag.passage_graph.QueryGraph`.
+        """
+        pts = self.ball.points(q_emb)
+        scope = [list(dict.fromkeys(graph.passages))]
+        ids = self.ball.table.ids
+        out = {}
+        for trained in (True, False):
+            for name, sc in (("corpus", None), ("query_graph", scope)):
+                idx, _ = self.ball.topk(pts, top_k, sc, untrained=not trained)
+                out[f"{'trained' if trained else 'untrained'}_{name}"] = [ids[i] for i in idx[0].tolist()]
+        return out
 
     def no_ball_rows(self, q_emb: torch.Tensor, graph: Any, top_k: int) -> dict[str, list[str]]:
         """What the ball adds, measured on the same question: rankings (passage ids, ``top_k`` long) without it.
@@ -331,7 +385,9 @@ class HyperRAGRetriever(Retriever):
           pseudo-relevance-feedback query);
         * ``graph_selection`` — the query graph's passages in the order they were selected (round by round), then
           dense;
-        * ``graph_dense`` — the query graph's passages by cosine to the question, then dense.
+        * ``graph_dense`` — the query graph's passages by cosine to the question, then dense;
+        * ``graph_feedback`` — the query graph's passages by their best cosine over the question and its feedback
+          queries, then the rest by the same score.
         """
         table = self.ball.table
         emb = table.embeddings
@@ -344,12 +400,15 @@ class HyperRAGRetriever(Retriever):
             fb = torch.maximum(cos, (emb @ f_emb.T).max(1).values)
         chosen = list(dict.fromkeys(graph.passages))
         by_cos = sorted(chosen, key=lambda p: -float(cos[p]))
+        by_fb = sorted(chosen, key=lambda p: -float(fb[p]))
+        fb_order = torch.argsort(-fb, stable=True).tolist()
 
         def ids(order: list[int]) -> list[str]:
             return [table.ids[p] for p in list(dict.fromkeys(order + dense))[:top_k]]
 
-        return {"dense": ids(dense), "dense_feedback": ids(torch.argsort(-fb, stable=True).tolist()),
-                "graph_selection": ids(chosen), "graph_dense": ids(by_cos)}
+        return {"dense": ids(dense), "dense_feedback": ids(fb_order),
+                "graph_selection": ids(chosen), "graph_dense": ids(by_cos),
+                "graph_feedback": [table.ids[p] for p in list(dict.fromkeys(by_fb + fb_order))[:top_k]]}
 
     def _answer(self, questions: list[str], ranked: list[list[int]], step: str,
                 notes: list[str] | None = None, style: str = "short") -> list[dict[str, Any] | None]:
@@ -396,14 +455,16 @@ class HyperRAGRetriever(Retriever):
         subs = [[str(x) for x in (r.value or [])][: s.max_sub_questions] if r.ok else [] for r in results]
         self.skip(step, sum(not r.ok for r in results))
         single = [s.route_simple and r.ok and not x for r, x in zip(results, subs)]  # routed to one step
-        own, own_dist = ball.topk(ball.points(q_emb, questions, s.query_position), pool)
+        scopes = self.scopes(questions)
+        own, own_dist = ball.topk(ball.points(q_emb, questions, s.query_position), pool, scopes)
         rankings: list[list[list[int]]] = [[] for _ in questions]
         answers: list[list[str]] = [[] for _ in questions]
         resolved: list[list[str]] = [[] for _ in questions]
         for j in range(max((len(x) for x in subs), default=0)):  # sequential: hop j may name #1..#j-1
             rows = [b for b, x in enumerate(subs) if j < len(x)]
             texts = [_HOP_REF.sub(lambda m, b=b: _earlier(answers[b], int(m.group(1))), subs[b][j]) for b in rows]
-            idx, _ = ball.topk(ball.points(self.encoder.encode(texts, desc="sub-questions")), pool)
+            idx, _ = ball.topk(ball.points(self.encoder.encode(texts, desc="sub-questions")), pool,
+                               None if scopes is None else [scopes[b] for b in rows])
             ranked = idx.tolist()
             for b, text, r in zip(rows, texts, ranked):
                 resolved[b].append(text)
@@ -439,12 +500,32 @@ class HyperRAGRetriever(Retriever):
             out["index_dir"] = self.index_dir
         if self.stream is not None:
             ups = self.stream.updates
+            trained = [u for u in ups if "steps" in u]
             out["streaming"] = {"arrived": len(self.stream.arrived), "updates": len(ups),
                                 "trained_nodes": sum(u.get("trained_nodes", 0) for u in ups),
                                 "train_s": round(sum(u.get("train_s", 0.0) for u in ups), 2),
+                                "epochs_per_update": self.stream.epochs,
+                                "batch_size": self.settings.train.batch_size,
+                                "steps": sum(u["steps"] for u in trained),
+                                "mean_steps_per_update": round(sum(u["steps"] for u in trained)
+                                                               / max(len(trained), 1), 3),
+                                "mean_relations_per_update": round(sum(u["relations"] for u in trained)
+                                                                   / max(len(trained), 1), 2),
+                                # mean over updates of the trained nodes' mean hyperbolic movement in that update
+                                "mean_moved_per_update": round(sum(u["moved"] for u in trained)
+                                                               / max(len(trained), 1), 5),
                                 "mean_distance_to_init": round(self.ball.mean_distance_moved(), 5)}
             out["query_graphs"] = self.ball.graph.stats
+            out["merged_nodes"] = merged_node_sizes(self.ball.graph.forest(self.variant))
         return out
+
+
+def merged_node_sizes(forest: Any) -> dict[str, Any]:
+    """Sizes of the forest's merged key-entity nodes (members per representative): count, mean, max, histogram."""
+    sizes = sorted((Counter(forest.merged.child.tolist()) + Counter()).values()) if len(forest.merged) else []
+    sizes = [n + 1 for n in sizes]  # the representative itself
+    return {"count": len(sizes), "passages": sum(sizes), "mean_size": round(sum(sizes) / max(len(sizes), 1), 2),
+            "max_size": max(sizes, default=0), "by_size": {str(k): v for k, v in sorted(Counter(sizes).items())}}
 
 
 def _earlier(answers: list[str], j: int) -> str:

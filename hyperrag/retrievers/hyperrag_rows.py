@@ -1,12 +1,21 @@
-"""What HyperRAG's Poincaré ball adds, from one streaming run: the no-ball rows beside the ball's ranking.
+"""What HyperRAG's Poincaré ball adds, from one streaming run: every row of both retrieval scopes on the same questions.
 
 Under ``protocol: streaming`` every prediction keeps, in ``details["no_ball"]``, the rankings of the same question
-without the ball (:meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.no_ball_rows`): dense; dense with the same
-feedback rounds; the query graph's passages by selection order; the query graph's passages by dense score. This
-module writes each of them as a run directory of its own (``RUN_DIR/rows/<row>/``: ``predictions.jsonl``,
+without the ball (:meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.no_ball_rows`) and, in
+``details["ball_rows"]``, the ball's own single-step rankings trained and untrained under both scopes
+(:meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.ball_rows`). The rows, by scope (:data:`SCOPES`):
+
+* ``corpus`` (§3.2, every passage): dense; dense + the same feedback rounds; the untrained ball (the projected
+  starting points, epoch 0); the trained ball;
+* ``query_graph`` (§2, the question's ``V_i`` first): ``V_i`` by selection order, by cosine, by the feedback
+  rounds' best cosine (each then the rest); the untrained ball; the trained ball.
+
+This module writes each row as a run directory of its own (``RUN_DIR/rows/<row>/``: ``predictions.jsonl``,
 ``metrics.json`` with the run's labels and ``"row"``), so ``report.py`` and ``python -m hyperrag.eval.intervals``
-read them like any run, and prints every row's figures with 95% intervals and the paired difference of the ball
-against each row (:mod:`hyperrag.eval.per_query`).
+read them like any run, and prints every row's figures with 95% intervals and, per scope, the trained ball's paired
+difference against every other row of the scope — trained − untrained is what training adds on the same candidates
+(:mod:`hyperrag.eval.per_query`). A multi-step run is refused (its ball ranking is multi-step, the rows single-step):
+score ``method.retriever.multi_step=false`` runs.
 
     python -m hyperrag.retrievers.hyperrag_rows RUN_DIR [--metrics recall@5,fcr@5]
 """
@@ -20,11 +29,21 @@ from typing import Any
 
 from hyperrag.errors import InputError
 
-#: row key in ``details["no_ball"]`` → its label
+#: row key in ``details["no_ball"]`` / ``details["ball_rows"]`` → its label
 ROWS = {"dense": "dense", "dense_feedback": "dense + the same feedback rounds",
         "graph_selection": "query graph's passages, selection order (no ball)",
-        "graph_dense": "query graph's passages, dense order (no ball)"}
-BALL = "ball, paper rule (projected question, hyperbolic distance)"
+        "graph_dense": "query graph's passages, dense order (no ball)",
+        "graph_feedback": "query graph's passages, feedback-round cosine order (no ball)"}
+BALL_ROWS = {"untrained_corpus": "untrained ball, corpus (projection only, epoch 0)",
+             "trained_corpus": "trained ball, corpus",
+             "untrained_query_graph": "untrained ball, V_i first (projection only, epoch 0)",
+             "trained_query_graph": "trained ball, V_i first"}
+#: per scope: its rows (the trained ball last), the untrained ball and the no-ball rows
+SCOPES = {"corpus": {"trained": "trained_corpus", "untrained": "untrained_corpus",
+                     "no_ball": ("dense", "dense_feedback")},
+          "query_graph": {"trained": "trained_query_graph", "untrained": "untrained_query_graph",
+                          "no_ball": ("graph_selection", "graph_dense", "graph_feedback")}}
+BALL = "ball, the run's ranking (projected question, hyperbolic distance)"
 #: the run's labels copied to every row
 _LABELS = ("llm_kind", "llm_label", "protocol", "models", "transductive")
 
@@ -49,15 +68,25 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
         raise InputError(f"{len(missing)} of {len(rows)} predictions have no details.no_ball rows (first: "
                          f"{missing[0]}); they come from method=hyperrag method.retriever.protocol=streaming",
                          path=path)
+    multi = [r["id"] for r in rows if "sub_questions" in (r.get("details") or {})]
+    if multi:
+        raise InputError(f"{len(multi)} of {len(rows)} predictions are multi-step (first: {multi[0]}) while the rows "
+                         "are single-step; rerun with method.retriever.multi_step=false", path=path)
     record = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").is_file() else {}
     metrics = record.get("metrics", {})
     ks = tuple(sorted({int(k.split("@", 1)[1]) for k in metrics if k.startswith("recall@")})) or (2, 5, 10)
     out: dict[str, Path] = {}
-    for key, label in ROWS.items():
+    def ranking(r: dict[str, Any], key: str) -> list[str] | None:
+        det = r["details"]
+        return (det.get("ball_rows") or {}).get(key) if key in BALL_ROWS else det["no_ball"].get(key)
+
+    for key, label in {**ROWS, **BALL_ROWS}.items():
+        if any(ranking(r, key) is None for r in rows):
+            continue  # a run from before this row existed
         folder = run_dir / "rows" / key
         folder.mkdir(parents=True, exist_ok=True)
-        derived = [{"id": r["id"], "question": r.get("question", ""), "ranked_ids": r["details"]["no_ball"][key],
-                    "scores": [-float(i) for i in range(len(r["details"]["no_ball"][key]))],
+        derived = [{"id": r["id"], "question": r.get("question", ""), "ranked_ids": ranking(r, key),
+                    "scores": [-float(i) for i in range(len(ranking(r, key)))],
                     "gold_ids": r.get("gold_ids", []), "answers": r.get("answers", [])} for r in rows]
         atomic_write_jsonl(folder / PREDICTIONS, derived)
         scored = retrieval_metrics([r["ranked_ids"] for r in derived], [r["gold_ids"] for r in derived], ks)
@@ -72,20 +101,41 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
 
 def compare_rows(run_dir: str | Path, metrics: Sequence[str] = ("recall@2", "recall@5", "fcr@2", "fcr@5")
                  ) -> dict[str, Any]:
-    """Every row's intervals and the ball's paired difference against each no-ball row.
+    """Every row's intervals; the run's ball against each no-ball row; per scope, its trained ball against every
+    other row of the scope (the untrained ball and the best no-ball row included).
 
-    Returns ``{"rows": {label: {metric: Interval}}, "ball_minus": {label: {metric: PairedComparison}}}``.
+    Returns ``{"rows": {label: {metric: Interval}}, "ball_minus": {label: {metric: PairedComparison}},
+    "scopes": {scope: {"trained_minus": {label: {metric: PairedComparison}}, "best_no_ball": {metric: label}}}}``.
     """
     from hyperrag.eval.per_query import run_per_query
 
     folders = write_rows(run_dir)
+    labels = {**ROWS, **BALL_ROWS}
     ball = run_per_query(run_dir, name="ball")
-    others = {ROWS[k]: run_per_query(f, name=k) for k, f in folders.items()}
-    out: dict[str, Any] = {"rows": {}, "ball_minus": {}}
-    for label, run in [*others.items(), (BALL, ball)]:
-        out["rows"][label] = {m: run.interval(m) for m in metrics if m in run.values}
-    for label, run in others.items():
-        out["ball_minus"][label] = {m: ball.compare(run, m) for m in metrics if m in run.values and m in ball.values}
+    runs = {k: run_per_query(f, name=k) for k, f in folders.items()}
+    out: dict[str, Any] = {"rows": {}, "ball_minus": {}, "scopes": {}}
+    for key, run in runs.items():
+        out["rows"][labels[key]] = {m: run.interval(m) for m in metrics if m in run.values}
+    out["rows"][BALL] = {m: ball.interval(m) for m in metrics if m in ball.values}
+    for key in ROWS:
+        if key in runs:
+            out["ball_minus"][ROWS[key]] = {m: ball.compare(runs[key], m) for m in metrics
+                                            if m in runs[key].values and m in ball.values}
+    for scope, spec in SCOPES.items():
+        if spec["trained"] not in runs:
+            continue
+        trained = runs[spec["trained"]]
+        others = [spec["untrained"], *spec["no_ball"]]
+        res: dict[str, Any] = {"trained_minus": {}, "best_no_ball": {}}
+        for key in others:
+            if key in runs:
+                res["trained_minus"][labels[key]] = {m: trained.compare(runs[key], m) for m in metrics
+                                                     if m in runs[key].values and m in trained.values}
+        for m in metrics:
+            means = {k: runs[k].interval(m).estimate for k in spec["no_ball"] if k in runs and m in runs[k].values}
+            if means:
+                res["best_no_ball"][m] = labels[max(means, key=lambda k: means[k])]
+        out["scopes"][scope] = res
     return out
 
 
@@ -107,6 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{label}\n" + "\n".join(f"  {m:>9}: {iv.text()}" for m, iv in vals.items()))
         for label, vals in res["ball_minus"].items():
             print(f"ball − {label}\n" + "\n".join(f"  {m:>9}: {c.verdict('ball', 'row')}" for m, c in vals.items()))
+        for scope, got in res["scopes"].items():
+            print(f"== scope {scope}: best no-ball row " + ", ".join(f"{m}: {v}" for m, v in got["best_no_ball"].items()))
+            for label, vals in got["trained_minus"].items():
+                print(f"trained − {label}\n" + "\n".join(f"  {m:>9}: {c.verdict('trained', 'row')}"
+                                                          for m, c in vals.items()))
         return 0
 
     return run()

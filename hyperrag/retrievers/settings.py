@@ -389,7 +389,11 @@ class PoincareModelSettings:
         curvature: c of the ball.
         loss: ``nickel_kiela`` or ``edge_distance``.
         anchor_weight / query_anchor_weight: weight of the semantic anchor term for passages / query nodes.
-        lr, betas, lr_schedule: Riemannian Adam's rate, betas and decay (``constant`` | ``linear`` | ``cosine``).
+        lr, betas, lr_schedule: the optimiser's rate, Adam's betas and the decay (``constant`` | ``linear`` |
+            ``cosine``).
+        optimizer: ``riemannian_adam`` (geoopt's: a normalised Riemannian step, about ``lr`` of hyperbolic length
+            per step) or ``adam`` (plain Adam on the ball's coordinates, projected back inside the ball after each
+            step: every coordinate moves about ``lr`` per step — §4.1's "Adam optimizer", read literally).
         burn_in_epochs, burn_in_lr_factor: epochs at ``lr · burn_in_lr_factor`` first (0: no burn-in).
         init_radius: mean hyperbolic radius of the projected embeddings; ``center``: centre them first.
         init_scale: half-width of a random start (unused: HyperRAG's ball starts from the embeddings).
@@ -405,6 +409,7 @@ class PoincareModelSettings:
     query_anchor_weight: NonNegativeFloat | None
     lr: PositiveFloat
     betas: tuple[Probability, Probability]
+    optimizer: Literal["riemannian_adam", "adam"]
     burn_in_epochs: NonNegativeInt
     burn_in_lr_factor: PositiveFloat
     lr_schedule: Literal["constant", "linear", "cosine"]
@@ -470,6 +475,9 @@ class HyperRAGSettings:
         query_edge_repeat: direct query → passage relations repeated this many times in training.
         query_position: ``projected`` (the paper's rule: the question's sentence embedding projected into the
             ball) or ``trained`` (transductive: a question that is a query node is ranked from its trained node).
+        rank_scope: ``corpus`` (§3.2: "all leaf node embeddings" — every passage by hyperbolic distance) or
+            ``query_graph`` (§2: "the nodes in V_i" — the question's own query-graph passages by hyperbolic
+            distance first, then the rest of the corpus by the same rule).
         model, train: the ball and its training.
         multi_step: decompose with the LLM, answer the sub-questions in order, synthesise (without an LLM: single
             step, counted as skipped); ``max_sub_questions`` used at most; ``reader_passages`` shown to the reader
@@ -498,6 +506,7 @@ class HyperRAGSettings:
     query_closure_depth: PositiveInt
     query_edge_repeat: PositiveInt
     query_position: Literal["projected", "trained"]
+    rank_scope: Literal["corpus", "query_graph"]
     model: PoincareModelSettings
     train: PoincareTrainSettings
     multi_step: bool

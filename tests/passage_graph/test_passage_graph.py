@@ -109,6 +109,23 @@ def test_key_entity_merge_unifies_passages_into_one_node():
     assert len(linked.forest("fused").merged) == 0  # fusion: link offers the entity links as tree edges
 
 
+def test_fusion_after_a_corpus_update_keeps_one_parent_per_merged_node():
+    """After ``pin`` (a corpus insert / delete) the pinned and new forests fuse with the merged nodes of today's
+    graph: a streamed query tree that merges {1, 2} on a key entity cannot give that merged node a second parent
+    beside the pinned keyword edge 3 → 2."""
+    g = PassageGraph(5, entity=EdgeSet.from_lists([1], [2], [1.0], ["entity"]), entity_merge=True,
+                     explicit=EdgeSet.from_lists([3], [2], [0.5], ["keyword"]))
+    g.pin("fused")  # no query tree yet: no merge, 3 → 2 is pinned
+    g.add_queries(["q"], EdgeSet.from_lists([0], [1], [0.9], ["support"]), nodes=False)  # merges {1, 2}
+    fused = g.forest("fused")
+    group = {1: 1, 2: 1}
+    parents = [p for p, c in zip(fused.edges.parent.tolist(), fused.edges.child.tolist()) if c in group]
+    assert len(parents) == 1 and fused.is_valid()  # one parent for the merged node {1, 2}
+    assert (3, 2) in set(zip(fused.edges.parent.tolist(), fused.edges.child.tolist()))  # the pinned edge stays
+    assert set(zip(fused.merged.parent.tolist(), fused.merged.child.tolist())) == {(2, 1)}
+    assert fused.dropped_second_parent == 1  # 0 → 1, counted
+
+
 def _edges(draw_pairs, weights):
     if not draw_pairs:
         return EdgeSet.empty()
@@ -244,6 +261,8 @@ def test_key_entity_links_and_their_place_in_the_fusion():
     assert set(e.relation.tolist()) == {RELATIONS.index("entity")}
     assert not len(key_entity_edges(titles, texts, replace(s, source="none")))
     assert len(key_entity_edges(titles, texts, replace(s, max_passages=1))) < len(e)  # "Jefferson County" named 2x
+    narrow = key_entity_edges(titles, texts, replace(s, match="same_title"))  # equal titles only, no mentions
+    assert set(zip(narrow.parent.tolist(), narrow.child.tolist())) == {(1, 2)}
     only_new = key_entity_edges(titles, texts, s, first=4)
     assert all(a >= 4 or b >= 4 for a, b in zip(only_new.parent.tolist(), only_new.child.tolist()))
     # the fused forest offers only the entity links that touch a query tree

@@ -53,7 +53,10 @@ def test_streaming_never_trains_a_question_before_it_arrives(tmp_path, encoder):
     assert trained == [qs[: i + 1] for i in range(len(qs))]
     assert r.describe()["streaming"]["arrived"] == len(qs)
     det = out.details[0]
-    assert set(det["no_ball"]) == {"dense", "dense_feedback", "graph_selection", "graph_dense"}
+    assert set(det["no_ball"]) == {"dense", "dense_feedback", "graph_selection", "graph_dense", "graph_feedback"}
+    assert set(det["ball_rows"]) == {f"{t}_{s}" for t in ("trained", "untrained") for s in ("corpus", "query_graph")}
+    scope = r.settings.rank_scope
+    assert det["ball_rows"][f"trained_{scope}"] == [r.passage_ids[i] for i in out.indices[0].tolist()]  # the run's
     assert all(len(v) == 5 for v in det["no_ball"].values())
     assert det["no_ball"]["graph_selection"][0] == det["query_graph"]["rounds"][0][0]  # selected first
     # a question's ranking depends on the questions before it only: a shorter stream ranks its first three alike
@@ -63,7 +66,7 @@ def test_streaming_never_trains_a_question_before_it_arrives(tmp_path, encoder):
 
 
 def test_streaming_run_labels_its_protocol_and_writes_the_no_ball_rows(tmp_path):
-    from hyperrag.retrievers.hyperrag_rows import ROWS, compare_rows
+    from hyperrag.retrievers.hyperrag_rows import BALL, BALL_ROWS, ROWS, compare_rows
 
     over = ["method=hyperrag_paper", f"method.retriever.models_dir={tmp_path / 'models'}", "tracking=none",
             "answer_top_n=0", "method.retriever.train.max_epochs=1"]
@@ -71,7 +74,10 @@ def test_streaming_run_labels_its_protocol_and_writes_the_no_ball_rows(tmp_path)
     assert metrics["protocol"] == "streaming" and "transductive" not in metrics
     dense = retrieve.run(compose_retrieve(tmp_path / "dense", "method=dense", "tracking=none", "answer_top_n=0"))
     res = compare_rows(tmp_path / "run", ["recall@5"])
-    assert set(res["rows"]) == {*ROWS.values(), next(k for k in res["rows"] if k.startswith("ball"))}
+    assert set(res["rows"]) == {*ROWS.values(), *BALL_ROWS.values(), BALL}
+    assert set(res["scopes"]) == {"corpus", "query_graph"}  # trained − untrained and − the best no-ball row
+    assert BALL_ROWS["untrained_query_graph"] in res["scopes"]["query_graph"]["trained_minus"]
+    assert res["scopes"]["corpus"]["best_no_ball"]["recall@5"] in {ROWS["dense"], ROWS["dense_feedback"]}
     assert res["rows"]["dense"]["recall@5"].estimate == pytest.approx(dense["recall@5"])  # same dense, same run
     saved = json.loads((tmp_path / "run" / "rows" / "graph_selection" / "metrics.json").read_text())
     assert saved["metrics"]["protocol"] == "streaming" and saved["metrics"]["llm_label"] == "LLM-free"
@@ -83,6 +89,41 @@ def test_rows_of_a_run_without_them_are_refused_in_one_line(tmp_path):
     retrieve.run(compose_retrieve(tmp_path, "method=dense", "tracking=none", "answer_top_n=0"))
     with pytest.raises(InputError, match="protocol=streaming"):
         write_rows(tmp_path / "run")
+
+
+def test_rows_of_a_multi_step_run_are_refused_in_one_line(tmp_path):
+    from hyperrag.retrievers.hyperrag_rows import write_rows
+
+    run = tmp_path / "run"
+    run.mkdir()
+    det = {"no_ball": {"dense": ["a"]}, "sub_questions": ["Where is a?"], "route": "multi_step"}
+    (run / "predictions.jsonl").write_text(json.dumps({"id": "q1", "question": "Where?", "ranked_ids": ["a"], "details": det}) + "\n")
+    with pytest.raises(InputError, match="multi-step"):
+        write_rows(run)
+
+
+def test_query_graph_scope_ranks_v_i_first_and_the_untrained_row_is_pure_projection(tmp_path, encoder):
+    from hyperrag.data import sample_dataset
+    from hyperrag.hyperbolic import topk_poincare
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries]
+    r = _paper(tmp_path, encoder, multi_step=False, rank_scope="query_graph")
+    r.index(ds)
+    k = 5
+    out = r.retrieve(qs, k)
+    emb = encoder.encode([p.content for p in ds.corpus.passages])
+    for b, q in enumerate(qs):
+        v_i = list(dict.fromkeys(r.query_graphs[q].passages))
+        assert v_i  # every question selected something
+        top = out.indices[b].tolist()
+        assert set(top[: min(k, len(v_i))]) <= set(v_i)  # V_i first (rank_scope=query_graph)
+        rows = out.details[b]["ball_rows"]
+        assert rows["trained_query_graph"] == [r.passage_ids[i] for i in top]
+        # epoch 0: the projected question against the projected passages — nothing trained
+        proj, _ = topk_poincare(r.model.embed(encoder.encode([q])), r.model.embed(emb), k)
+        assert rows["untrained_corpus"] == [r.passage_ids[i] for i in proj[0].tolist()]
+    assert r.describe()["rank_scope"] == "query_graph"
 
 
 def test_cv_folds_is_refused_for_hyperrag(tmp_path):
