@@ -10,7 +10,10 @@ round per question, so the rate is per question): the answer is generated from K
 per scope: questions with causal pairs (|C_graph| > 0: the check runs), failed checks (S_causal < τ), empty scopes
 among them, fallbacks fired and rejected, and the rate fallbacks / questions checked with its Wilson interval.
 ``--llm oracle`` is the gold-informed upper bound (its causal check has no entailment gold, so its verdicts are the
-lexical form); ``--llm local`` is SmolLM2-135M (substituted model). Last line: one JSON object (also ``--out``).
+lexical form); ``--llm local`` is SmolLM2-135M (substituted model). The causal graph is built without pair
+verification (``causal.verify: false``) in every run, so all runs share one graph: the oracle has no gold for
+verification (each call would fail and leave the pair unverified — the same graph) and SmolLM2 verifying every pair
+is out of this machine's budget. Last line: one JSON object (also ``--out``).
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ def main() -> None:
         for scope in ("answer", "all"):
             base = method_settings("cdfrag", policy=None, classifier=args.classifier, models_dir=str(args.models_dir))
             gen = dataclasses.replace(base.generation, check_scope=scope, max_requery=0)
-            retriever = CDFRAGRetriever(dataclasses.replace(base, generation=gen), encoder=encoder, llm=llm,
+            causal = dataclasses.replace(base.causal, verify=False)  # one causal graph for every run (see docstring)
+            retriever = CDFRAGRetriever(dataclasses.replace(base, generation=gen, causal=causal), encoder=encoder, llm=llm,
                                         device="cpu")
             retriever.index(ds)
             recs = []

@@ -8,7 +8,8 @@ intervals and paired differences, under either reading of the paper's reward.
 One environment (:class:`~hyperrag.refinement.env.RefinementEnv`) over the real CDF-RAG pipeline as
 ``method/cdfrag.yaml`` configures it (episodes of ``--max-steps`` actions: 1 is A.3's one of expand / simplify /
 decompose; 2 the labelled chains-with-stop option), dual-path retrieval over the corpus's causal graph with the
-UniCausal pair classifier when ``models/causal_pair`` holds one. ``--llm none``: the actions are the documented
+UniCausal pair classifier when ``models/causal_pair`` holds one (pair verification off: one graph for every run —
+the oracle has no gold for verification, so it would leave every pair unverified anyway). ``--llm none``: the actions are the documented
 LLM-free stand-ins, the relevance gain is scored lexically and the reward's hallucination term is off; ``--llm
 oracle``: the actions are carried out by the oracle backend (gold decompositions / bridge entities), the gain is
 judged by the oracle's ``context_coverage`` (the share of gold passages in K) and each outcome's answer is generated
@@ -111,7 +112,10 @@ def main() -> None:
         llm = NoLLM()
     t0 = time.perf_counter()
     base = method_settings("cdfrag", policy=None, classifier=args.classifier, models_dir=str(args.models_dir))
+    # one causal graph for every run: pair verification off (the oracle has no gold for it — every call would
+    # fail and leave the pair unverified, the same graph — and LLM-free runs have no verifier anyway)
     settings = dataclasses.replace(base, generation=dataclasses.replace(base.generation, max_requery=0),
+                                   causal=dataclasses.replace(base.causal, verify=False),
                                    max_refine_steps=args.max_steps or base.max_refine_steps)
     retriever = CDFRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
     retriever.index(ds)
