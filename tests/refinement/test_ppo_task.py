@@ -41,7 +41,7 @@ def test_ppo_task_trains_logs_plots_and_reuses(tmp_path, monkeypatch):
     assert 0.0 <= metrics["heldout_episode_length"] <= 1.0  # 0: no action changes the question (masked)
     for a in ("expand", "simplify", "decompose"):
         assert 0.0 <= metrics[f"heldout_reward_{a}"] <= 1.5
-    assert metrics["heldout_oracle_reward"] >= max(metrics["heldout_ppo_reward"], metrics["heldout_random_reward"])
+    assert metrics["heldout_oracle_reward"] >= max(metrics["heldout_ppo_reward"], metrics["heldout_random_reward"]) - 1e-4
     for arm in ("ppo", "random", "best_fixed"):
         assert 0.0 <= metrics[f"heldout_{arm}_coverage"] <= 1.0
     again = train.run(compose_train(tmp_path, "logger=none"))
