@@ -1,24 +1,32 @@
-"""PPO refinement policy vs random, always-expand, the best fixed action and no refinement, cross-fitted on
-musique_dev, with 95% intervals and paired differences.
+"""PPO refinement policy vs random, every fixed action and no refinement, cross-fitted on musique_dev, with 95%
+intervals and paired differences, under either reading of the paper's reward.
 
     python benchmarks/bench_ppo.py [--folds 5] [--seed 0] [--llm none|oracle] [--classifier auto|none|PATH]
-                                   [--relevance context|gold_recall]
+                                   [--reward a3|s22] [--relevance gain|context|gold_recall] [--match auto|judge|lexical]
+                                   [--max-steps 1] [--out FILE.json]
 
 One environment (:class:`~hyperrag.refinement.env.RefinementEnv`) over the real CDF-RAG pipeline as
-``method/cdfrag.yaml`` configures it (episodes of up to ``max_refine_steps`` actions, dual-path retrieval over the
-corpus's causal graph with the UniCausal pair classifier when ``models/causal_pair`` holds one). ``--llm none``:
-the actions are the documented LLM-free stand-ins and the reward's hallucination term is off; ``--llm oracle``:
-the actions are carried out by the oracle backend (gold decompositions / bridge entities; an upper bound) and each
-outcome's answer is generated and checked, so λ4 is on. The questions are split into the same ``--folds`` folds as
-``retrieve.py cv_folds=K`` (:func:`hyperrag.runners.cross_fit.folds`); for each fold PPO (``task=ppo``'s model
-settings) trains on the other folds, and every question is scored once by a policy that never saw it:
-greedy PPO episode; uniform random (exact expectation over episodes); the best fixed single action chosen on the
-training folds; always "expand"; no refinement (the question as asked); the per-question best sequence (oracle,
-hindsight). The reward is ``task=ppo``'s (label-free by default: relevance of the top-5 context to the original
-question, Appendix A.3; ``--relevance gold_recall`` is the labelled research reward). Reported per arm, as means over
-the questions with 95% bootstrap intervals (:mod:`hyperrag.eval.intervals`): reward, its relevance term, recall@5 and
-FCR@5 (gold passages: evaluation only), and with an LLM EM / F1 of the generated answer; then PPO's paired
-difference against every other arm (interval and permutation p-value). Last line: one JSON object.
+``method/cdfrag.yaml`` configures it (episodes of ``--max-steps`` actions: 1 is A.3's one of expand / simplify /
+decompose; 2 the labelled chains-with-stop option), dual-path retrieval over the corpus's causal graph with the
+UniCausal pair classifier when ``models/causal_pair`` holds one (pair verification off: one graph for every run —
+the oracle has no gold for verification, so it would leave every pair unverified anyway). ``--llm none``: the actions are the documented
+LLM-free stand-ins, the relevance gain is scored lexically and the reward's hallucination term is off; ``--llm
+oracle``: the actions are carried out by the oracle backend (gold decompositions / bridge entities), the gain is
+judged by the oracle's ``context_coverage`` (the share of gold passages in K) and each outcome's answer is generated
+and checked, so λ4 is on — every oracle figure is an upper bound. The reward (``--reward``): ``a3`` — A.3's
+λ1 r + λ2 d + λ3 s + λ4 (1 − h) with r the match gain of K over the unrefined question's K₀ (label-free); ``s22`` —
+§2.2's λ1 RetrievalCoverage (gold recall@5: labelled, seen only on the training folds) + λ2 CausalDepth + λ3
+ContextRelevance(K) − λ4 h. An unchanged rewrite is masked (no distinct action). The questions are split into the
+same ``--folds`` folds as ``retrieve.py cv_folds=K`` (:func:`hyperrag.runners.cross_fit.folds`); for each fold PPO
+(``task=ppo``'s model settings: 100 iterations × ``rollouts_per_state`` episodes per question = 500 steps per query
+at one action per episode) trains on the other folds, and every question is scored once by a policy that never saw
+it: greedy PPO episode; uniform random over the valid actions (exact expectation); each fixed action; the best fixed
+action chosen on the training folds; no refinement; the per-question best sequence (oracle, hindsight). Reported per
+arm, as means over the questions with 95% bootstrap intervals (:mod:`hyperrag.eval.intervals`): reward, its
+relevance term, recall@5 and FCR@5 (gold passages: evaluation only, except in s22's coverage term on the training
+folds), with an LLM EM / F1 of the generated answer; then PPO's paired difference against every other arm (interval
+and permutation p-value). A question with an infrastructure failure in any outcome (the λ4 term could not be
+scored) is excluded and counted. Last line: one JSON object (also written to ``--out``).
 """
 
 from __future__ import annotations
@@ -75,8 +83,13 @@ def main() -> None:
     ap.add_argument("--llm", choices=("none", "oracle"), default="none")
     ap.add_argument("--classifier", default="auto", help="auto | none | a causal_pair checkpoint")
     ap.add_argument("--models-dir", default=os.environ.get("HYPERRAG_MODELS", str(ROOT / "models")))
-    ap.add_argument("--relevance", choices=("context", "gold_recall"), default=None,
-                    help="the reward's relevance term (default: task=ppo's, label-free)")
+    ap.add_argument("--reward", choices=("a3", "s22"), default=None, help="the reward reading (default: task=ppo's)")
+    ap.add_argument("--relevance", choices=("gain", "context", "gold_recall"), default=None,
+                    help="a3's relevance term (default: task=ppo's)")
+    ap.add_argument("--match", choices=("auto", "judge", "lexical"), default=None,
+                    help="the gain's match scorer (default: task=ppo's)")
+    ap.add_argument("--max-steps", type=int, default=None, help="actions per episode (default: the method's)")
+    ap.add_argument("--out", default=None, help="also write the JSON summary here")
     args = ap.parse_args()
     logging.getLogger("lightning").setLevel(logging.ERROR)
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
@@ -99,22 +112,37 @@ def main() -> None:
         llm = NoLLM()
     t0 = time.perf_counter()
     base = method_settings("cdfrag", policy=None, classifier=args.classifier, models_dir=str(args.models_dir))
-    settings = dataclasses.replace(base, generation=dataclasses.replace(base.generation, max_requery=0))
+    # one causal graph for every run: pair verification off (the oracle has no gold for it — every call would
+    # fail and leave the pair unverified, the same graph — and LLM-free runs have no verifier anyway)
+    settings = dataclasses.replace(base, generation=dataclasses.replace(base.generation, max_requery=0),
+                                   causal=dataclasses.replace(base.causal, verify=False),
+                                   max_refine_steps=args.max_steps or base.max_refine_steps)
     retriever = CDFRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
     retriever.index(ds)
     task = ppo_config(args.seed)
     env_cfg = dict(plain(task.env))  # the PPO task's own environment settings (as training/tasks/ppo.py)
-    env_cfg["relevance"] = relevance = args.relevance or str(env_cfg["relevance"])
+    for key in ("reward", "relevance", "match"):
+        if getattr(args, key):
+            env_cfg[key] = getattr(args, key)
+    reward, relevance = str(env_cfg["reward"]), str(env_cfg["relevance"])
     env = RefinementEnv(retriever, ds.queries, max_steps=settings.max_refine_steps, **env_cfg)
-    usable = [i for i, q in enumerate(ds.queries) if q.gold_ids or relevance == "context"]
+    needs_gold = reward == "s22" or relevance == "gold_recall"
+    usable = [i for i, q in enumerate(ds.queries) if q.gold_ids or not needs_gold]
     env.reward_table(usable)  # every (question, sequence) once: the rest is memoised
+    infra = [i for i in usable if any(o["infra_failure"] for o in env.outcomes([i] * (len(env.sequences()) + 1),
+                                                                                 [(), *env.sequences()]))]
+    usable = [i for i in usable if i not in set(infra)]
+    unchanged = {a: sum(not env.changes(i, (a,)) for i in usable) for a in env.actions}
     env_seconds = time.perf_counter() - t0
     print(f"environment: {len(usable)} questions x {len(env.sequences())} sequences in {env_seconds:.1f}s "
-          f"(llm {args.llm}, relevance {relevance}, hallucination term {env.hallucination_term}; classifier "
+          f"(llm {args.llm}, reward {reward}, relevance {relevance}, match {env.match}, hallucination term "
+          f"{env.hallucination_term}; {len(infra)} questions excluded for an infrastructure failure; unchanged "
+          f"(masked) first actions {unchanged}; judge failures {env.judge_failed}; classifier "
           f"{retriever.classifier_path}; causal graph {retriever.causal_graph.stats['edges']} edges)")
 
     position = {q.id: i for i, q in enumerate(ds.queries)}
-    arms = ("ppo", "random", "always_expand", "best_fixed", "no_refinement", "oracle")
+    fixed_arms = tuple(f"fixed_{a}" for a in env.actions)
+    arms = ("ppo", "random", *fixed_arms, "best_fixed", "no_refinement", "oracle")
     keys = {"reward": "reward", "relevance": "relevance", "recall@5": "coverage", "fcr@5": "full_chain",
             "em": "em", "f1": "f1"}
     scores: dict[str, dict[str, list[float | None]]] = {a: {m: [] for m in keys} for a in arms}
@@ -136,10 +164,9 @@ def main() -> None:
         seqs = env.greedy_sequences(policy, held)
         best = ev["best_fixed_action"]
         outcome = {"ppo": env.outcomes(held, seqs), "best_fixed": env.outcomes(held, [(best,)] * len(held)),
-                   "always_expand": env.outcomes(held, [("expand",)] * len(held)),
+                   **{f"fixed_{a}": env.outcomes(held, [(a,)] * len(held)) for a in env.actions},
                    "no_refinement": env.outcomes(held, [()] * len(held)),
-                   "oracle": [max(env.outcomes([i] * len(env.sequences()), env.sequences()), key=lambda o: o["reward"])
-                              for i in held]}
+                   "oracle": [env.best_outcome(i) for i in held]}
         for arm, outs in outcome.items():
             for m, key in keys.items():
                 scores[arm][m] += [o[key] for o in outs]
@@ -163,7 +190,7 @@ def main() -> None:
             ci = mean_interval(vals, scale=1.0 if m in ("reward", "relevance") else 100.0)
             summary[arm][m] = round(ci.estimate, 4)
             summary[arm][f"{m}_ci"] = ci.text(3 if m in ("reward", "relevance") else 1)
-        print(f"{arm:>14}: " + "  ".join(f"{m} {summary[arm][m + '_ci']}" for m in keys if m + "_ci" in summary[arm]))
+        print(f"{arm:>16}: " + "  ".join(f"{m} {summary[arm][m + '_ci']}" for m in keys if m + "_ci" in summary[arm]))
     paired: dict[str, dict[str, str]] = {}
     for arm in arms[1:]:
         paired[arm] = {}
@@ -175,13 +202,20 @@ def main() -> None:
                                     scale=1.0 if m in ("reward", "relevance") else 100.0)
             paired[arm][m] = (f"{cmp.difference.text(3 if m in ('reward', 'relevance') else 1)} "
                               f"p={cmp.p_value:.3f}")
-        print(f"PPO − {arm:>13}: " + "  ".join(f"{m} {v}" for m, v in paired[arm].items()))
-    print(json.dumps({"bench": "ppo_cross_fitted", "llm": args.llm, "relevance": relevance, "folds": args.folds,
-                      "seed": args.seed, "questions": len(scores["ppo"]["reward"]), "max_steps": env.max_steps,
-                      "hallucination_term": env.hallucination_term, **summary, "ppo_minus": paired,
-                      "per_fold": per_fold, "env_seconds": round(env_seconds, 2),
-                      "train_seconds": round(train_seconds, 2),
-                      "classifier": str(retriever.classifier_path) if retriever.classifier_path else None}))
+        print(f"PPO − {arm:>16}: " + "  ".join(f"{m} {v}" for m, v in paired[arm].items()))
+    result = {"bench": "ppo_cross_fitted", "llm": args.llm, "reward": reward, "relevance": relevance,
+              "match": env.match, "excluded_infra": len(infra), "unchanged_first_actions": unchanged,
+              "judge_failed": env.judge_failed, "rollouts_per_state": int(task.model.rollouts_per_state),
+              "max_iterations": int(task.model.max_iterations), "folds": args.folds,
+              "seed": args.seed, "questions": len(scores["ppo"]["reward"]), "max_steps": env.max_steps,
+              "hallucination_term": env.hallucination_term, **summary, "ppo_minus": paired,
+              "per_fold": per_fold, "env_seconds": round(env_seconds, 2),
+              "train_seconds": round(train_seconds, 2),
+                      "classifier": str(retriever.classifier_path) if retriever.classifier_path else None}
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=1))
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

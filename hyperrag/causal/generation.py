@@ -13,7 +13,9 @@ pairs C_graph on the retrieved paths:
   3. **causal graph check** (``causal_check``) — ``S_causal = mean over the checked pairs of 𝕀(C → E ⊨ ŷ)``. The
      checked pairs (``check_scope``) are, with ``answer``, the pairs the answer is *about*: those of the passages it
      cites (or of the causal context's links, when it cites that) and those it states itself (both ends' content
-     words in ŷ); with ``all``, every retrieved pair (the formula over all of C_graph). Verdicts come from the LLM
+     words in ŷ); with ``all``, every retrieved pair (the formula over all of C_graph). An empty scope with a
+     non-empty C_graph gives S_causal = 0 (an answer that ignores every retrieved pair fails the check; only
+     |C_graph| = 0 leaves it undefined). Verdicts come from the LLM
      (``causal_entailment``, one call per answer) or, in the labelled LLM-free form (``causal_check: lexical``, and
      whenever the LLM call fails — counted), from :func:`lexical_entailment`. **Below τ the answer is regenerated
      under stricter grounding** (``strict_rewrite`` in its ``causal`` mode: the relations ŷ keeps are listed to be
@@ -290,7 +292,8 @@ class CausalGenerator:
         kept_before: dict[int, list[int]] = {}
         for r, sc, (verdicts, source) in zip(judged, scopes, self._judge(judged, scopes)):
             r["checked_pairs"] = len(sc)
-            score = sum(v == "maintained" for v in verdicts) / len(verdicts) if verdicts else None
+            # an answer about none of a non-empty C_graph's pairs fails the check (S_causal = 0), it does not pass it
+            score = sum(v == "maintained" for v in verdicts) / len(verdicts) if verdicts else 0.0
             r["s_causal"] = r["s_causal_initial"] = score
             self._check_step(r, sc, verdicts, source, score)
             if score is not None and score < self.s.tau:
@@ -322,7 +325,7 @@ class CausalGenerator:
                 continue
             scored = list(verdict.values())  # sc is the answer's own scope with the draft's kept pairs
             r["checked_pairs"] = len(scored)
-            r["s_causal"] = sum(v == "maintained" for v in scored) / len(scored) if scored else None
+            r["s_causal"] = sum(v == "maintained" for v in scored) / len(scored) if scored else 0.0
             self._check_step(r, sc, verdicts, source, r["s_causal"], after="fallback_generation")
 
     def _hallucination(self, recs: list[dict[str, Any]]) -> None:

@@ -109,6 +109,11 @@ class Refinement:
     def start(cls, question: str) -> Refinement:
         return cls("none", [question], [], "none", [], [question], question)
 
+    @property
+    def query_key(self) -> frozenset[str]:
+        """The query set, case- and space-folded: a step that rewrites nothing leaves it equal to its parent's."""
+        return frozenset(" ".join(q.casefold().split()) for q in self.queries)
+
 
 def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))

@@ -128,36 +128,46 @@ class PPOPolicy(L.LightningModule):
     def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.net(states.to(self.device).float())
 
-    def masked(self, logits: torch.Tensor, allow_stop: torch.Tensor | bool) -> torch.Tensor:
-        """Logits [B, A] with ``stop`` impossible where it is not allowed (``allow_stop``: bool or BoolTensor [B])."""
+    def masked(self, logits: torch.Tensor, allow_stop: torch.Tensor | bool,
+               valid: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits [B, A] with ``stop`` impossible where it is not allowed (``allow_stop``: bool or BoolTensor [B])
+        and, with ``valid`` (BoolTensor [B, A − 1]), the actions that would leave the query unchanged impossible
+        (a row with no valid action may stop)."""
         allow = torch.as_tensor(allow_stop, device=logits.device).expand(logits.shape[0])
         out = logits.clone()
+        if valid is not None:
+            valid = valid.to(logits.device)
+            out[:, :-1] = torch.where(valid, logits[:, :-1], torch.full_like(logits[:, :-1], float("-inf")))
+            allow = allow | ~valid.any(dim=1)
         out[:, -1] = torch.where(allow, logits[:, -1], torch.full_like(logits[:, -1], float("-inf")))
         return out
 
     @torch.no_grad()
-    def probabilities(self, states: torch.Tensor, allow_stop: torch.Tensor | bool = False) -> torch.Tensor:
+    def probabilities(self, states: torch.Tensor, allow_stop: torch.Tensor | bool = False,
+                      valid: torch.Tensor | None = None) -> torch.Tensor:
         """π(·|s) [B, A] (dropout off: acting is deterministic given the state)."""
         was_training = self.net.training
         self.net.eval()
         logits, _ = self(states)
         self.net.train(was_training)
-        return torch.softmax(self.masked(logits, allow_stop), dim=-1).cpu()
+        return torch.softmax(self.masked(logits, allow_stop, valid), dim=-1).cpu()
 
     @torch.no_grad()
-    def act(self, states: torch.Tensor, greedy: bool = True, allow_stop: torch.Tensor | bool = False) -> list[str]:
-        """Action names for states [B, D]: argmax (``greedy``) or sampled."""
-        probs = self.probabilities(states, allow_stop)
+    def act(self, states: torch.Tensor, greedy: bool = True, allow_stop: torch.Tensor | bool = False,
+            valid: torch.Tensor | None = None) -> list[str]:
+        """Action names for states [B, D]: argmax (``greedy``) or sampled (``valid``: see :meth:`masked`)."""
+        probs = self.probabilities(states, allow_stop, valid)
         idx = probs.argmax(-1) if greedy else torch.multinomial(probs, 1, generator=self._gen).squeeze(-1)
         return [self.actions[i] for i in idx.tolist()]
 
     # ---- PPO -----------------------------------------------------------------------------------------
     def ppo_loss(self, states: torch.Tensor, actions: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
-                 returns: torch.Tensor, allow_stop: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+                 returns: torch.Tensor, allow_stop: torch.Tensor, valid: torch.Tensor | None = None
+                 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Clipped surrogate + value loss − entropy bonus, and diagnostics."""
         h = self.hparams
         logits, values = self(states)
-        dist = Categorical(logits=self.masked(logits, allow_stop))
+        dist = Categorical(logits=self.masked(logits, allow_stop, valid))
         logp = dist.log_prob(actions)
         ratio = torch.exp(logp - old_logp)
         surr = torch.minimum(ratio * advantages, ratio.clamp(1 - h.clip, 1 + h.clip) * advantages)
@@ -171,7 +181,7 @@ class PPOPolicy(L.LightningModule):
                      "clip_frac": ((ratio - 1).abs() > h.clip).float().mean()}
         return loss, stats
 
-    def rollout(self, ids: list[int]) -> dict[str, torch.Tensor]:
+    def rollout(self, ids: list[int]) -> dict[str, torch.Tensor] | None:
         """An episode of at most ``max_steps`` actions for each of ``ids`` (each ``rollouts_per_state`` times):
         the visited states, actions, ``log π_old``, returns-to-go and advantages, one row per step taken."""
         reps = int(self.hparams.rollouts_per_state)
@@ -182,13 +192,19 @@ class PPOPolicy(L.LightningModule):
         for t in range(int(self.hparams.max_steps)):
             if not active:
                 break
+            valid = self.env.valid_actions([episodes[e] for e in active], [seqs[e] for e in active])
+            if t == 0:  # a question no action changes stays unrefined: no decision to learn
+                keep = [n for n in range(len(active)) if bool(valid[n].any())]
+                active, valid = [active[n] for n in keep], valid[keep]
+                if not active:
+                    break
             states = self.env.states([episodes[e] for e in active], [seqs[e] for e in active])
             with torch.no_grad():
                 was_training = self.net.training
                 self.net.eval()  # π_old without dropout; dropout only regularises the updates
                 logits, values = self(states)
                 self.net.train(was_training)
-                dist = Categorical(logits=self.masked(logits, t > 0))
+                dist = Categorical(logits=self.masked(logits, t > 0, valid))
                 actions = torch.multinomial(dist.probs.cpu(), 1, generator=self._gen).squeeze(-1).to(self.device)
                 old_logp = dist.log_prob(actions)
             names = [self.actions[a] for a in actions.tolist()]
@@ -198,10 +214,12 @@ class PPOPolicy(L.LightningModule):
             gain = {e: a - b for (e, _), a, b in zip(go, after, before)}
             for j, (e, n) in enumerate(zip(active, names)):
                 rows.append({"episode": e, "t": t, "state": states[j], "action": actions[j], "logp": old_logp[j],
-                             "value": values[j], "allow_stop": t > 0, "reward": gain.get(e, 0.0)})
+                             "value": values[j], "allow_stop": t > 0, "valid": valid[j], "reward": gain.get(e, 0.0)})
             for e, n in go:
                 seqs[e] = seqs[e] + (n,)
             active = [e for e, _ in go]
+        if not rows:
+            return None
         # undiscounted returns-to-go per episode
         ret = [0.0] * len(rows)
         tail: dict[int, float] = {}
@@ -219,6 +237,7 @@ class PPOPolicy(L.LightningModule):
                 "actions": torch.stack([r["action"] for r in rows]), "old_logp": torch.stack([r["logp"] for r in rows]),
                 "advantages": adv, "returns": returns,
                 "allow_stop": torch.tensor([r["allow_stop"] for r in rows], device=self.device),
+                "valid": torch.stack([r["valid"] for r in rows]).to(self.device),
                 "final_reward": torch.tensor(final, dtype=torch.float32),
                 "episode_length": torch.tensor([len(s) for s in seqs], dtype=torch.float32)}
 
@@ -227,7 +246,9 @@ class PPOPolicy(L.LightningModule):
         buf = self.rollout([int(i) for i in batch.tolist()])
         n = buf["actions"].numel()
         mb = max(1, min(int(self.hparams.minibatch_size), n))
-        keys = ("states", "actions", "old_logp", "advantages", "returns", "allow_stop")
+        if buf is None:  # no question of the batch has an action that changes it
+            return
+        keys = ("states", "actions", "old_logp", "advantages", "returns", "allow_stop", "valid")
         agg: dict[str, list[float]] = {}
         for _ in range(int(self.hparams.ppo_epochs)):
             perm = torch.randperm(n, generator=self._gen).to(self.device)

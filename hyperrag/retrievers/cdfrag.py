@@ -229,32 +229,46 @@ class CDFRAGRetriever(Retriever):
         out = torch.zeros(len(refinements), emb.shape[1]).index_add_(0, owner, emb)
         return torch.nn.functional.normalize(out, dim=1)
 
-    def next_actions(self, refinements: list[Refinement], step: int, allow_stop: bool
-                     ) -> tuple[list[str], list[list[float]] | None]:
-        """The action of each refinement at ``step``: the policy's greedy one (``stop`` only when allowed), or
-        without a policy the fixed action at the first step and ``stop`` after it."""
+    def next_actions(self, refinements: list[Refinement], step: int, allow_stop: bool,
+                     valid: torch.Tensor | None = None) -> tuple[list[str], list[list[float]] | None]:
+        """The action of each refinement at ``step``: the policy's greedy one (``stop`` only when allowed; with
+        ``valid`` [B, 3], an action that would leave the query set unchanged is masked), or without a policy the
+        fixed action at the first step and ``stop`` after it."""
         if self.policy is None:
             return ([self.settings.fixed_action] if step == 0 else [STOP]) * len(refinements), None
-        probs = self.policy.probabilities(self.states(refinements), allow_stop=allow_stop)
+        probs = self.policy.probabilities(self.states(refinements), allow_stop=allow_stop, valid=valid)
         return [self.policy.actions[i] for i in probs.argmax(-1).tolist()], probs.tolist()
 
     def refine(self, questions: list[str]) -> tuple[list[Refinement], list[list[dict[str, Any]]]]:
         """Up to T refinement steps per question; returns the refinements and, per question, the policy's
-        decisions (action, probabilities) at each step."""
+        decisions (action, probabilities) at each step. With a policy, every action is carried out first and one
+        that leaves the query set unchanged is masked (as in training, :meth:`RefinementEnv.valid_actions`); a
+        question no action changes stays unrefined."""
         refinements = [Refinement.start(q) for q in questions]
         decisions: list[list[dict[str, Any]]] = [[] for _ in questions]
         active = list(range(len(questions)))
         for t in range(self.settings.max_refine_steps):
             if not active:
                 break
-            actions, probs = self.next_actions([refinements[i] for i in active], t, allow_stop=t > 0)
+            current = [refinements[i] for i in active]
+            candidates, valid = None, None
+            if self.policy is not None:
+                candidates = {a: self._step(current, [(j, a) for j in range(len(current))]) for a in ACTIONS}
+                valid = torch.tensor([[candidates[a][j].query_key != r.query_key for a in ACTIONS]
+                                      for j, r in enumerate(current)], dtype=torch.bool)
+            actions, probs = self.next_actions(current, t, allow_stop=t > 0, valid=valid)
             for j, i in enumerate(active):
                 row: dict[str, Any] = {"step": t, "action": actions[j]}
                 if probs is not None:
                     row["policy_probs"] = {a: round(p, 4) for a, p in zip(self.policy.actions, probs[j])}
                 decisions[i].append(row)
             todo = [(i, a) for i, a in zip(active, actions) if a not in (STOP, "none")]
-            refinements = self._step(refinements, todo)
+            if candidates is not None:
+                for j, i in enumerate(active):
+                    if actions[j] in candidates:
+                        refinements[i] = candidates[actions[j]][j]
+            else:
+                refinements = self._step(refinements, todo)
             active = [i for i, _ in todo]
         return refinements, decisions
 

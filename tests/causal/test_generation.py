@@ -269,9 +269,19 @@ def test_scope_is_the_pairs_the_answer_is_about(tmp_path):
     every = run(tmp_path / "b", Script(first=answer, cite=("P2",)), rewrite_context=False, tau=0.75,
                 check_scope="all")
     assert every["s_causal_initial"] == 0.5 and every["checked_pairs"] == 2 and every["fallback_taken"]
-    # an answer about none of the pairs (cites no pair's passage, states none) has nothing to check
-    none = run(tmp_path / "c", Script(first="bananas", cite=()), rewrite_context=False)
-    assert none["s_causal"] is None and none["checked_pairs"] == 0 and not none["fallback_taken"]
+
+
+def test_an_answer_ignoring_every_pair_fails_the_causal_check(tmp_path):
+    """An answer about none of a non-empty C_graph's pairs (cites no pair's passage, states none) fails S_causal
+    (0, not undefined): the fallback fires. Only |C_graph| = 0 leaves S_causal undefined."""
+    none = run(tmp_path / "c", Script(first="bananas", fallback="bananas", cite=()), rewrite_context=False,
+               hallucination_check=False)
+    first = next(s for s in none["steps"] if s["step"] == "causal_check")
+    assert first["verdicts"] == [] and first["score"] == 0.0  # an empty scope over a non-empty C_graph
+    assert none["s_causal_initial"] == 0.0 and none["fallback_taken"]
+    fixed = run(tmp_path / "d", Script(first="bananas", fallback=GOOD, cite=()), rewrite_context=False,
+                hallucination_check=False)
+    assert fixed["s_causal_initial"] == 0.0 and fixed["s_causal"] == 1.0 and fixed["checks_passed"]
 
 
 def test_explanatory_style_reaches_the_answer_and_the_fallback(tmp_path):

@@ -34,13 +34,14 @@ def test_ppo_task_trains_logs_plots_and_reuses(tmp_path, monkeypatch):
     saved = json.loads((run / "metrics.json").read_text())
     assert saved["checkpoint"] == str(ckpt) and saved["task"] == "ppo"
     assert metrics["train_queries"] == 4 and metrics["heldout_queries"] == 2
-    # every (question, action sequence of length <= T = 2) once, plus the unrefined question, then memoised
-    assert metrics["env_calls"] == 6 * (1 + 3 + 9) and metrics["max_steps"] == 2
+    # every (question, action sequence of length <= T = 1: A.3's one action) once, plus the unrefined question,
+    # then memoised
+    assert metrics["env_calls"] == 6 * (1 + 3) and metrics["max_steps"] == 1
     assert metrics["hallucination_term"] == "off (no LLM)"
-    assert 1.0 <= metrics["heldout_episode_length"] <= 2.0
+    assert 0.0 <= metrics["heldout_episode_length"] <= 1.0  # 0: no action changes the question (masked)
     for a in ("expand", "simplify", "decompose"):
         assert 0.0 <= metrics[f"heldout_reward_{a}"] <= 1.5
-    assert metrics["heldout_oracle_reward"] >= max(metrics["heldout_ppo_reward"], metrics["heldout_random_reward"])
+    assert metrics["heldout_oracle_reward"] >= max(metrics["heldout_ppo_reward"], metrics["heldout_random_reward"]) - 1e-4
     for arm in ("ppo", "random", "best_fixed"):
         assert 0.0 <= metrics[f"heldout_{arm}_coverage"] <= 1.0
     again = train.run(compose_train(tmp_path, "logger=none"))

@@ -28,12 +28,13 @@ def retriever(tmp_path_factory, encoder):
 
 def test_label_free_reward_terms_are_in_unit_range_and_need_no_gold(retriever):
     ds_queries = [dataclasses.replace(q, gold_ids=()) for q in causal_dataset().queries]  # labels removed
-    env = RefinementEnv(retriever, ds_queries, k=5, max_steps=2)
+    env = RefinementEnv(retriever, ds_queries, k=5, max_steps=2, relevance="context")  # the older reading of r
     ids = list(range(len(ds_queries)))
     for seq in [(), ("expand",), ("decompose", "simplify")]:
         for o in env.outcomes(ids, [seq] * len(ids)):
-            for term in ("relevance", "causal_depth", "similarity", "hallucination"):
+            for term in ("relevance", "causal_depth", "similarity"):
                 assert 0.0 <= o[term] <= 1.0, (term, o[term])
+            assert o["hallucination"] is None and o["h_status"] == "off"  # no LLM: λ4 is a constant
             assert o["coverage"] is None and o["full_chain"] is None  # no gold: no recall, and none needed
             w = env.weights
             assert o["reward"] == pytest.approx(w.relevance * o["relevance"] + w.causal_depth * o["causal_depth"]
@@ -48,7 +49,7 @@ def test_label_free_reward_terms_are_in_unit_range_and_need_no_gold(retriever):
 def test_gold_recall_is_the_labelled_research_reward(retriever):
     queries = list(causal_dataset().queries)
     labelled = RefinementEnv(retriever, queries, k=5, relevance="gold_recall")
-    free = RefinementEnv(retriever, queries, k=5)
+    free = RefinementEnv(retriever, queries, k=5, relevance="context")
     a, b = labelled.outcomes([0], [("expand",)])[0], free.outcomes([0], [("expand",)])[0]
     assert a["relevance"] == a["coverage"] == b["coverage"] is not None
     assert b["relevance"] == b["context_relevance"] != b["coverage"]
@@ -83,6 +84,9 @@ def test_policy_network_has_the_papers_two_hidden_layers_of_256():
 @pytest.mark.parametrize("experiment, stage", [("cdfrag_paper", None), ("cdfrag_ablation", "rl_refinement"),
                                                ("cdfrag_ablation", "full"), ("cdfrag_table", None)])
 def test_every_cdfrag_preset_trains_the_papers_policy_with_the_label_free_reward(experiment, stage):
+    assert compose_config("retrieve", [f"experiment={experiment}", "method=cdfrag",
+                                       *([f"cdfrag_stage={stage}"] if stage else [])]).method.retriever.get(
+        "max_refine_steps", 1) == 1  # A.3: one of expand / simplify / decompose
     """What cross-fitting trains for each preset (the method's cross_fit spec, the training config it composes)
     has the paper's network and PPO settings (A.3) and the label-free reward."""
     cfg = compose_config("retrieve", [f"experiment={experiment}", "method=cdfrag",
@@ -94,7 +98,9 @@ def test_every_cdfrag_preset_trains_the_papers_policy_with_the_label_free_reward
         m = train.task.model
         assert (m.hidden, m.layers, m.minibatch_size, m.lr, m.entropy_coef, m.max_iterations) == (
             256, 2, 64, 3.0e-4, 0.01, 100)
-        assert train.task.env.relevance == "context"
+        assert (train.task.env.reward, train.task.env.relevance, train.task.env.mask_unchanged) == (
+            "a3", "gain", True)
+        assert m.rollouts_per_state * m.max_iterations == 500  # A.3: 500 steps per query (one action per episode)
         assert set(train.task.env.weights) == {"relevance", "causal_depth", "similarity",
                                                               "hallucination"}
 

@@ -71,8 +71,12 @@ def test_fixed_actions_refine_the_query(tmp_path, encoder):
     assert simplify["queries"] == ["coastal road near Maren closed"]
     assert decompose["queries"][0] == q
     assert 0.0 < expand["refinement_similarity"] < 1.0
-    # without a policy: the fixed action once, then stop
+    # without a policy: the fixed action once (A.3: one action per query); with T = 2 (the chains option), then stop
     row = r.retrieve([q], 5).details[0]
+    assert row["actions"] == ["expand"] and [s["action"] for s in row["refinement_steps"]] == ["expand"]
+    chains = make(encoder, tmp_path, fixed_action="expand", max_refine_steps=2)
+    chains.index(ds)
+    row = chains.retrieve([q], 5).details[0]
     assert row["actions"] == ["expand"] and [s["action"] for s in row["refinement_steps"]] == ["expand", "stop"]
     with pytest.raises(ValueError):
         make(encoder, tmp_path, fixed_action="paraphrase")
@@ -95,16 +99,29 @@ def save_policy(path, favour: str, dataset: str = "causal_toy", query_ids=(), co
 
 def test_trained_policy_is_picked_up_from_models(tmp_path, encoder):
     ds = causal_dataset(tmp_path)
+    r = make(encoder, tmp_path, policy="auto", fixed_action="expand", max_refine_steps=2)  # the chains option
+    save_policy(tmp_path / "models" / "ppo" / "causal_toy-0000000000" / "model.ckpt", "simplify",
+                compatibility=policy_compatibility(r.settings, encoder, NoLLM()))
+    r.index(ds)
+    out = r.retrieve(["Why was the coastal road near Maren closed?", "When was the town of Varden founded?"], 5)
+    d = out.details[0]
+    first, second = d["refinement_steps"]
+    assert d["actions"] == ["simplify"] and first["policy_probs"]["simplify"] > 0.9 and first["policy_probs"]["stop"] == 0
+    assert second["action"] == "stop"  # stop becomes possible after the first step
+    assert r.describe()["policy"].endswith("model.ckpt") and r.describe()["fixed_action"] is None
+
+
+def test_the_policy_never_takes_an_action_that_leaves_the_query_unchanged(tmp_path, encoder):
+    """A policy favouring decompose, on a question with no clause to split: decompose rewrites nothing, so it is
+    masked (as in training) and the policy's next choice is taken."""
+    ds = causal_dataset(tmp_path)
     r = make(encoder, tmp_path, policy="auto", fixed_action="expand")
     save_policy(tmp_path / "models" / "ppo" / "causal_toy-0000000000" / "model.ckpt", "decompose",
                 compatibility=policy_compatibility(r.settings, encoder, NoLLM()))
     r.index(ds)
-    out = r.retrieve(["Why was the coastal road near Maren closed?"], 5)
-    d = out.details[0]
-    first, second = d["refinement_steps"]
-    assert d["actions"] == ["decompose"] and first["policy_probs"]["decompose"] > 0.9 and first["policy_probs"]["stop"] == 0
-    assert second["action"] == "stop"  # stop becomes possible after the first step
-    assert r.describe()["policy"].endswith("model.ckpt") and r.describe()["fixed_action"] is None
+    d = r.retrieve(["When was the town of Varden founded?"], 5).details[0]
+    probs = d["refinement_steps"][0]["policy_probs"]
+    assert probs["decompose"] == 0.0 and d["actions"] and d["actions"][0] in ("expand", "simplify")
 
 
 def test_resolve_trained_checkpoint_picks_only_records_of_this_dataset_that_saw_no_scored_query(tmp_path):
@@ -205,7 +222,7 @@ def test_feedback_loop_re_enters_refinement_and_retrieval(tmp_path, encoder):
     assert [x["round"] for x in rounds] == [0, 1] and [x["checks_passed"] for x in rounds] == [False, True]
     assert rounds[0]["answer"] == "unknown" and row["answer"] == "Mass migration after the famine."
     assert row["actions"] == ["simplify", "expand"]  # the loop's action: the first one not taken yet
-    assert row["refinement_steps"][-1] == {"step": 2, "action": "expand", "requery_round": 1}
+    assert row["refinement_steps"][-1] == {"step": 1, "action": "expand", "requery_round": 1}
     assert "c04" in row["knowledge_ids"] and ds.corpus[out.indices[0, 0].item()].id in row["knowledge_ids"]
     assert [x["kept"] for x in rounds] == [False, True] and r.describe()["requeried"] == 1
 

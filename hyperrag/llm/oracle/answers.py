@@ -171,6 +171,17 @@ def passage_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) ->
                              if gold_passage_item(qg, item, raw)]}
 
 
+@oracle_for("context_coverage")
+def context_coverage(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+    """The shown gold passages are the needed ones; coverage = 10 × the share of the question's gold passages
+    shown (rounded): the gold-informed upper bound of a judge of K's coverage."""
+    qg = query_gold(inputs, gold)
+    items = shown(task, inputs, "passages")
+    needed = [item.id for item, raw in items if gold_passage_item(qg, item, raw)]
+    found = sum(any(shows(qg, p, item, raw) for item, raw in items) for p in qg.passages)
+    return {"needed_ids": needed, "coverage": round(10 * found / len(qg.passages)) if qg.passages else 0}
+
+
 @oracle_for("passage_relations")
 def passage_relations(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
     """Every pair of shown gold passages is related (earlier hop → later hop); no other pair is."""

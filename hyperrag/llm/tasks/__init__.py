@@ -38,6 +38,7 @@ REGISTRY: dict[str, str] = {
     "answer_relevancy": "answer_relevancy:AnswerRelevancy",
     "answer_judge": "answer_judge:AnswerJudge",
     "context_recall": "context_recall:ContextRecallJudge",
+    "context_coverage": "context_coverage:ContextCoverage",
     "holisqa_generation": "holisqa_generation:HolisQAGeneration",
     "holisqa_necessity": "holisqa_necessity:HolisQANecessity",
     "lightrag_keywords": "lightrag_keywords:LightRAGKeywords",

@@ -6,8 +6,10 @@ UniCausal pair classifier when ``models/causal_pair`` holds one) built from the 
 LLM (``task.llm``; ``retrieve.py cv_folds=K`` passes the run's): the actions are carried out by the *same* refiner
 the retriever deploys — the LLM when one is configured — and, with an LLM, the answer is generated and checked so
 the reward's hallucination term (λ4) is on. Episodes take up to the method's ``max_refine_steps`` actions. The reward
-is label-free by default (``env.relevance: context``), so any question set trains — with or without gold passages;
-``env.relevance: gold_recall`` (a labelled research reward) trains on the questions with gold passages only. The
+is A.3's by default (``env.reward: a3``, ``env.relevance: gain``: the match gain of the knowledge set over the
+unrefined question's, judged by the LLM or, LLM-free, lexically), label-free, so any question set trains;
+``env.reward: s22`` (§2.2, RetrievalCoverage = gold recall) and ``env.relevance: gold_recall`` train on the questions
+with gold passages only (labelled: cross-fit them). The
 questions are split into ``split.train`` training and ``split.heldout`` held-out questions (or, cross-fitting,
 exactly ``split.train_ids``); one Lightning epoch is one PPO iteration over the training questions.
 
@@ -57,11 +59,16 @@ class SplitSettings(TypedDict):
 
 
 class EnvSettings(TypedDict):
-    """``task.env``: :class:`RefinementEnv`'s ``relevance`` (the r term: ``context``, label-free, or
-    ``gold_recall``, labelled), ``k`` (its retrieval depth), ``hallucination`` (the λ4 term from generated answers,
-    whenever ``task.llm`` is an available LLM) and reward ``weights`` (λ1–λ4)."""
+    """``task.env``: :class:`RefinementEnv`'s ``reward`` (``a3`` or ``s22``), ``relevance`` (a3's r term: ``gain``,
+    label-free, or the older ``context`` / labelled ``gold_recall``), ``match`` (the gain's scorer: ``judge``,
+    ``lexical`` or ``auto``), ``mask_unchanged`` (an unchanged rewrite is no action), ``k`` (the retrieval depth),
+    ``hallucination`` (the λ4 term from generated answers, whenever ``task.llm`` is an available LLM) and reward
+    ``weights`` (λ1–λ4)."""
 
-    relevance: Literal["context", "gold_recall"]
+    reward: Literal["a3", "s22"]
+    relevance: Literal["gain", "context", "gold_recall"]
+    match: Literal["auto", "judge", "lexical"]
+    mask_unchanged: bool
     k: PositiveInt
     hallucination: bool
     weights: dict[Literal["relevance", "causal_depth", "similarity", "hallucination"], NonNegativeFloat]
@@ -107,8 +114,8 @@ class PPOTask:
 
     @property
     def need_gold(self) -> bool:
-        """Whether the reward needs gold passages (the labelled ``gold_recall`` relevance)."""
-        return self.env_settings.get("relevance") == "gold_recall"
+        """Whether the reward needs gold passages (§2.2's RetrievalCoverage or the labelled ``gold_recall``)."""
+        return self.env_settings.get("reward") == "s22" or self.env_settings.get("relevance") == "gold_recall"
 
     @cached_property
     def split(self) -> tuple[list[int], list[int]]:
