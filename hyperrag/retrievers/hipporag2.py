@@ -71,16 +71,30 @@ class HippoRAG2Retriever(Retriever):
         self.fact_entities = graph.fact_entities.to(self.device)
         self.entity_passage_count = graph.entity_passage_count.to(self.device).float()
 
-    def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor) -> PPRWeights:
+    def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor,
+                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str = "both") -> PPRWeights:
         """The PPR graph's edges: HippoRAG 2's code's weighting (``graph_weights: reference``) or the stored
-        one-edge-per-pair weights (``single``), each edge type times its ``edge_weights`` multiplier."""
+        one-edge-per-pair weights (``single``), each edge type times its ``edge_weights`` multiplier.
+
+        Args:
+            multipliers: per edge type, replaces ``edge_weights`` (``None``: the settings').
+            relation_keys: with ``reference``, how a triple fills the ordered keys (``both``: HippoRAG 2;
+                CatRAG's authors' code: ``subject_object``; :func:`reference_edge_weights`).
+        """
         s = self.settings
-        mult = {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
+        mult = multipliers or {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
         if s.graph_weights == "single":
             return stored_edge_weights(graph, mult)
         return reference_edge_weights(graph, entity_emb, threshold=s.graph.synonym_threshold,
                                       max_neighbours=s.synonym_max_neighbours,
-                                      min_chars=s.graph.synonym_min_chars, multipliers=mult)
+                                      min_chars=s.graph.synonym_min_chars, multipliers=mult,
+                                      relation_keys=relation_keys)
+
+    @property
+    def seed_rank(self) -> str:
+        """What picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the weight
+        ``score / #passages``); CatRAG's ``seed_rank`` setting may say ``before_division``."""
+        return "after_division"
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -134,7 +148,11 @@ class HippoRAG2Retriever(Retriever):
         k = self.settings.link_top_k
         if k and k < num_e:
             # the link_top_k entities by their weight after the division (ties: any order, as in HippoRAG 2)
-            top = torch.topk(weight, k, dim=1).indices
+            rank = weight
+            if self.seed_rank == "before_division":  # by the mean fact score (CatRAG's seed_rank setting)
+                undivided = torch.zeros_like(weight).scatter_add_(1, flat, score.reshape(b, -1) * kept)
+                rank = undivided / occurs.clamp_min(1.0)
+            top = torch.topk(rank, k, dim=1).indices
             weight = weight * torch.zeros_like(weight, dtype=torch.bool).scatter_(1, top, True)
         return weight
 
