@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ SCRIPT = REPO / "benchmarks" / "cv_select.py"
 def load():
     spec = importlib.util.spec_from_file_location("cv_select", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["cv_select"] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -52,7 +54,8 @@ def test_each_fold_is_scored_by_the_choice_made_on_the_other_folds():
     # fold 1 is a training fold "c" averages 2/3 < 0.75 and "a" is chosen
     c = run("c", {q: (0.0 if q in folds[1] else 1.0) for q in QS})
     res = cv.cross_validate([a, c], "recall@5", folds=4, seed=3)
-    assert res.chosen == [0, 1, 0, 0] and res.interval("recall@5").estimate == pytest.approx(56.25)
+    held_out = res.values["recall@5"]
+    assert res.chosen == [0, 1, 0, 0] and sum(held_out.values()) / len(held_out) == pytest.approx(0.5625)
 
 
 def test_command_line_prints_choices_and_paired_differences(tmp_path, capsys):

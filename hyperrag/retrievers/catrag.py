@@ -33,7 +33,7 @@ from hyperrag.data.types import Dataset
 from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.reference_weights import PPRWeights
 from hyperrag.graph.utils import expand_rows
-from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, merge_edge_deltas
+from hyperrag.ops.ppr import EdgeWeightDelta, merge_edge_deltas
 from hyperrag.retrievers.base import RetrieverArgs
 from hyperrag.retrievers.edge_scoring import LLMEdgeScorer
 from hyperrag.retrievers.hipporag2 import HippoRAG2Retriever
@@ -103,14 +103,12 @@ class CatRAGRetriever(HippoRAG2Retriever):
         self.entity_passage_idx = self.graph.entity_passage_idx.to(self.device)
         if isinstance(self.edge_scorer, LLMEdgeScorer):  # its adjacency belongs to this graph
             assert self.ppr_graph is not None
-            relation_graph = None
+            relation = None
             if self.settings.edge_scoring.target == "relation":  # the E_rel part of each arc's static weight
-                w = self.edge_weights(self.graph, self.kg.embeddings.entity, multipliers={
+                relation = self.edge_weights(self.graph, self.kg.embeddings.entity, multipliers={
                     EdgeType.RELATION: float(self.settings.edge_weights["relation"]), EdgeType.SYNONYM: 0.0,
                     EdgeType.CONTEXT: 0.0}, relation_keys=self.settings.relation_keys)
-                relation_graph = PPRGraph.from_edges(w.edge_index, self.graph.num_nodes, w.weight, directed=False,
-                                                     device=self.device)
-            self.edge_scorer.bind(self.graph, self.fact_emb, self.ppr_graph, relation_graph)
+            self.edge_scorer.bind(self.graph, self.fact_emb, self.ppr_graph, relation)
 
     def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor,
                      multipliers: dict[EdgeType, float] | None = None, relation_keys: str | None = None

@@ -36,6 +36,7 @@ import torch
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.utils import csr_by_row, ptr_from_sorted_rows, sort_edges
+from hyperrag.graph.reference_weights import PPRWeights
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph
 from hyperrag.retrievers.seeds import SeedBatch
 
@@ -171,20 +172,28 @@ class LLMEdgeScorer:
         self.graph: KnowledgeGraph | None = None
         self.fact_emb: torch.Tensor | None = None
         self.ppr_graph: PPRGraph | None = None
-        self.relation_graph: PPRGraph | None = None
+        self.relation_lookup: tuple[torch.Tensor, torch.Tensor, int] | None = None
         self.summaries: dict[int, str] = {}  # entity -> its LLM summary, for the graph bound last
         self.calls = 0  # neighbour-scoring calls (summaries not counted)
         self.failed_calls = 0  # seeds whose call failed or scored nothing (their arcs stay static)
 
     def bind(self, graph: KnowledgeGraph, fact_emb: torch.Tensor, ppr_graph: PPRGraph,
-             relation_graph: PPRGraph | None = None) -> None:
+             relation_weights: PPRWeights | None = None) -> None:
         """Index (or re-index) on ``graph``, its unit fact embeddings [F, D], its PPR graph and (for
-        ``target: relation``) the relation part of the PPR graph's weights; rebuilds the relation adjacency,
-        forgets the summaries."""
-        if self.settings.target == "relation" and relation_graph is None:
-            raise ValueError("edge_scoring.target=relation needs the relation-only weights (relation_graph)")
+        ``target: relation``) the relation part of the PPR graph's undirected weights; rebuilds the relation
+        adjacency, forgets the summaries."""
+        if self.settings.target == "relation" and relation_weights is None:
+            raise ValueError("edge_scoring.target=relation needs the relation-only weights (relation_weights)")
         self.graph, self.fact_emb, self.ppr_graph = graph, fact_emb, ppr_graph
-        self.relation_graph = relation_graph
+        self.relation_lookup = None
+        if relation_weights is not None:  # both arcs of each undirected edge, sorted by u * N + v
+            u, v = relation_weights.edge_index
+            n = graph.num_nodes
+            keys = torch.cat([u * n + v, v * n + u])
+            vals = torch.cat([relation_weights.weight, relation_weights.weight]).float()
+            keys, inverse = torch.unique(keys, return_inverse=True)
+            summed = torch.zeros(keys.numel()).index_add_(0, inverse, vals)
+            self.relation_lookup = (keys, summed, n)
         self.adjacency = RelationAdjacency.build(graph)
         self.summaries = {}
 
@@ -295,10 +304,20 @@ class LLMEdgeScorer:
         if self.settings.target == "arc":
             new = stored * mult.float()
         else:  # only the relation part is re-weighted; a synonym share of the same pair stays
-            assert self.relation_graph is not None
-            rel = self.relation_graph.arc_weight(s, t).float().cpu()
+            rel = self.relation_weight(s, t)
             new = (stored - rel + rel * mult.float()).clamp_min(0)
         return EdgeWeightDelta(q.to(device), s.to(device), t.to(device), new.to(device))
+
+    def relation_weight(self, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+        """The relation part [M] of each arc ``src → dst`` (0 where the pair has none, e.g. both of its relation
+        keys replaced by synonym keys)."""
+        assert self.relation_lookup is not None
+        keys, vals, n = self.relation_lookup
+        key = src.cpu() * n + dst.cpu()
+        pos = torch.searchsorted(keys, key).clamp_max(max(keys.numel() - 1, 0))
+        if keys.numel() == 0:
+            return torch.zeros(key.shape)
+        return torch.where(keys[pos] == key, vals[pos], torch.zeros_like(vals[pos]))
 
     def __call__(self, seeds: SeedBatch, llm: LanguageModel | None, skip: SkipFn,
                  seed_weight: torch.Tensor | None = None) -> EdgeWeightDelta | None:

@@ -27,8 +27,7 @@ def scorer(prune_scope="per_seed", target="arc") -> LLMEdgeScorer:
     graph = triangle()
     w = stored_edge_weights(graph, {EdgeType.RELATION: 1.0, EdgeType.SYNONYM: 1.0, EdgeType.CONTEXT: 1.0})
     ppr = PPRGraph.from_edges(w.edge_index, graph.num_nodes, w.weight)
-    r = stored_edge_weights(graph, {EdgeType.RELATION: 1.0, EdgeType.SYNONYM: 0.0, EdgeType.CONTEXT: 0.0})
-    rel = PPRGraph.from_edges(r.edge_index, graph.num_nodes, r.weight)
+    rel = stored_edge_weights(graph, {EdgeType.RELATION: 1.0, EdgeType.SYNONYM: 0.0, EdgeType.CONTEXT: 0.0})
     s = LLMEdgeScorer(EdgeScoringSettings(n_seed=5, k_edge=1, tau_facts=3, weak_multiplier=0.3, max_facts_shown=None,
                                           score_scale=1.0, seed_pool="facts", prune_scope=prune_scope, target=target))
     s.bind(graph, torch.eye(3, 2), ppr, rel)
@@ -64,6 +63,9 @@ def test_target_relation_scales_only_the_relation_part_of_the_arc():
     assert whole[(0, 1)] == pytest.approx(5 * (1.0 + 0.9))  # relation 1 + synonym 0.9, all x5
     assert rel[(0, 1)] == pytest.approx(5 * 1.0 + 0.9)  # the synonym share stays
     assert rel[(1, 0)] == pytest.approx(2 * 1.0 + 0.9) and rel[(0, 2)] == pytest.approx(0.3)
+    # an arc with no relation part (here: to the passage node) keeps its whole weight, without an error
+    s = scorer(target="relation")
+    assert s.relation_weight(torch.tensor([0, 0]), torch.tensor([4, 1])).tolist() == [0.0, 1.0]
 
 
 def test_target_relation_needs_the_relation_weights():

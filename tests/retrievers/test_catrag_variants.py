@@ -102,10 +102,10 @@ def test_authors_code_ppr_graph_uses_subject_object_relation_keys(authors):
     kw = dict(threshold=s.graph.synonym_threshold, max_neighbours=s.synonym_max_neighbours,
               min_chars=s.graph.synonym_min_chars, multipliers=mult)
     theirs = reference_edge_weights(r.graph, r.kg.embeddings.entity, relation_keys="subject_object", **kw)
-    hippo = reference_edge_weights(r.graph, r.kg.embeddings.entity, **kw)
     assert torch.equal(r.ppr_weights.edge_index, theirs.edge_index)
     assert torch.allclose(r.ppr_weights.weight, theirs.weight)
-    assert not torch.equal(hippo.edge_index, theirs.edge_index) or not torch.allclose(hippo.weight, theirs.weight)
+    # (on the sample corpus no one-sided synonym key meets a relation key, so HippoRAG 2's keys give the same
+    # graph here; tests/graph/test_reference_weights.py shows where they differ)
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +156,14 @@ def test_anchor_rule_max_lets_a_larger_anchor_mass_raise_a_fact_seed(paper_form)
     finally:
         r.settings = dataclasses.replace(r.settings, anchor_epsilon=0.2, anchor_rule="unseeded")
     assert unseeded == pytest.approx(fact_weight) and raised > fact_weight
+
+
+def test_catrag_best_is_labelled_not_the_paper_s_and_composes_its_settings():
+    from hyperrag.config.compose import compose_config
+
+    cfg = compose_config("retrieve", ["experiment=catrag_best"])
+    assert cfg.method.label == "catrag_best (not the paper's)" and cfg.method.paper_form is False
+    s = catrag_settings("experiment=catrag_best")
+    assert (s.graph.text_form, s.graph_weights, s.fact_filter_max) == ("hipporag", "reference", 5)
+    assert (s.seed_rank, s.anchor_rule, s.edge_scoring.target) == ("before_division", "unseeded", "arc")
+    assert compose_config("retrieve", ["method=catrag"]).method.paper_form is True
