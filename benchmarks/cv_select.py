@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison  # noqa: E402
-from hyperrag.eval.per_query import RunValues, run_per_query  # noqa: E402
+from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
+from hyperrag.eval.per_query import RunValues, run_per_query
 
 
 @dataclass

@@ -35,8 +35,8 @@ import torch
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
-from hyperrag.graph.utils import csr_by_row, ptr_from_sorted_rows, sort_edges
 from hyperrag.graph.reference_weights import PPRWeights
+from hyperrag.graph.utils import csr_by_row, ptr_from_sorted_rows, sort_edges
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph
 from hyperrag.retrievers.seeds import SeedBatch
 

@@ -85,7 +85,7 @@ def with_one_sided_synonym_relation(reverse: bool) -> tuple[KnowledgeGraph, torc
 ])
 def test_subject_object_relation_keys_as_the_catrag_authors_code(reverse, both, subject_object):
     graph, emb = with_one_sided_synonym_relation(reverse)
-    kw = dict(threshold=0.8, max_neighbours=101, min_chars=3, multipliers=MULT)
+    kw = {"threshold": 0.8, "max_neighbours": 101, "min_chars": 3, "multipliers": MULT}
     hippo = as_dict(reference_edge_weights(graph, emb, **kw))
     authors = as_dict(reference_edge_weights(graph, emb, relation_keys="subject_object", **kw))
     assert hippo[(0, 2)] == pytest.approx(both) and authors[(0, 2)] == pytest.approx(subject_object)

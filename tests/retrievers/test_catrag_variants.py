@@ -99,8 +99,8 @@ def test_authors_code_ppr_graph_uses_subject_object_relation_keys(authors):
     r = authors
     s = r.settings
     mult = {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
-    kw = dict(threshold=s.graph.synonym_threshold, max_neighbours=s.synonym_max_neighbours,
-              min_chars=s.graph.synonym_min_chars, multipliers=mult)
+    kw = {"threshold": s.graph.synonym_threshold, "max_neighbours": s.synonym_max_neighbours,
+              "min_chars": s.graph.synonym_min_chars, "multipliers": mult}
     theirs = reference_edge_weights(r.graph, r.kg.embeddings.entity, relation_keys="subject_object", **kw)
     assert torch.equal(r.ppr_weights.edge_index, theirs.edge_index)
     assert torch.allclose(r.ppr_weights.weight, theirs.weight)
