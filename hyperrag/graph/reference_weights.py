@@ -14,6 +14,11 @@ node pairs and adds every key as an edge of an undirected igraph graph, so PPR s
 
 :func:`reference_edge_weights` rebuilds that table from our graph and the entity embeddings, with the
 per-type multipliers applied per key (so CatRAG's authors' ``3 × cosine`` synonym keys are ``synonym: 3``).
+
+``relation_keys="subject_object"`` is CatRAG's authors' code (kwunhang/CatRAG ``add_fact_edges``): a triple
+``(a, r, b)`` adds 2 to the key ``(a, b)`` only, so a synonym key ``(a, b)`` from ``a``'s list replaces all of
+that direction's relation weight while the key ``(b, a)`` (triples written ``(b, r, a)``) keeps its own; with
+no synonym on the pair both forms weigh ``2 ×`` the triple count.
 """
 
 from __future__ import annotations
@@ -74,8 +79,39 @@ def synonym_arcs(entity_emb: torch.Tensor, eligible: torch.Tensor, threshold: fl
     return torch.cat(src), torch.cat(dst), torch.cat(sim)
 
 
+def directed_relation_counts(graph: KnowledgeGraph) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each relation edge's triple count split by direction, subject → object.
+
+    The stored weight of a relation edge ``(u, v)`` (``u < v``) counts the triples naming the pair; the split
+    follows the passages of each fact written ``(u, r, v)`` versus ``(v, r, u)`` (exact unless a passage holds
+    two raw triples that normalise to one fact), and the two parts sum to the stored weight.
+
+    Returns:
+        ``(u [R], v [R], forward [R])``: the relation edges and the part of each weight written ``u → v``
+        (the rest is ``v → u``).
+    """
+    rel = graph.edge_type == EdgeType.RELATION
+    u, v = graph.edge_index[:, rel]
+    total = graph.edge_weight[rel].float()
+    n = graph.num_nodes
+    s, o = graph.fact_entities[:, 0], graph.fact_entities[:, 1]
+    passages = (graph.fact_passage_ptr[1:] - graph.fact_passage_ptr[:-1]).float()
+    keep = s != o
+    s, o, passages = s[keep], o[keep], passages[keep]
+    forward_key = torch.minimum(s, o) * n + torch.maximum(s, o)
+    edge_key = u * n + v
+    order = torch.argsort(edge_key)
+    pos = order[torch.searchsorted(edge_key[order], forward_key).clamp_max(edge_key.numel() - 1)]
+    found = edge_key[pos] == forward_key
+    fwd = torch.zeros_like(total).index_add_(0, pos[found], (passages * (s < o).float())[found])
+    both = torch.zeros_like(total).index_add_(0, pos[found], passages[found])
+    share = torch.where(both > 0, fwd / both.clamp_min(1e-12), torch.full_like(total, 0.5))
+    return u, v, total * share
+
+
 def reference_edge_weights(graph: KnowledgeGraph, entity_emb: torch.Tensor, *, threshold: float,
-                           max_neighbours: int, min_chars: int, multipliers: dict[EdgeType, float]) -> PPRWeights:
+                           max_neighbours: int, min_chars: int, multipliers: dict[EdgeType, float],
+                           relation_keys: str = "both") -> PPRWeights:
     """HippoRAG 2's undirected edge weights on ``graph``'s nodes (see the module docstring).
 
     Args:
@@ -85,17 +121,28 @@ def reference_edge_weights(graph: KnowledgeGraph, entity_emb: torch.Tensor, *, t
         max_neighbours: synonyms listed per entity at most (HippoRAG 2's loop keeps 101).
         min_chars: entities with fewer alphanumerics list no synonyms (HippoRAG 2: 3).
         multipliers: per edge type, the factor of each key's weight (relation, synonym, context).
+        relation_keys: ``both`` (HippoRAG 2: a triple adds 1 to ``(a, b)`` and to ``(b, a)``) or
+            ``subject_object`` (CatRAG's authors' code: 2 to ``(a, b)`` only).
     """
+    if relation_keys not in ("both", "subject_object"):
+        raise ValueError(f"relation_keys must be 'both' or 'subject_object', not {relation_keys!r}")
     n = graph.num_nodes
     mult = {t: float(multipliers.get(t, 1.0)) for t in (EdgeType.RELATION, EdgeType.SYNONYM, EdgeType.CONTEXT)}
-    rel = graph.edge_type == EdgeType.RELATION
-    ru, rv = graph.edge_index[:, rel]
-    rw = graph.edge_weight[rel].float() * mult[EdgeType.RELATION]
     ss, sd, sw = synonym_arcs(entity_emb, synonym_eligible(graph.entity_names, min_chars), threshold, max_neighbours)
-    # ordered keys: relations both ways, then synonyms, which replace a relation key of the same ordered pair
+    if relation_keys == "both":
+        rel = graph.edge_type == EdgeType.RELATION
+        ru, rv = graph.edge_index[:, rel]
+        rw = graph.edge_weight[rel].float() * mult[EdgeType.RELATION]
+        key_uv, key_vu = rw, rw  # 1 per triple on each ordered key
+    else:
+        ru, rv, fwd = directed_relation_counts(graph)
+        total = graph.edge_weight[graph.edge_type == EdgeType.RELATION].float()
+        key_uv = 2.0 * fwd * mult[EdgeType.RELATION]  # 2 per triple on (subject, object)
+        key_vu = 2.0 * (total - fwd) * mult[EdgeType.RELATION]
+    # ordered keys: relations, then synonyms, which replace a relation key of the same ordered pair
     src = torch.cat([ru, rv, ss])
     dst = torch.cat([rv, ru, sd])
-    val = torch.cat([rw, rw, sw.float() * mult[EdgeType.SYNONYM]])
+    val = torch.cat([key_uv, key_vu, sw.float() * mult[EdgeType.SYNONYM]])
     key = src * n + dst
     order = torch.argsort(key, stable=True)
     key, val = key[order], val[order]
@@ -123,4 +170,4 @@ def stored_edge_weights(graph: KnowledgeGraph, multipliers: dict[EdgeType, float
     return PPRWeights(graph.edge_index[:, keep], weight[keep])
 
 
-__all__ = ["PPRWeights", "reference_edge_weights", "stored_edge_weights", "synonym_arcs"]
+__all__ = ["PPRWeights", "directed_relation_counts", "reference_edge_weights", "stored_edge_weights", "synonym_arcs"]

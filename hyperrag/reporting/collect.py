@@ -63,8 +63,11 @@ class RunRecord:
 
     @property
     def label(self) -> str:
+        """The method — or the preset's own ``method.label``, e.g. "catrag_best (not the paper's)" — its varying
+        settings and its tags."""
         tags = f" ({', '.join(self.tags)})" if self.tags else ""
-        return f"{self.method} {self.variant_text}".strip() + tags
+        name = self.config.get("method.label") or self.method
+        return f"{name} {self.variant_text}".strip() + tags
 
 
 #: known stand-ins, by the digest of their corpus and queries (``metrics.json``'s ``data``): the name a report prints

@@ -1,4 +1,4 @@
-"""CatRAG: HippoRAG 2 made query-adaptive (context-aware traversal, Zhou et al.).
+"""CatRAG: HippoRAG 2 made query-adaptive (context-aware traversal, Lau et al.).
 
 On top of :class:`HippoRAG2Retriever`, per query and inside the same batched PPR call:
   * symbolic anchoring (§3.2) — entities the query names get a weak reset mass ``ε / #passages(e)``, below the
@@ -30,6 +30,8 @@ import torch
 from typing_extensions import Unpack
 
 from hyperrag.data.types import Dataset
+from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
+from hyperrag.graph.reference_weights import PPRWeights
 from hyperrag.graph.utils import expand_rows
 from hyperrag.ops.ppr import EdgeWeightDelta, merge_edge_deltas
 from hyperrag.retrievers.base import RetrieverArgs
@@ -101,7 +103,22 @@ class CatRAGRetriever(HippoRAG2Retriever):
         self.entity_passage_idx = self.graph.entity_passage_idx.to(self.device)
         if isinstance(self.edge_scorer, LLMEdgeScorer):  # its adjacency belongs to this graph
             assert self.ppr_graph is not None
-            self.edge_scorer.bind(self.graph, self.fact_emb, self.ppr_graph)
+            relation = None
+            if self.settings.edge_scoring.target == "relation":  # the E_rel part of each arc's static weight
+                relation = self.edge_weights(self.graph, self.kg.embeddings.entity, multipliers={
+                    EdgeType.RELATION: float(self.settings.edge_weights["relation"]), EdgeType.SYNONYM: 0.0,
+                    EdgeType.CONTEXT: 0.0}, relation_keys=self.settings.relation_keys)
+            self.edge_scorer.bind(self.graph, self.fact_emb, self.ppr_graph, relation)
+
+    def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor,
+                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str | None = None
+                     ) -> PPRWeights:
+        """HippoRAG 2's weighting with CatRAG's ``relation_keys`` (``both`` | ``subject_object``)."""
+        return super().edge_weights(graph, entity_emb, multipliers, relation_keys or self.settings.relation_keys)
+
+    @property
+    def seed_rank(self) -> str:
+        return self.settings.seed_rank
 
     # ---- symbolic anchoring ------------------------------------------------------------------------------
     def anchors(self, questions: list[str]) -> tuple[list[list[int]], list[str]]:
@@ -146,10 +163,14 @@ class CatRAGRetriever(HippoRAG2Retriever):
         if rows.numel():
             rows, cols = rows.to(self.device), cols.to(self.device)
             mass = self.settings.anchor_epsilon / self.entity_passage_count[cols].clamp_min(1.0)
-            # subordinate to fact seeds: only an entity no fact seeded gets anchor mass (the authors' code's
-            # rule; its anchor weight is divided by the anchor's own passage count here, not another entity's)
+            # subordinate to fact seeds (anchor_rule): ``unseeded`` — only an entity no fact seeded gets anchor
+            # mass (the authors' code's rule; its anchor weight is divided by the anchor's own passage count here,
+            # not another entity's); ``max`` — a fact-seeded entity keeps the larger of its two weights
             current = reset[rows, cols]
-            reset[rows, cols] = torch.where(current > 0, current, mass.to(reset.dtype))
+            if self.settings.anchor_rule == "max":  # a fact-seeded entity keeps the larger of the two
+                reset[rows, cols] = torch.maximum(current, mass.to(reset.dtype))
+            else:
+                reset[rows, cols] = torch.where(current > 0, current, mass.to(reset.dtype))
         return reset
 
     # ---- per-query edge deltas ---------------------------------------------------------------------------
@@ -243,7 +264,8 @@ class CatRAGRetriever(HippoRAG2Retriever):
     def describe(self) -> dict[str, Any]:
         s = self.settings
         llm = self.llm_available
-        return {**super().describe(), "variant": s.variant,
+        return {**super().describe(), "variant": s.variant, "relation_keys": s.relation_keys,
+                "seed_rank": s.seed_rank, "anchor_rule": s.anchor_rule,
                 "anchoring": s.anchoring and ("llm_ner" if llm else "lexical"),
                 "anchor_epsilon": s.anchor_epsilon, "anchor_link_threshold": s.anchor_link_threshold,
                 "passage_boost": s.passage_boost, "boost_beta": s.boost_beta,

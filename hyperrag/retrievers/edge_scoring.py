@@ -11,9 +11,10 @@ Per query, inside the same batched PPR call:
   ``tau_facts`` of them, else the facts themselves. Summaries do not depend on the query: each is asked once
   per index.
 * Scores map to multipliers (Table 8: 0–3 → 0, 4–6 → 0.2–0.3, 7–9 → 2.0–3.0, 10 → 5.0; times ``score_scale``)
-  of the forward arc seed → neighbour, ``ŵ_uv = φ · w_uv`` (§3.3: the arc's whole static weight, a synonym
-  share included, as the authors' code does too); the result is an :class:`EdgeWeightDelta` on the batched
-  PPR, never a rebuilt graph.
+  of the forward arc seed → neighbour, ``ŵ_uv = φ · w_uv`` (``target: arc``, the authors' code: the arc's whole
+  static weight, a synonym share included; ``target: relation``: its E_rel part only, a synonym share stays);
+  pruned neighbours get ``weak_multiplier`` (``prune_scope``: the seed's own, or — the authors' code — any the
+  query's seeds pruned); the result is an :class:`EdgeWeightDelta` on the batched PPR, never a rebuilt graph.
 
 The scorer is bound to one graph (:meth:`LLMEdgeScorer.bind`) and called with the batch's seeds, the LLM and a
 skip counter: it never sees the retriever.
@@ -34,6 +35,7 @@ import torch
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
+from hyperrag.graph.reference_weights import PPRWeights
 from hyperrag.graph.utils import csr_by_row, ptr_from_sorted_rows, sort_edges
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph
 from hyperrag.retrievers.seeds import SeedBatch
@@ -131,6 +133,12 @@ class EdgeScoringSettings:
         score_scale: factor on the score map φ (Table 8); the authors' code doubles it.
         seed_pool: which reset mass picks the ``n_seed`` seeds: ``facts`` (the fact-derived entity seeds, the
             paper) or ``facts_and_anchors`` (anchors compete too, as in the authors' code).
+        prune_scope: whose pruned neighbours get the weak weight on a seed's arcs: ``per_seed`` (that seed's own
+            pruned neighbours, the paper's Stage I) or ``global`` (any neighbour some seed of the query pruned and
+            this seed did not score, as the authors' code's one ``skipped_neighbor_indices`` set does).
+        target: what ``φ`` multiplies: ``arc`` (the arc's whole static weight, a synonym share of the same pair
+            included; the authors' code) or ``relation`` (only its relation part, the E_rel weight; a synonym
+            share stays).
     """
 
     n_seed: PositiveInt
@@ -140,6 +148,8 @@ class EdgeScoringSettings:
     max_facts_shown: PositiveInt | None
     score_scale: PositiveFloat
     seed_pool: Literal["facts", "facts_and_anchors"]
+    prune_scope: Literal["per_seed", "global"]
+    target: Literal["arc", "relation"]
 
 
 #: ``skip(step, count)``: records LLM steps that did not run (the retriever's ``llm_steps_skipped``)
@@ -162,14 +172,28 @@ class LLMEdgeScorer:
         self.graph: KnowledgeGraph | None = None
         self.fact_emb: torch.Tensor | None = None
         self.ppr_graph: PPRGraph | None = None
+        self.relation_lookup: tuple[torch.Tensor, torch.Tensor, int] | None = None
         self.summaries: dict[int, str] = {}  # entity -> its LLM summary, for the graph bound last
         self.calls = 0  # neighbour-scoring calls (summaries not counted)
         self.failed_calls = 0  # seeds whose call failed or scored nothing (their arcs stay static)
 
-    def bind(self, graph: KnowledgeGraph, fact_emb: torch.Tensor, ppr_graph: PPRGraph) -> None:
-        """Index (or re-index) on ``graph``, its unit fact embeddings [F, D] and its PPR graph; rebuilds the
-        relation adjacency, forgets the summaries."""
+    def bind(self, graph: KnowledgeGraph, fact_emb: torch.Tensor, ppr_graph: PPRGraph,
+             relation_weights: PPRWeights | None = None) -> None:
+        """Index (or re-index) on ``graph``, its unit fact embeddings [F, D], its PPR graph and (for
+        ``target: relation``) the relation part of the PPR graph's undirected weights; rebuilds the relation
+        adjacency, forgets the summaries."""
+        if self.settings.target == "relation" and relation_weights is None:
+            raise ValueError("edge_scoring.target=relation needs the relation-only weights (relation_weights)")
         self.graph, self.fact_emb, self.ppr_graph = graph, fact_emb, ppr_graph
+        self.relation_lookup = None
+        if relation_weights is not None:  # both arcs of each undirected edge, sorted by u * N + v
+            u, v = relation_weights.edge_index
+            n = graph.num_nodes
+            keys = torch.cat([u * n + v, v * n + u])
+            vals = torch.cat([relation_weights.weight, relation_weights.weight]).float()
+            keys, inverse = torch.unique(keys, return_inverse=True)
+            summed = torch.zeros(keys.numel()).index_add_(0, inverse, vals)
+            self.relation_lookup = (keys, summed, n)
         self.adjacency = RelationAdjacency.build(graph)
         self.summaries = {}
 
@@ -249,7 +273,8 @@ class LLMEdgeScorer:
     def delta(self, plans: list[SeedPlan], scores: list[dict[int, int] | None],
               device: str | torch.device) -> EdgeWeightDelta | None:
         """The forward arcs seed → neighbour of every seed with a verdict, re-weighted: the arc's static weight
-        times ``score_scale × φ(score)`` (pruned neighbours: ``weak_multiplier``).
+        (``target: relation``: its relation part) times ``score_scale × φ(score)``; pruned neighbours (``prune_scope``:
+        the seed's own, or any the query's seeds pruned and this seed did not score) ``weak_multiplier``.
 
         Args:
             plans / scores: from :meth:`plan` and :meth:`score` (``None``: the seed keeps its static weights).
@@ -257,17 +282,42 @@ class LLMEdgeScorer:
         assert self.ppr_graph is not None
         rows: list[tuple[int, int, int, float]] = []
         weak, scale = self.settings.weak_multiplier, self.settings.score_scale
+        pruned_by_query: dict[int, set[int]] = {}
+        if self.settings.prune_scope == "global":
+            for p in plans:  # Stage I is LLM-free: a seed whose call failed still prunes
+                pruned_by_query.setdefault(p.query, set()).update(p.pruned)
         for p, verdict in zip(plans, scores):
             if verdict is None:
                 continue
-            rows.extend((p.query, p.seed, n, scale * score_to_multiplier(verdict[n])) for n in p.scored
-                        if n in verdict)
-            rows.extend((p.query, p.seed, n, weak) for n in p.pruned)
+            scored = {n: scale * score_to_multiplier(verdict[n]) for n in p.scored if n in verdict}
+            rows.extend((p.query, p.seed, n, m) for n, m in scored.items())
+            if self.settings.prune_scope == "per_seed":
+                weak_set = p.pruned
+            else:
+                nbr = set(self._adjacency().neighbours(p.seed)[0].tolist())
+                weak_set = sorted((pruned_by_query[p.query] & nbr) - set(scored))
+            rows.extend((p.query, p.seed, n, weak) for n in weak_set)
         if not rows:
             return None
         q, s, t, mult = (torch.tensor(c) for c in zip(*rows))
-        new = self.ppr_graph.arc_weight(s, t).float().cpu() * mult.float()
+        stored = self.ppr_graph.arc_weight(s, t).float().cpu()
+        if self.settings.target == "arc":
+            new = stored * mult.float()
+        else:  # only the relation part is re-weighted; a synonym share of the same pair stays
+            rel = self.relation_weight(s, t)
+            new = (stored - rel + rel * mult.float()).clamp_min(0)
         return EdgeWeightDelta(q.to(device), s.to(device), t.to(device), new.to(device))
+
+    def relation_weight(self, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+        """The relation part [M] of each arc ``src → dst`` (0 where the pair has none, e.g. both of its relation
+        keys replaced by synonym keys)."""
+        assert self.relation_lookup is not None
+        keys, vals, n = self.relation_lookup
+        key = src.cpu() * n + dst.cpu()
+        pos = torch.searchsorted(keys, key).clamp_max(max(keys.numel() - 1, 0))
+        if keys.numel() == 0:
+            return torch.zeros(key.shape)
+        return torch.where(keys[pos] == key, vals[pos], torch.zeros_like(vals[pos]))
 
     def __call__(self, seeds: SeedBatch, llm: LanguageModel | None, skip: SkipFn,
                  seed_weight: torch.Tensor | None = None) -> EdgeWeightDelta | None:

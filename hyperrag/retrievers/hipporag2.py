@@ -118,16 +118,30 @@ class HippoRAG2Retriever(Retriever):
         for vid, e in enumerate(order):
             self.reference_vertex[e] = vid
 
-    def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor) -> PPRWeights:
+    def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor,
+                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str = "both") -> PPRWeights:
         """The PPR graph's edges: HippoRAG 2's code's weighting (``graph_weights: reference``) or the stored
-        one-edge-per-pair weights (``single``), each edge type times its ``edge_weights`` multiplier."""
+        one-edge-per-pair weights (``single``), each edge type times its ``edge_weights`` multiplier.
+
+        Args:
+            multipliers: per edge type, replaces ``edge_weights`` (``None``: the settings').
+            relation_keys: with ``reference``, how a triple fills the ordered keys (``both``: HippoRAG 2;
+                CatRAG's authors' code: ``subject_object``; :func:`reference_edge_weights`).
+        """
         s = self.settings
-        mult = {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
+        mult = multipliers or {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
         if s.graph_weights == "single":
             return stored_edge_weights(graph, mult)
         return reference_edge_weights(graph, entity_emb, threshold=s.graph.synonym_threshold,
                                       max_neighbours=s.synonym_max_neighbours,
-                                      min_chars=s.graph.synonym_min_chars, multipliers=mult)
+                                      min_chars=s.graph.synonym_min_chars, multipliers=mult,
+                                      relation_keys=relation_keys)
+
+    @property
+    def seed_rank(self) -> str:
+        """What picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the weight
+        ``score / #passages``); CatRAG's ``seed_rank`` setting may say ``before_division``."""
+        return "after_division"
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -185,8 +199,14 @@ class HippoRAG2Retriever(Retriever):
         weight = weight / occurs.clamp_min(1.0)
         k = self.settings.link_top_k
         if k and k < num_e:
+            # the link_top_k entities by their weight after the division (ties: ``seed_ties``); CatRAG's
+            # ``seed_rank: before_division`` ranks them by the mean fact score instead
+            rank = weight
+            if self.seed_rank == "before_division":
+                undivided = torch.zeros_like(weight).scatter_add_(1, flat, score.reshape(b, -1).double() * kept)
+                rank = undivided / occurs.clamp_min(1.0)
             mask = torch.zeros_like(weight, dtype=torch.bool)
-            for row, top in enumerate(self.top_seeds(ents, keep, weight, k)):
+            for row, top in enumerate(self.top_seeds(ents, keep, rank, k)):
                 mask[row, top] = True
             weight = weight * mask
         return weight.to(self.dtype)

@@ -287,14 +287,21 @@ class CatRAGSettings(HippoRAG2Settings):
     Attributes:
         variant: ``paper`` | ``authors_code`` — which of the paper's and its authors' code's choices the YAML's
             per-choice settings take (``boost_beta``, ``boost_renormalise``, ``edge_weights.synonym``,
-            ``edge_scoring.{score_scale, weak_multiplier, tau_facts, max_facts_shown, seed_pool}``); an
-            explicit value of one of them still wins.
+            ``relation_keys``, ``edge_scoring.{score_scale, weak_multiplier, tau_facts, max_facts_shown,
+            seed_pool, prune_scope, target}``); an explicit value of one of them still wins.
         anchoring: query-named entities as weak seeds; ``anchor_epsilon`` their reset mass before division by
             their passage count; ``anchor_min_chars`` the shortest entity name anchored; with an LLM, a mention
             from query NER anchors its nearest entity when their cosine is at least ``anchor_link_threshold``.
         passage_boost: context arcs seed entity → passage holding a seed fact weighted ``× (1 + boost_beta)``;
             ``boost_renormalise``: then every passage arc of that entity rescaled to the old total.
         edge_weighting: LLM dynamic edge weights (skipped without an LLM), with ``edge_scoring``.
+        relation_keys: with ``graph_weights: reference``, how a triple fills the ordered relation keys: ``both``
+            (HippoRAG 2's code: 1 on ``(a, b)`` and on ``(b, a)``) or ``subject_object`` (the authors' code: 2
+            on ``(a, b)``, so a synonym key replaces that direction's whole relation weight).
+        seed_rank: what picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the fact
+            score divided by the entity's passage count) or ``before_division`` (the mean fact score).
+        anchor_rule: ``unseeded`` (only an entity no fact seeded gets anchor mass, the authors' code) or
+            ``max`` (a fact-seeded entity keeps the larger of its fact weight and its anchor mass).
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.catrag.CatRAGRetriever"
@@ -308,6 +315,9 @@ class CatRAGSettings(HippoRAG2Settings):
     boost_renormalise: bool
     edge_weighting: bool
     edge_scoring: EdgeScoringSettings
+    relation_keys: Literal["both", "subject_object"]
+    seed_rank: Literal["after_division", "before_division"]
+    anchor_rule: Literal["unseeded", "max"]
 
 
 # ---- HugRAG ------------------------------------------------------------------------------------------------

@@ -61,3 +61,46 @@ def test_single_weighting_keeps_the_stored_weights():
     graph, _ = tiny_graph()
     w = as_dict(stored_edge_weights(graph, {EdgeType.RELATION: 2.0}))
     assert w[(0, 3)] == 4.0 and w[(0, 1)] == 2.0 and w[(0, 4)] == 1.0 and (0, 2) not in w
+
+
+def with_one_sided_synonym_relation(reverse: bool) -> tuple[KnowledgeGraph, torch.Tensor]:
+    """tiny_graph plus a triple between "alpha city" (0) and "ab" (2), a synonym pair that only 0 lists; written
+    ("ab", "in", "alpha city") when ``reverse``, else ("alpha city", "has", "ab")."""
+    graph, emb = tiny_graph()
+    fact = ("ab", "in", "alpha city") if reverse else ("alpha city", "has", "ab")
+    graph.edge_index = torch.cat([graph.edge_index, torch.tensor([[0], [2]])], dim=1)
+    graph.edge_weight = torch.cat([graph.edge_weight, torch.tensor([1.0])])
+    graph.edge_type = torch.cat([graph.edge_type, torch.tensor([EdgeType.RELATION], dtype=torch.uint8)])
+    graph.facts = [*graph.facts, fact]
+    graph.fact_entities = torch.cat([graph.fact_entities, torch.tensor([[2, 0]] if reverse else [[0, 2]])])
+    graph.fact_passage_ptr = torch.tensor([0, 1, 2, 3, 4])
+    graph.fact_passage_idx = torch.tensor([0, 1, 1, 0])
+    return graph, emb
+
+
+@pytest.mark.parametrize("reverse, both, subject_object", [
+    # (0, 2) from 0's list replaces that key; HippoRAG 2 keeps 1 on (2, 0), the authors' code 2 or nothing
+    (False, 0.85 + 1.0, 0.85),        # authors: the +2 sat on (0, 2) and was replaced
+    (True, 0.85 + 1.0, 0.85 + 2.0),   # authors: the +2 sits on (2, 0), which no synonym key replaces
+])
+def test_subject_object_relation_keys_as_the_catrag_authors_code(reverse, both, subject_object):
+    graph, emb = with_one_sided_synonym_relation(reverse)
+    kw = {"threshold": 0.8, "max_neighbours": 101, "min_chars": 3, "multipliers": MULT}
+    hippo = as_dict(reference_edge_weights(graph, emb, **kw))
+    authors = as_dict(reference_edge_weights(graph, emb, relation_keys="subject_object", **kw))
+    assert hippo[(0, 2)] == pytest.approx(both) and authors[(0, 2)] == pytest.approx(subject_object)
+    # without a synonym on the pair both forms weigh 2 x the triple count (0-3: one triple each way)
+    assert hippo[(0, 3)] == authors[(0, 3)] == pytest.approx(4.0)
+    assert hippo[(0, 1)] == authors[(0, 1)] == pytest.approx(1.8)  # both keys replaced by synonyms
+
+
+def test_directed_relation_counts_split_the_stored_weight_by_direction():
+    from hyperrag.graph.reference_weights import directed_relation_counts
+
+    graph, _ = with_one_sided_synonym_relation(reverse=True)
+    u, v, fwd = directed_relation_counts(graph)
+    got = {(a, b): f for a, b, f in zip(u.tolist(), v.tolist(), fwd.tolist())}
+    assert got == {(0, 1): 1.0, (0, 3): 1.0, (0, 2): 0.0}  # 0-3: one triple 0 -> 3, one 3 -> 0; 0-2: only 2 -> 0
+    with pytest.raises(ValueError, match="relation_keys"):
+        reference_edge_weights(graph, torch.eye(4, 2), threshold=0.8, max_neighbours=1, min_chars=3,
+                               multipliers=MULT, relation_keys="one_way")

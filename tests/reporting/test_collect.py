@@ -29,3 +29,15 @@ def test_run_tags_say_what_the_figures_are():
     assert run_tags({"llm_label": "LLM-free", "cv_folds": 5}) == ["LLM-free", "cross-fitted, 5 folds"]
     assert run_tags({"llm_label": "upper bound (oracle)", "transductive": True}) == ["upper bound (oracle)",
                                                                                      "transductive"]
+
+
+def test_a_preset_s_own_label_names_its_report_rows(tmp_path):
+    """experiment=catrag_best sets method.label: its rows never read as the paper's method."""
+    for name, label in (("paper", None), ("best", "catrag_best (not the paper's)")):
+        path = tmp_path / name
+        path.mkdir()
+        (path / "metrics.json").write_text(json.dumps({"dataset": "musique", "method": "catrag",
+                                                       "metrics": {"recall@5": 70.0}}))
+        (path / "run_info.json").write_text(json.dumps({"config": {"method": {"name": "catrag", "label": label}}}))
+    labels = sorted(r.label for r in find_runs(str(tmp_path)))
+    assert labels == ["catrag", "catrag_best (not the paper's)"]

@@ -117,7 +117,8 @@ def contradiction_dataset(tmp_path):
 def catrag(tmp_path, encoder, llm, **overrides):
     kw = {"index_root": str(tmp_path / "index"), "anchoring": False, "passage_boost": False, "fact_filter": True,
           "edge_scoring": {"n_seed": 5, "k_edge": 15, "tau_facts": 1, "weak_multiplier": 0.2,
-                           "max_facts_shown": 30, "score_scale": 1.0, "seed_pool": "facts"}}
+                           "max_facts_shown": 30, "score_scale": 1.0, "seed_pool": "facts",
+                           "prune_scope": "per_seed", "target": "arc"}}
     kw.update(overrides)
     return CatRAGRetriever(method_settings("catrag", **kw), encoder=encoder, llm=llm, device="cpu")
 
@@ -220,7 +221,7 @@ def test_failed_ner_call_falls_back_to_the_lexical_matcher_and_is_counted(tmp_pa
 def test_top_neighbours_scored_rest_weak_forward_arcs_only(tmp_path, encoder):
     model = ScriptedCatRAG(by_position={1: 10, 2: 0, 3: 8})
     settings = {"n_seed": 5, "k_edge": 3, "tau_facts": 3, "weak_multiplier": 0.2, "max_facts_shown": 30,
-                "score_scale": 1.0, "seed_pool": "facts"}
+                "score_scale": 1.0, "seed_pool": "facts", "prune_scope": "per_seed", "target": "arc"}
     with FakeOpenAIServer(responder=model) as server, fake_llm(server, tmp_path) as llm:
         r = catrag(tmp_path, encoder, llm, fact_filter=False, edge_scoring=settings)
         r.index(sample_dataset())
