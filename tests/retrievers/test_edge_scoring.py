@@ -179,7 +179,8 @@ def test_neighbour_contradicting_a_verified_fact_loses_its_relation_weight(tmp_p
 def test_failed_call_leaves_every_arc_of_that_seed_static(tmp_path, encoder):
     # k_edge = 1: each seed has pruned neighbours, which must stay static too when its call fails
     model = ScriptedCatRAG(keep_facts_with=KEEP, fail_for={"marie curie"})
-    settings = {"n_seed": 5, "k_edge": 1, "tau_facts": 5, "weak_multiplier": 0.2, "max_facts_shown": 30}
+    settings = {"n_seed": 5, "k_edge": 1, "tau_facts": 5, "weak_multiplier": 0.2, "max_facts_shown": 30,
+                "prune_scope": "per_seed", "target": "arc"}
     with FakeOpenAIServer(responder=model) as server, fake_llm(server, tmp_path, retries=0) as llm:
         r = catrag(tmp_path, encoder, llm, edge_scoring=settings)
         r.index(contradiction_dataset(tmp_path))
