@@ -87,4 +87,4 @@ def test_refresh_bad_input_is_one_line(tmp_path):
     (tmp_path / "idx").mkdir()
     proc = refresh(tmp_path, "--index", str(tmp_path / "idx"), "llm=no-such-llm")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("error: llm: unknown choice 'no-such-llm'; choices: gpt4, gpt5_nano, llama33_70b, local, none")
+    assert proc.stderr.startswith("error: llm: unknown choice 'no-such-llm'; choices: gemini_flash_lite, gpt4, gpt5_nano, llama33_70b, local")

@@ -52,7 +52,7 @@ def test_every_composition_checks_its_choices():
 @pytest.mark.parametrize(("script", "args", "line"), [
     ("retrieve.py", ["method=nope"], "error: method: unknown choice 'nope'; choices: bm25, catrag, cdfrag, dense"),
     ("train.py", ["task=nope"], "error: task: unknown choice 'nope'; choices: causal_pair, poincare"),
-    ("evaluate.py", ["predictions=x", "llm=nope"], "error: llm: unknown choice 'nope'; choices: gpt4, gpt5_nano, llama33_70b, local, none"),
+    ("evaluate.py", ["predictions=x", "llm=nope"], "error: llm: unknown choice 'nope'; choices: gemini_flash_lite, gpt4, gpt5_nano, llama33_70b, local"),
     ("report.py", ["runs=x", "nosuchkey=1"],
      ("error: field 'overrides': cannot compose report.yaml: Could not override 'nosuchkey'. To append to your "
       "config use +nosuchkey=1")),
