@@ -48,7 +48,8 @@ def train_artifact(cfg: DictConfig, task: str, train_ids: list[str], out: Path,
 
     train_cfg = compose_config("train", [f"task={task}", "logger=none", *overrides])
     OmegaConf.set_struct(train_cfg, False)
-    for key in ("data", "embedder", "hardware", "method", "seed", "cache_dir"):
+    # paper_data: data=paper's dir interpolates it (a fold of a paper-table run trains on the same files)
+    for key in ("data", "embedder", "hardware", "method", "seed", "cache_dir", "paper_data"):
         if key in cfg:
             train_cfg[key] = cfg[key]
     # the artifact goes where the method looks for its trained parts
