@@ -121,7 +121,8 @@ def test_table3_on_the_adversarialqa_fixture_from_two_ablation_stages(tmp_path):
         for key in ("crc", "groundedness_emb", "groundedness_span", "groundedness", "hallucination_rate", "f1"):
             assert key in m and 0.0 <= m[key] <= 100.0, (stage, key)
     base, full = runs["baseline"][0], runs["full"][0]
-    # stage 1 has no causal paths and no refinement: CCD and SRS are skipped, with the reason
-    assert set(base["skipped"]) == {"ccd", "srs"} and "ccd" not in base["metrics"]
+    # stage 1 has no causal paths (an empty list each: CCD has no value) and no refinement (SRS skipped, with why)
+    assert set(base["skipped"]) <= {"ccd", "srs"} and "srs" in base["skipped"]
+    assert "ccd" not in base["metrics"] and "srs" not in base["metrics"]
     # the full stage refines the query and retrieves causal paths
     assert full["skipped"] == {} and full["metrics"]["ccd"] >= 1.0 and 0.0 <= full["metrics"]["srs"] <= 100.0
