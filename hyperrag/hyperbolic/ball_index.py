@@ -505,7 +505,7 @@ class BallIndex:
                              [(p.title or "") if p is not None else "" for p in passages],
                              [p.content if p is not None else "" for p in passages], emb, keywords)
         graph = PassageGraph.from_dict(json.loads((folder / "graph.json").read_text()))
-        model = PoincareEmbedding.load_from_checkpoint(str(folder / "model.ckpt"), map_location="cpu")
+        model = PoincareEmbedding.restore(str(folder / "model.ckpt"))
         if graph.num_nodes != model.points.shape[0] or len(keywords) != len(table):
             raise ValueError(f"{folder}: the saved graph / keywords do not match the ball or the corpus")
         ball = cls(settings, table, graph, encoder, llm, model, device)

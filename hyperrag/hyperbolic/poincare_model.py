@@ -135,8 +135,8 @@ class PoincareEmbedding(L.LightningModule):
                  betas: tuple[Probability, Probability], burn_in_epochs: NonNegativeInt,
                  burn_in_lr_factor: PositiveFloat, lr_schedule: Literal["constant", "linear", "cosine"],
                  init_radius: PositiveFloat, center: bool, init_scale: PositiveFloat, stabilize: PositiveInt | None,
-                 seed: int, negative_gradients: bool,
-                 optimizer: Literal["riemannian_adam", "adam"] = "riemannian_adam", num_passages: int | None = None,
+                 seed: int, negative_gradients: bool, optimizer: Literal["riemannian_adam", "adam"],
+                 num_passages: int | None = None,
                  init_embeddings: torch.Tensor | None = None, input_dim: int | None = None) -> None:
         super().__init__()
         if loss not in LOSSES:
@@ -281,6 +281,14 @@ class PoincareEmbedding(L.LightningModule):
         if "anchor" in out:
             self.log("train/anchor", out["anchor"], on_step=False, on_epoch=True, batch_size=bs)
         return out["loss"]
+
+    @classmethod
+    def restore(cls, path: str, map_location: str = "cpu") -> PoincareEmbedding:
+        """``load_from_checkpoint`` that also reads checkpoints written before ``optimizer`` was a setting
+        (issue 37): those were trained with geoopt's Riemannian Adam."""
+        saved = torch.load(path, map_location="cpu", weights_only=False).get("hyper_parameters", {})
+        extra = {} if "optimizer" in saved else {"optimizer": "riemannian_adam"}
+        return cls.load_from_checkpoint(path, map_location=map_location, **extra)
 
     def configure_optimizers(self) -> dict[str, Any]:
         hp = self.hparams

@@ -37,6 +37,9 @@ def test_experiment_composes_and_sweeps_real_settings(name):
     if name.endswith("_paper"):  # a paper's preset is one run (its baselines and ablations are experiments too)
         assert not params and cfg.requires_llm, f"{name}: a single run that needs an LLM"
         return
+    if name.endswith("_best"):  # a strongest-composition preset is one run, and says it is not the paper's
+        assert not params and cfg.method.paper_form is False and "not the paper's" in cfg.method.label, name
+        return
     assert params, f"{name} sweeps nothing"
     for key, value in params.items():
         group = CONFIGS / key

@@ -118,7 +118,7 @@ class PoincareTask:
         return self.datamodule_factory(edges=self.graph.edges, num_nodes=self.graph.num_nodes)
 
     def load(self, checkpoint: str | Path) -> PoincareEmbedding:
-        return PoincareEmbedding.load_from_checkpoint(str(checkpoint), map_location="cpu")
+        return PoincareEmbedding.restore(str(checkpoint))
 
     @torch.no_grad()
     def evaluate(self, model: PoincareEmbedding) -> dict[str, float]:
