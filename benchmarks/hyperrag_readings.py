@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hyperrag.eval.intervals import mean_interval, paired_comparison  # noqa: E402
-from hyperrag.eval.per_query import run_per_query  # noqa: E402
-from hyperrag.retrievers.hyperrag_rows import BALL_ROWS, ROWS, SCOPES, write_rows  # noqa: E402
+from hyperrag.eval.intervals import mean_interval, paired_comparison
+from hyperrag.eval.per_query import run_per_query
+from hyperrag.retrievers.hyperrag_rows import BALL_ROWS, ROWS, SCOPES, write_rows
 
 METRICS = ("recall@2", "recall@5", "fcr@2", "fcr@5")
 

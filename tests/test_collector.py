@@ -29,7 +29,7 @@ def test_paused_collector_restores_the_previous_state():
 
 
 def test_read_openie_runs_with_the_collector_paused_and_restores_it(tmp_path, monkeypatch):
-    import hyperrag.data.openie as openie
+    from hyperrag.data import openie
 
     ds = sample_dataset()
     seen = []

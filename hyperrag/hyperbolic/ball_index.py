@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from hyperrag.config.validation import as_dict
-from hyperrag.hyperbolic.distance import poincare_distance
 from hyperrag.data.types import Passage
+from hyperrag.hyperbolic.distance import poincare_distance
 from hyperrag.passage_graph.edges import EdgeSet
 from hyperrag.passage_graph.graph import PassageGraph
 from hyperrag.utils.hashing import passage_digest, text_digest
