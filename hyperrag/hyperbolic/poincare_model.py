@@ -286,7 +286,7 @@ class PoincareEmbedding(L.LightningModule):
     def restore(cls, path: str, map_location: str = "cpu") -> PoincareEmbedding:
         """``load_from_checkpoint`` that also reads checkpoints written before ``optimizer`` was a setting
         (issue 37): those were trained with geoopt's Riemannian Adam."""
-        saved = torch.load(path, map_location="cpu", weights_only=False).get("hyper_parameters", {})
+        saved = torch.load(path, map_location="cpu", weights_only=True).get("hyper_parameters", {})
         extra = {} if "optimizer" in saved else {"optimizer": "riemannian_adam"}
         return cls.load_from_checkpoint(path, map_location=map_location, **extra)
 

@@ -152,3 +152,21 @@ def test_fixed_negatives_leave_nodes_outside_the_relations_in_place():
         moved = (m.points - m.anchor).norm(dim=1) > 0
         assert moved[:4].all()
         assert bool(moved[4:].any()) is (not fixed)  # Nickel & Kiela's negatives move; fixed ones do not
+
+
+def test_a_checkpoint_from_before_the_optimizer_setting_restores_as_riemannian_adam(tmp_path):
+    """Checkpoints written before ``optimizer`` was a setting (issue 37) were trained with geoopt's Riemannian Adam:
+    ``restore`` reads them so; a newer checkpoint keeps its own choice."""
+    import torch
+
+    from hyperrag.utils.resume import save_module_checkpoint
+
+    old = ball(6, dim=3, optimizer="adam")
+    path = save_module_checkpoint(old, tmp_path / "new.ckpt")
+    assert PoincareEmbedding.restore(str(path)).hparams.optimizer == "adam"
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    del state["hyper_parameters"]["optimizer"]
+    torch.save(state, tmp_path / "old.ckpt")
+    restored = PoincareEmbedding.restore(str(tmp_path / "old.ckpt"))
+    assert restored.hparams.optimizer == "riemannian_adam"
+    assert torch.equal(restored.embeddings.detach(), old.embeddings.detach())
