@@ -78,6 +78,7 @@ def test_refresh_after_insert_then_retrieve(tmp_path, encoder):
     assert metrics["hierarchy_status"]["hierarchy"] == "loaded"
 
 
+@pytest.mark.slow  # the default run stays under 10 minutes on 2 cores (BENCHMARKS, test suite)
 def test_refresh_bad_input_is_one_line(tmp_path):
     proc = refresh(tmp_path, "--index", str(tmp_path / "nope"), "llm=none")
     assert proc.returncode == 2

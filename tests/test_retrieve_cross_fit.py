@@ -26,6 +26,7 @@ def cdfrag(tmp_path: Path, models: Path, *overrides: str):
     return compose_retrieve(tmp_path, "method=cdfrag", f"method.retriever.models_dir={models}", *overrides)
 
 
+@pytest.mark.slow  # the default run stays under 10 minutes on 2 cores (BENCHMARKS, test suite)
 def test_cross_fitted_policy_never_scores_its_training_queries(tmp_path):
     metrics = retrieve.run(cdfrag(tmp_path, tmp_path / "models", "cv_folds=3"))
     assert metrics["queries"] == 6 and metrics["cv_folds"] == 3 and "recall@5" in metrics
@@ -53,6 +54,7 @@ def test_cv_folds_leaves_methods_trained_on_no_question_as_they_are(tmp_path):
     assert metrics["queries"] == 6 and "cv_folds" not in metrics
 
 
+@pytest.mark.slow  # the default run stays under 10 minutes on 2 cores (BENCHMARKS, test suite)
 def test_cross_fitted_policy_trains_with_the_run_s_llm(tmp_path):
     """With an LLM (the oracle here) each fold's policy trains on the actions that LLM carries out, with the
     hallucination term on, and its key names the LLM — what the retrieval of that fold deploys."""

@@ -208,6 +208,7 @@ def test_cdfrag_follows_insert_and_delete(history):
     )
 
 
+@pytest.mark.slow  # the default run stays under 10 minutes on 2 cores (BENCHMARKS, test suite)
 def test_passage_triples_follow_the_index(history):
     """The triples the causal graph reads from the index are the canonical triples each passage was indexed with."""
     from hyperrag.graph.build import canonical_triples
@@ -227,6 +228,7 @@ def test_passage_triples_follow_the_index(history):
     assert any(len(t) > 1 for t in triples)
 
 
+@pytest.mark.slow  # the default run stays under 10 minutes on 2 cores (BENCHMARKS, test suite)
 def test_index_without_provenance_is_a_clear_error(history, tmp_path):
     """An index that cannot say which triples its passages have is refused with a one-line reason."""
     import shutil
