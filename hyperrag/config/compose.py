@@ -16,10 +16,11 @@ from the arguments their YAML node gives, with :func:`config_arguments` / :func:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from hyperrag.config.choices import check_choices, config_dir
@@ -31,18 +32,29 @@ _QUIET = {"retrieve": ("llm=none", "tracking=none"), "train": ("logger=none",), 
 _HYDRA_KEYS = ("_target_", "_partial_", "_convert_", "_recursive_", "_args_")
 
 
-def compose_config(config_name: str, overrides: list[str]) -> Any:
+def compose_config(config_name: str, overrides: list[str], hydra_node: bool = False) -> Any:
     """``config_name`` composed with Hydra's compose API (outside a running Hydra app, or inside one); an override
-    choosing an option its config group lacks raises :class:`~hyperrag.errors.InputError` naming the choices."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+    choosing an option its config group lacks raises :class:`~hyperrag.errors.InputError` naming the choices.
+    ``hydra_node`` keeps Hydra's own ``hydra`` node (a multirun's ``hydra.sweeper.params``)."""
+    from hydra import compose
 
     check_choices(config_name, overrides)
+    with hydra_context():
+        return compose(config_name, overrides=overrides, return_hydra_config=hydra_node)
+
+
+@contextlib.contextmanager
+def hydra_context() -> Iterator[Any]:
+    """Hydra's global state on ``hydra_configs/`` (left as it is inside a running Hydra app); yields its config
+    loader."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
 
     if GlobalHydra.instance().is_initialized():
-        return compose(config_name, overrides=overrides)
+        yield GlobalHydra.instance().config_loader()
+        return
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="compose"):
-        return compose(config_name, overrides=overrides)
+        yield GlobalHydra.instance().config_loader()
 
 
 @functools.cache

@@ -90,3 +90,27 @@ def test_retrieve_py_with_a_misspelt_catrag_variant_exits_2_in_one_line(tmp_path
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [f"error: {CATRAG_LINE}"]
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["-m", "method=catrag", "method.retriever.variant=paperr", "data=sample", "llm=none"],  # fixed in every job
+    ["-m", "method=catrag", "method.retriever.variant=paper,paperr", "data=sample", "llm=none"],  # one swept value
+])
+def test_a_multirun_with_a_misspelt_choice_stops_with_one_line_and_exit_2(argv, capsys):
+    """Every published table runs with ``-m``: its jobs are checked as a single run is (review finding, issue 40)."""
+    with pytest.raises(SystemExit) as stop:
+        check_command_line("retrieve", argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {CATRAG_LINE}"]
+
+
+def test_a_multirun_is_checked_on_jobs_covering_every_swept_value_of_the_experiment_and_the_command_line():
+    from hyperrag.config.command_line import _multirun_jobs
+
+    jobs = _multirun_jobs("retrieve", ["experiment=catrag_table", "llm=none", "seed=0,1"])
+    chosen = {override for job in jobs for override in job}
+    methods = {o.split("=", 1)[1] for o in chosen if o.startswith("method=")}
+    assert methods == {"no_retrieval", "bm25", "dense", "raptor", "lightrag", "hipporag2", "catrag"}
+    assert {"data.name=musique", "data.name=hover", "seed=0", "seed=1"} <= chosen
+    assert all("experiment=catrag_table" in job and "llm=none" in job for job in jobs)
+    assert len(jobs) == 2 * 7  # the command line's 2 values, each with the experiment's 7-long cover: not 7 × 4 × 2
