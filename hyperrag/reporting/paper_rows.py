@@ -109,6 +109,8 @@ def data_text(run: RunRecord, table: PublishedTable | None = None) -> str:
 def not_comparable(run: RunRecord, table: PublishedTable) -> str | None:
     """Why the run's figures cannot be set against the paper's (``None``: they can)."""
     reasons = []
+    if run.config.get("method.paper_form") is False:
+        reasons.append("not the paper's method")
     if ORACLE in run.tags or any(t == f"reader: {ORACLE}" for t in run.tags):
         reasons.append("oracle upper bound")
     if "substituted models" in run.tags:

@@ -74,3 +74,19 @@ def test_a_comparable_run_keeps_its_delta(tmp_path):
     assert "not comparable" not in delta and "+" in delta  # a model's run on the paper's sizes: a Δ
     tests = text.split("## Paired tests against the strongest baseline")[1].split("## Paper")[0]
     assert "Δ em" in tests and "Not tested" not in tests  # answers of a real model are tested
+
+
+def test_a_run_of_a_composition_of_ours_gets_no_delta_against_the_paper(tmp_path):
+    """``method.paper_form: false`` (e.g. ``experiment=catrag_best``): its figures are not the paper's method, even
+    with the paper's models on the paper's data (review finding 5)."""
+    from hyperrag.reporting.collect import RunRecord
+    from hyperrag.reporting.paper_rows import not_comparable
+    from hyperrag.reporting.published import load_published
+
+    table = next(t for t in load_published() if t.id == "catrag_table2")
+    kept = RunRecord(path=tmp_path, method="catrag", dataset="musique", metrics={"queries": 1000},
+                     config={"method.paper_form": True}, labels={"data": {"queries": 1000, "passages": 11656}})
+    ours = RunRecord(path=tmp_path, method="catrag", dataset="musique", metrics={"queries": 1000},
+                     config={"method.paper_form": False}, labels={"data": {"queries": 1000, "passages": 11656}})
+    assert not_comparable(kept, table) is None
+    assert not_comparable(ours, table) == "not the paper's method"
