@@ -41,3 +41,20 @@ def test_a_preset_s_own_label_names_its_report_rows(tmp_path):
         (path / "run_info.json").write_text(json.dumps({"config": {"method": {"name": "catrag", "label": label}}}))
     labels = sorted(r.label for r in find_runs(str(tmp_path)))
     assert labels == ["catrag", "catrag_best (not the paper's)"]
+
+
+def test_the_paper_preset_and_the_method_defaults_keep_a_row_each(tmp_path):
+    """method=hugrag_paper and method=hugrag: two presets of one method, two labels, neither dropped by
+    latest_only (review finding 4)."""
+    from hyperrag.config import compose_config
+    from hyperrag.reporting.collect import latest_only
+
+    for preset in ("hugrag", "hugrag_paper"):
+        path = tmp_path / preset
+        path.mkdir()
+        (path / "metrics.json").write_text(json.dumps({"dataset": "musique", "method": "hugrag",
+                                                       "metrics": {"recall@5": 70.0}}))
+        name = compose_config("retrieve", [f"method={preset}"]).method.name
+        (path / "run_info.json").write_text(json.dumps({"config": {"method": {"name": name}}}))
+    runs = latest_only(find_runs(str(tmp_path)))
+    assert len(runs) == 2 and len({r.label for r in runs}) == 2
