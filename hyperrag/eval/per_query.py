@@ -13,7 +13,6 @@ The mean of a metric's values here is the run's reported figure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,7 +119,7 @@ def run_per_query(run_dir: str | Path, name: str | None = None) -> RunValues:
 
     The cut-offs and the reader's passage count come from the run's ``metrics.json`` / config when recorded.
     """
-    from hyperrag.eval.runs import PREDICTIONS, read_predictions
+    from hyperrag.eval.runs import PREDICTIONS, read_jsonl_rows, read_predictions
 
     run_dir = Path(run_dir)
     if run_dir.is_file():
@@ -129,35 +128,37 @@ def run_per_query(run_dir: str | Path, name: str | None = None) -> RunValues:
     ks, answer_top_n = _cutoffs(run_dir)
     values = per_query_values(rows, ks, answer_top_n, _f1_answer(run_dir))
     evaluation = run_dir / "evaluation.jsonl"
-    if evaluation.is_file():
-        for line in evaluation.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
+    if evaluation.is_file():  # re-scored per query (evaluate.py): wins over predictions.jsonl, as its means do in
+        for row in read_jsonl_rows(evaluation):  # reports (collect.load_run), so a mean and its interval agree
             qid = str(row.get("id"))
             for key, value in row.items():
                 if key in _NOT_METRICS or isinstance(value, bool) or not isinstance(value, (int, float)):
                     continue
-                metric = _EVALUATION_KEYS.get(key, key)
-                values.setdefault(metric, {}).setdefault(qid, float(value))
+                values.setdefault(_EVALUATION_KEYS.get(key, key), {})[qid] = float(value)
     return RunValues(name or run_dir.name, run_dir, values)
 
 
 def _f1_answer(run_dir: Path) -> str:
     """Which answer the run's EM / F1 scored (``metrics.json``'s ``f1_answer``; ``short`` when not recorded)."""
-    metrics_path = run_dir / "metrics.json"
-    if metrics_path.is_file():
-        return str(json.loads(metrics_path.read_text()).get("metrics", {}).get("f1_answer", "short"))
-    return "short"
+    return str(_run_metrics(run_dir).get("f1_answer", "short"))
+
+
+def _run_metrics(run_dir: Path) -> dict[str, Any]:
+    """``metrics.json``'s ``metrics`` (empty when the run has none); a broken file stops with one line."""
+    from hyperrag.eval.runs import read_json_file
+
+    path = run_dir / "metrics.json"
+    record = read_json_file(path) if path.is_file() else {}
+    metrics = record.get("metrics") if isinstance(record, dict) else None
+    return metrics if isinstance(metrics, dict) else {}
 
 
 def _cutoffs(run_dir: Path) -> tuple[tuple[int, ...], int]:
     """The run's recall/fcr cut-offs (from the metric names it reported) and its reader's passage count."""
     ks: tuple[int, ...] = (2, 5, 10)
     answer_top_n = 5
-    metrics_path = run_dir / "metrics.json"
-    if metrics_path.is_file():
-        metrics = json.loads(metrics_path.read_text()).get("metrics", {})
+    metrics = _run_metrics(run_dir)
+    if metrics:
         found = sorted({int(k.split("@", 1)[1]) for k in metrics if k.startswith("recall@") and k[7:].isdigit()})
         ks = tuple(found) or ks
     from hyperrag.eval.runs import run_config

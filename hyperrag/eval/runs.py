@@ -20,6 +20,38 @@ log = logging.getLogger(__name__)
 PREDICTIONS = "predictions.jsonl"
 
 
+def read_json_file(path: Path) -> Any:
+    """A run file's JSON (``metrics.json``, ``run_info.json``, ``evaluation.json``); an unreadable or invalid one
+    raises :class:`InputError` naming it (and the line)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from None
+    except (OSError, ValueError) as err:  # unreadable, not UTF-8
+        raise InputError(f"cannot read this run file ({type(err).__name__})", path=path) from None
+
+
+def read_jsonl_rows(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a run's ``.jsonl`` file, one per non-blank line; a line that is not a JSON object
+    raises :class:`InputError` naming the file and the line."""
+    rows = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read this run file ({type(err).__name__})", path=path) from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", path=path, line=n) from None
+        if not isinstance(row, dict):
+            raise InputError(f"expected a JSON object, got {type(row).__name__}", path=path, line=n)
+        rows.append(row)
+    return rows
+
+
 def find_prediction_files(spec: str | Path | list[Any] | tuple[Any, ...]) -> list[Path]:
     """Prediction files from a file, a run directory (searched recursively), a glob, or a list of those."""
     if isinstance(spec, (list, tuple)) or type(spec).__name__ == "ListConfig":

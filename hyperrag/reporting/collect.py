@@ -18,6 +18,7 @@ from typing import Any
 from hyperrag.errors import InputError
 from hyperrag.eval.intervals import Interval
 from hyperrag.eval.per_query import RunValues, run_per_query
+from hyperrag.eval.runs import read_json_file
 from hyperrag.reporting.csv_log import flatten
 
 METHOD_ORDER = ("bm25", "dense", "hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag")
@@ -124,30 +125,22 @@ def _config(run_dir: Path, info: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _json_file(path: Path) -> Any:
-    """A run file's JSON; an unreadable or invalid one raises :class:`InputError` naming it (and the line)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from None
-    except (OSError, ValueError) as err:  # unreadable, not UTF-8
-        raise InputError(f"cannot read this run file ({type(err).__name__})", path=path) from None
-
-
 def load_run(metrics_path: Path) -> RunRecord | None:
     """A retrieval run from its ``metrics.json`` (other files named so, e.g. training's, return None)."""
-    record = _json_file(metrics_path)  # a broken run record is named, not skipped as "no runs found"
+    record = read_json_file(metrics_path)  # a broken run record is named, not skipped as "no runs found"
     if not isinstance(record, dict) or "dataset" not in record or not isinstance(record.get("metrics"), dict):
         return None
     run_dir = metrics_path.parent
     info: dict[str, Any] = {}
     if (run_dir / "run_info.json").is_file():
-        info = _json_file(run_dir / "run_info.json")
+        info = read_json_file(run_dir / "run_info.json")
     metrics = {k: v for k, v in record["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     evaluation = run_dir / "evaluation.json"
     judge = None
     if evaluation.is_file():  # re-scored metrics (evaluate.py) extend the run's own
-        scored = _json_file(evaluation)
+        scored = read_json_file(evaluation)
+        if not isinstance(scored, dict) or not isinstance(scored.get("metrics", {}), dict):
+            raise InputError("expected a JSON object with a 'metrics' object", path=evaluation)
         metrics.update(scored.get("metrics", {}))
         judge = scored.get("llm")  # the judge model of its LLM-judged metrics, if any
     overrides = {}

@@ -22,7 +22,6 @@ score ``method.retriever.multi_step=false`` runs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -55,7 +54,7 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
         InputError: the run has no predictions, or they carry no ``no_ball`` rows (not a streaming HyperRAG run).
     """
     from hyperrag.eval.retrieval import retrieval_metrics
-    from hyperrag.eval.runs import PREDICTIONS, read_predictions
+    from hyperrag.eval.runs import PREDICTIONS, read_json_file, read_predictions
     from hyperrag.utils.atomic import atomic_write_json, atomic_write_jsonl
 
     run_dir = Path(run_dir)
@@ -72,8 +71,8 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
     if multi:
         raise InputError(f"{len(multi)} of {len(rows)} predictions are multi-step (first: {multi[0]}) while the rows "
                          "are single-step; rerun with method.retriever.multi_step=false", path=path)
-    record = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").is_file() else {}
-    metrics = record.get("metrics", {})
+    record = read_json_file(run_dir / "metrics.json") if (run_dir / "metrics.json").is_file() else {}
+    metrics = (record.get("metrics") if isinstance(record, dict) else None) or {}
     ks = tuple(sorted({int(k.split("@", 1)[1]) for k in metrics if k.startswith("recall@")})) or (2, 5, 10)
     out: dict[str, Path] = {}
     def ranking(r: dict[str, Any], key: str) -> list[str] | None:
@@ -93,7 +92,8 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
         scored["queries"] = len(derived)
         scored.update({k: metrics[k] for k in _LABELS if k in metrics})
         scored["row"] = label
-        atomic_write_json(folder / "metrics.json", {"dataset": record.get("dataset"), "method": f"{key} (no ball)",
+        kind = "ball" if key in BALL_ROWS else "no ball"
+        atomic_write_json(folder / "metrics.json", {"dataset": record.get("dataset"), "method": f"{key} ({kind})",
                                                    "derived_from": str(run_dir), "metrics": scored})
         out[key] = folder
     return out

@@ -53,3 +53,29 @@ def test_report_py_names_the_broken_metrics_json_and_exits_2(tmp_path):
         (f"error: {run / 'metrics.json'}:1: not valid JSON: Expecting property name enclosed in double quotes "
          "(column 2)")]
     assert not (tmp_path / "reports").exists()
+
+
+def test_broken_per_query_files_stop_the_intervals_cli_in_one_line(tmp_path, capsys):
+    """The per-query reader opens metrics.json and evaluation.jsonl again: a broken one is named with its line
+    (review finding 7)."""
+    from hyperrag.eval.intervals.__main__ import main
+
+    runs = []
+    for name in ("a", "b"):
+        run = tmp_path / name
+        run.mkdir()
+        row = {"id": "q1", "question": "?", "ranked_ids": ["g"], "gold_ids": ["g"], "answers": []}
+        (run / "predictions.jsonl").write_text(json.dumps(row) + "\n")
+        (run / "metrics.json").write_text(json.dumps({"dataset": "d", "method": name, "metrics": {"recall@5": 100}}))
+        runs.append(run)
+    (runs[1] / "evaluation.jsonl").write_text('{"id": "q1", "em": 1}\n{"id": "q2", "em"\n')
+    with pytest.raises(SystemExit) as stop:
+        main([str(runs[0]), str(runs[1])])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "evaluation.jsonl:2: not valid JSON" in err[0]
+    (runs[1] / "evaluation.jsonl").unlink()
+    (runs[1] / "metrics.json").write_text('{"metrics": {')
+    with pytest.raises(SystemExit) as stop:
+        main([str(runs[0]), str(runs[1])])
+    assert stop.value.code == 2 and "metrics.json" in capsys.readouterr().err

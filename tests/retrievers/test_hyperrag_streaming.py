@@ -81,6 +81,9 @@ def test_streaming_run_labels_its_protocol_and_writes_the_no_ball_rows(tmp_path)
     assert res["rows"]["dense"]["recall@5"].estimate == pytest.approx(dense["recall@5"])  # same dense, same run
     saved = json.loads((tmp_path / "run" / "rows" / "graph_selection" / "metrics.json").read_text())
     assert saved["metrics"]["protocol"] == "streaming" and saved["metrics"]["llm_label"] == "LLM-free"
+    assert saved["method"] == "graph_selection (no ball)"
+    ball = json.loads((tmp_path / "run" / "rows" / "trained_corpus" / "metrics.json").read_text())
+    assert ball["method"] == "trained_corpus (ball)"  # a report never calls the ball a no-ball row
 
 
 def test_rows_of_a_run_without_them_are_refused_in_one_line(tmp_path):
