@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
-from hyperrag.eval.per_query import RunValues, run_per_query
+from hyperrag.eval.per_query import RunValues, is_binary_metric, run_per_query
 
 
 @dataclass
@@ -46,7 +46,7 @@ class CVResult:
     values: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def interval(self, metric: str) -> Interval:
-        return mean_interval([self.values[metric][q] for q in self.queries])
+        return mean_interval([self.values[metric][q] for q in self.queries], binary=is_binary_metric(metric))
 
 
 def split_folds(queries: Sequence[str], folds: int, seed: int) -> list[list[str]]:

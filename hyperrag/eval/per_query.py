@@ -25,10 +25,18 @@ from hyperrag.eval.qa import (
 )
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 
-__all__ = ["NOT_PERCENT", "RunValues", "comparable_metrics", "metric_order", "per_query_values", "run_per_query"]
+__all__ = ["BINARY_METRICS", "NOT_PERCENT", "RunValues", "is_binary_metric", "comparable_metrics", "metric_order", "per_query_values", "run_per_query"]
 
 #: metrics whose per-query values are not fractions reported in percent
 NOT_PERCENT = frozenset({"ccd"})
+#: metrics whose per-query values are 0/1 by definition (Wilson intervals); others keep the bootstrap even when a
+#: run's values happen to be all 0 or 1
+BINARY_METRICS = frozenset({"em", "jsr", "match_acc", "accuracy"})
+
+
+def is_binary_metric(metric: str) -> bool:
+    """Whether ``metric`` is 0/1 per query by definition (EM, FCR@k, JSR, Match-Acc, accuracy)."""
+    return metric in BINARY_METRICS or metric.startswith("fcr@")
 #: evaluation.jsonl's per-query flags → the metric they average into
 _EVALUATION_KEYS = {"hallucinated": "hallucination_rate", "hallucinated_lexical": "hallucination_rate_lexical"}
 #: evaluation.jsonl keys that are not metric values
@@ -88,6 +96,7 @@ class RunValues:
         """The metric's mean over the queries it applies to, with its interval (percent; Wilson for 0/1 values,
         BCa bootstrap otherwise)."""
         vals = self.values.get(metric, {})
+        kwargs.setdefault("binary", is_binary_metric(metric))
         return mean_interval(list(vals.values()), scale=_scale(metric), **kwargs)
 
     def compare(self, other: RunValues, metric: str, **kwargs: Any) -> PairedComparison:

@@ -142,6 +142,21 @@ def test_a_constant_0_1_metric_gets_a_wilson_interval_not_a_point():
     assert mean_interval([0.5, 0.25, 1.0, 0.75, 0.0, 0.5]).method == "BCa bootstrap"
 
 
+def test_wilson_goes_by_the_metric_and_the_same_values_in_any_order_give_the_same_interval():
+    """Review findings 11-12: a recall row that happens to be all 0/1 keeps the bootstrap, hops are never a
+    proportion, and two runs with the same per-query values (in another order) print the same bracket."""
+    from hyperrag.eval.per_query import RunValues
+
+    hits = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0]
+    run = RunValues("r", values={m: {f"q{i}": v for i, v in enumerate(hits)} for m in ("recall@5", "fcr@5", "ccd")})
+    assert run.interval("fcr@5").method == "Wilson"
+    assert run.interval("recall@5").method != "Wilson"
+    assert run.interval("ccd").method != "Wilson"
+    assert mean_interval(hits, scale=1.0).method != "Wilson"  # a count (scale 1) is never Wilson, by default
+    spread = [0.5, 0.25, 1.0, 0.75, 0.0, 0.5, 1.0, 0.25, 0.5]
+    assert mean_interval(spread) == mean_interval(spread[::-1]) == mean_interval(sorted(spread))
+
+
 def test_three_differing_queries_get_the_exact_sign_flip_p_value():
     """3 queries gained, none lost: of the 2^3 = 8 sign flips, all-plus and all-minus are as extreme as the
     observed sum, so the two-sided exact p is 2/8 = 0.25; two gained and one lost: every flip is as extreme

@@ -156,13 +156,17 @@ def wilson_interval(successes: int, n: int, level: float = LEVEL) -> tuple[float
 
 
 def mean_interval(values: Sequence[float], *, scale: float = 100.0, level: float = LEVEL,
-                  resamples: int = RESAMPLES, seed: int = 0) -> Interval:
-    """The mean of per-query values with its interval: Wilson for 0/1 values, else BCa bootstrap (percentile
-    where BCa is undefined).
+                  resamples: int = RESAMPLES, seed: int = 0, binary: bool | None = None) -> Interval:
+    """The mean of per-query values with its interval: Wilson for a 0/1 metric, else BCa bootstrap (percentile
+    where BCa is undefined). The values are sorted first, so the same values in any order give the same interval.
 
     Args:
         values: one value per query, e.g. 0/1 full-chain hits or recall fractions, shape ``[n]``.
         scale: multiplies the mean and bounds (100 → percent, as the metrics are reported; 1 for hops).
+        binary: whether the metric is a 0/1 one (Wilson); ``None``: whether every value is 0 or 1 and ``scale``
+            is not 1 (a count such as hops is never a proportion). Callers that know the metric say so
+            (:meth:`~hyperrag.eval.per_query.RunValues.interval`), so a recall row that happens to be all 0/1
+            keeps the bootstrap.
         level: confidence level of the two-sided interval.
         resamples: bootstrap resamples (continuous values).
         seed: the resampling generator's seed (the same inputs give the same interval).
@@ -171,11 +175,11 @@ def mean_interval(values: Sequence[float], *, scale: float = 100.0, level: float
         ``Interval`` with its ``method``; with no query, NaN; for one query, or constant non-binary values, the
         point itself (``method="point"``).
     """
-    arr = _array(values)
+    arr = np.sort(_array(values))
     if arr.size == 0:
         return Interval(float("nan"), float("nan"), float("nan"), 0, level, "point")
     mean = float(arr.mean())
-    if _binary(arr):
+    if (_binary(arr) and scale != 1.0) if binary is None else (binary and _binary(arr)):
         low, high = wilson_interval(int(arr.sum()), int(arr.size), level)
         return Interval(scale * mean, scale * low, scale * high, int(arr.size), level, WILSON)
     if arr.size < 2 or np.all(arr == arr[0]):
@@ -279,4 +283,4 @@ def holm(comparisons: Sequence[PairedComparison]) -> list[PairedComparison]:
 def interval_legend(level: float = LEVEL, resamples: int = RESAMPLES) -> str:
     """One sentence for a report's header: how its intervals were obtained."""
     return (f"{level:.0%} interval over the queries in brackets: Wilson score for 0/1 metrics (EM, FCR@k, JSR, "
-            f"Match-Acc, accuracy), BCa bootstrap ({resamples:,} resamples) for the others")
+            f"Match-Acc, accuracy), BCa bootstrap ({resamples:,} resamples) for the others (recall, F1, hops, ...)")
