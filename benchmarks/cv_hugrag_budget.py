@@ -115,7 +115,8 @@ def main() -> None:
         c = mean_interval(values)
         return [round(c.estimate, 1), round(c.low, 1), round(c.high, 1)]
 
-    result: dict = {"llm": llm_label(llm), "gates": args.gates, "dense_mix": args.dense_mix, "folds": args.folds,
+    label = llm_label(llm) + (" + oracle gates (upper bound, transductive)" if args.gates == "oracle" else "")
+    result: dict = {"llm": label, "gates": args.gates, "dense_mix": args.dense_mix, "folds": args.folds,
                     "seed": args.seed, "queries": len(questions), "grid": grid, "forms": {}}
     held_by_form: dict[str, list[dict]] = {}
     for form in args.forms.split(","):

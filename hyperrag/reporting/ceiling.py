@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hyperrag.reporting.collect import RunRecord
+from hyperrag.reporting.collect import RunRecord, uses_oracle
 from hyperrag.utils.plotting import pyplot, save_figure
 
 LLM_FREE = "LLM-free"
@@ -20,7 +20,7 @@ CEILING_METRICS = ("recall@5", "fcr@5", "em")
 
 def ceiling_pairs(runs: Sequence[RunRecord]) -> list[tuple[str, str, RunRecord, RunRecord]]:
     """``(method, dataset, LLM-free run, oracle run)`` for every method and dataset that has both."""
-    free = {(r.method, r.dataset, r.variant_text): r for r in runs if LLM_FREE in r.tags}
+    free = {(r.method, r.dataset, r.variant_text): r for r in runs if LLM_FREE in r.tags and not uses_oracle(r)}
     pairs = []
     for r in runs:
         if ORACLE in r.tags and (r.method, r.dataset, r.variant_text) in free:

@@ -83,6 +83,15 @@ def stand_in_name(data: dict[str, Any]) -> str | None:
     return STAND_INS.get((str(data.get("corpus_sha256")), str(data.get("queries_sha256"))))
 
 
+#: the tag of a run some of whose steps gold decided (``oracle_steps``), e.g. "upper bound (oracle causal_gate)"
+ORACLE_STEPS_TAG = "upper bound (oracle"
+
+
+def uses_oracle(run: RunRecord) -> bool:
+    """Whether gold informed any of the run's figures: the oracle LLM, or oracle steps under any LLM."""
+    return any(t.startswith(ORACLE_STEPS_TAG) for t in run.tags)
+
+
 def run_tags(metrics: dict[str, Any]) -> list[str]:
     """The labels a run's figures carry: which LLM decided (LLM-free / upper bound (oracle) / model), whether the
     reader was another backend, whether the method saw its evaluation questions at index time, and whether its
@@ -94,6 +103,8 @@ def run_tags(metrics: dict[str, Any]) -> list[str]:
         tags.append(f"reader: {metrics['reader_llm_label']}")
     if metrics.get("transductive") is True:
         tags.append("transductive")
+    if isinstance(metrics.get("oracle_steps"), list) and metrics["oracle_steps"]:
+        tags.append(f"{ORACLE_STEPS_TAG} {', '.join(map(str, metrics['oracle_steps']))})")
     if isinstance(metrics.get("cv_folds"), int) and metrics["cv_folds"] > 1:
         tags.append(f"cross-fitted, {metrics['cv_folds']} folds")
     if metrics.get("models") == "substituted":

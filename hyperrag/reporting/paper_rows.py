@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hyperrag.reporting.collect import RunRecord, stand_in_name
+from hyperrag.reporting.collect import RunRecord, stand_in_name, uses_oracle
 from hyperrag.reporting.published import KNOWN_METRICS, PublishedRow, PublishedTable, tables_for_experiment
 from hyperrag.reporting.tables import markdown_table
 
@@ -111,7 +111,7 @@ def not_comparable(run: RunRecord, table: PublishedTable) -> str | None:
     reasons = []
     if run.config.get("method.paper_form") is False:
         reasons.append("not the paper's method")
-    if ORACLE in run.tags or any(t == f"reader: {ORACLE}" for t in run.tags):
+    if uses_oracle(run) or any(t == f"reader: {ORACLE}" for t in run.tags):
         reasons.append("oracle upper bound")
     if "substituted models" in run.tags:
         reasons.append("substituted models")

@@ -113,6 +113,9 @@ class Retriever(ABC):
 
     #: set by the runner when a transductive-by-design artifact in use trained on the scored questions
     saw_questions: bool = False
+    #: steps a gold-informed oracle decided whatever the LLM (e.g. ``("causal_gate",)`` for HugRAG's
+    #: ``gates.verifier: oracle``): the run is an upper bound and is labelled so (``metrics.json``'s ``oracle_steps``)
+    oracle_steps: tuple[str, ...] = ()
 
     @property
     def transductive(self) -> bool:

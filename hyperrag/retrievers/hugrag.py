@@ -357,6 +357,7 @@ class HugRAGRetriever(Retriever):
         hops = hop_entities_of(dataset, graph)
         per_q = gold_hop_pairs(self.tree, edges, hops, min_distance=1)
         self.saw_questions = True
+        self.oracle_steps = ("causal_gate",)
         self.oracle_questions = sum(1 for q in per_q if any(q))
         if not self.oracle_questions:
             log.warning("hugrag: gates.verifier=oracle but no question of %s has two gold hops in the graph "

@@ -412,6 +412,8 @@ def run_labels(llm: LanguageModel | None, reader: LanguageModel | None, retrieve
         out["reader_llm_label"] = llm_label(reader)
     if getattr(retriever, "transductive", False):
         out["transductive"] = True
+    if getattr(retriever, "oracle_steps", ()):  # gold decided these steps: an upper bound whatever the LLM
+        out["oracle_steps"] = list(retriever.oracle_steps)
     if isinstance(getattr(retriever, "protocol", None), str):  # "streaming" | "transductive" | "held-out graphs"
         out["protocol"] = retriever.protocol
     return out
@@ -424,6 +426,8 @@ def run_title(method: str, dataset: str, queries: int, metrics: dict[str, Any]) 
         labels.append(f"reader: {metrics['reader_llm_label']}")
     if metrics.get("transductive"):
         labels.append("transductive")
+    if metrics.get("oracle_steps"):
+        labels.append(f"upper bound (oracle {', '.join(metrics['oracle_steps'])})")
     return f"{method} on {dataset} ({queries} queries) — {', '.join(x for x in labels if x)}"
 
 

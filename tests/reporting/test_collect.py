@@ -58,3 +58,21 @@ def test_the_paper_preset_and_the_method_defaults_keep_a_row_each(tmp_path):
         (path / "run_info.json").write_text(json.dumps({"config": {"method": {"name": name}}}))
     runs = latest_only(find_runs(str(tmp_path)))
     assert len(runs) == 2 and len({r.label for r in runs}) == 2
+
+
+def test_oracle_steps_under_no_llm_are_an_upper_bound_not_llm_free(tmp_path):
+    """gates.verifier=oracle with llm=none: gold judged the gates, so the run is no LLM-free baseline and gets no Δ
+    against the paper (review finding 6)."""
+    from hyperrag.reporting.ceiling import ceiling_pairs
+    from hyperrag.reporting.collect import run_tags, uses_oracle
+
+    tags = run_tags({"llm_label": "LLM-free", "transductive": True, "oracle_steps": ["causal_gate"]})
+    assert tags == ["LLM-free", "transductive", "upper bound (oracle causal_gate)"]
+    for name, steps in (("free", []), ("gated", ["causal_gate"])):
+        path = tmp_path / name
+        path.mkdir()
+        (path / "metrics.json").write_text(json.dumps({"dataset": "musique", "method": "hugrag", "metrics": {
+            "recall@5": 70.0, "llm_label": "LLM-free", **({"oracle_steps": steps} if steps else {})}}))
+    runs = {r.path.name: r for r in find_runs(str(tmp_path))}
+    assert uses_oracle(runs["gated"]) and not uses_oracle(runs["free"])
+    assert ceiling_pairs(list(runs.values())) == []  # the gated run is neither the LLM-free nor the oracle side
