@@ -32,8 +32,8 @@ both sides); ``failing`` — the scripted filter's call fails (raises) for every
 and keeps every candidate for the rest, on both sides (a SCRIPTED filter on ours too).
 
 ``--dataset 2wiki_slice``: a deterministic slice of ``2wikimultihopqa_corpus`` (:mod:`benchmarks.wiki_slice`:
-100 passages (the first half of the 200-passage window with the most non-ASCII titles), three passages repeated to exercise the merge, 60 questions
-written from passages' first sentences, each's gold its passage), its triples extracted once by the project's
+100 passages — the first half of the 200-passage window with the most non-ASCII titles —, three passages repeated
+to exercise the merge, 60 questions written from passages' first sentences, each's gold its passage), its triples extracted once by the project's
 local LLM (``llm=local``, SmolLM2) into HippoRAG 2's OpenIE layout; built under ``--slice`` when missing.
 
 ``--ours reference`` (default) runs ours in the reference mode: ``seed_ties: reference``, ``ppr_dtype:
