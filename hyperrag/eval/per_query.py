@@ -25,7 +25,7 @@ from hyperrag.eval.qa import (
 )
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 
-__all__ = ["BINARY_METRICS", "NOT_PERCENT", "RunValues", "is_binary_metric", "comparable_metrics", "metric_order", "per_query_values", "run_per_query"]
+__all__ = ["BINARY_METRICS", "NOT_PERCENT", "RunValues", "comparable_metrics", "is_binary_metric", "metric_order", "per_query_values", "run_per_query"]
 
 #: metrics whose per-query values are not fractions reported in percent
 NOT_PERCENT = frozenset({"ccd"})

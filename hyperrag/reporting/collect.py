@@ -9,7 +9,6 @@ details (out, cache_dir, experiment, tracking, hardware) never count.
 from __future__ import annotations
 
 import glob
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -117,10 +117,10 @@ def compare_rows(run_dir: str | Path, metrics: Sequence[str] = ("recall@2", "rec
     for key, run in runs.items():
         out["rows"][labels[key]] = {m: run.interval(m) for m in metrics if m in run.values}
     out["rows"][BALL] = {m: ball.interval(m) for m in metrics if m in ball.values}
-    for key in ROWS:
+    for key, label in ROWS.items():
         if key in runs:
-            out["ball_minus"][ROWS[key]] = {m: ball.compare(runs[key], m) for m in metrics
-                                            if m in runs[key].values and m in ball.values}
+            out["ball_minus"][label] = {m: ball.compare(runs[key], m) for m in metrics
+                                        if m in runs[key].values and m in ball.values}
     for scope, spec in SCOPES.items():
         if spec["trained"] not in runs:
             continue
