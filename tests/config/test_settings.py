@@ -261,6 +261,6 @@ def test_paper_preset_is_a_method_config_the_ablation_stacks_on():
     # the paper form's own budget (5-fold CV, issue 38) and the paper's prompt texts; ours one override away
     assert (paper.token_budget, paper.node_tokens) == (4096, 128) and (default.token_budget, default.node_tokens) == (512, 64)
     assert paper.prompts == default.prompts == "paper"
-    extended = instantiate(compose_config("retrieve", ["method=hugrag_paper", "method.retriever.prompts=extended",
-                                                       "method.retriever.token_budget=512"]).method.retriever)
+    extended = instantiate(compose_config("retrieve", "method=hugrag_paper", "method.retriever.prompts=extended",
+                                          "method.retriever.token_budget=512").method.retriever)
     assert extended.prompts == "extended" and extended.token_budget == 512

@@ -125,7 +125,8 @@ class CausalGate(Task):
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "a_text", "b_text", task=self.name)
         if self.prompts == "paper":
-            return FIG9.format(a_text=block("node", inputs["a_text"]), b_text=block("node", inputs["b_text"]))
+            return FIG9.format(a_text=block("node", inputs["a_text"], id="A"),
+                               b_text=block("node", inputs["b_text"], id="B"))
         return (f"A:\n{block('node', inputs['a_text'], id='A')}\nB:\n{block('node', inputs['b_text'], id='B')}\n"
                 'Reply with {"answer": "yes" or "no", "direction": "A->B", "B->A", "both" or "none"}.')
 
