@@ -37,7 +37,9 @@ name                     reports (percent, mean over the queries it applies to) 
 =======================  =================================================================  ==================
 
 The *context* of a query is its top ``context_top_n`` retrieved passages (what the reader saw), or, when the method
-recorded the evidence it actually answered from (``details["evidence"]``: HugRAG's kept subgraph), that evidence.
+recorded the evidence it actually answered from (``details["evidence"]``: HugRAG's kept subgraph), that evidence —
+its passages first (at most ``context_top_n``), then its other items; the caps (``context_max_items``,
+``context_max_tokens``: ``hydra_configs/eval_caps/``) are the same for every method (:func:`capped_evidence`).
 Text-based metrics need the corpus to read passages. A failed or abstaining answer scores 0 in answer relevancy
 (not left out); an empty context scores 0 in the claim recalls. ``metrics="auto"`` picks every metric whose needs
 are met.
@@ -114,12 +116,16 @@ class EvalInputs:
         return [(pid, self.passage_text(pid)) for pid in self.context_ids(row) if pid in self.corpus]
 
     def context_text(self, row: dict[str, Any]) -> str | None:
+        """The evaluated context under the caps, the same rule for every method (:func:`capped_evidence`): its
+        recorded evidence (passages first, at most ``context_top_n``, then its other items), else its top
+        ``context_top_n`` passages; at most ``context_max_items`` items and ``context_max_tokens`` tokens."""
         used = used_evidence(row)
         if used is not None:
-            return capped_context(used, self.context_max_items, self.context_max_tokens)
+            return capped_evidence(used, evidence_kinds(row), self.context_top_n, self.context_max_items,
+                                   self.context_max_tokens)
         if self.corpus is None:
             return None
-        return capped_context([t for _, t in self.context_pairs(row)], None, self.context_max_tokens)
+        return capped_context([t for _, t in self.context_pairs(row)], self.context_max_items, self.context_max_tokens)
 
     @property
     def has_answers(self) -> bool:
@@ -140,6 +146,29 @@ def capped_context(items: list[str], max_items: int | None, max_tokens: int | No
     keep = int(max_tokens / 1.3)
     ends = [m.end() for m in re.finditer(r"\S+", text)]
     return text if len(ends) <= keep else text[: ends[keep - 1]] if keep else ""
+
+
+def capped_evidence(items: list[str], kinds: list[str] | None, max_passages: int | None, max_items: int | None,
+                    max_tokens: int | None) -> str:
+    """A recorded evidence list under the evaluator caps, applied per method so that no method's passages are
+    dropped first: its ``passage`` items first (at most ``max_passages``: the ``context_top_n`` every
+    passage-ranking method is judged on), then its other items (HugRAG's S* rows) up to ``max_items`` in all, then
+    the token cap over the whole. Without ``kinds`` (a run recorded before they were) the list is capped in its
+    recorded order (:func:`capped_context`)."""
+    if kinds is None or len(kinds) != len(items):
+        return capped_context(items, max_items, max_tokens)
+    passages = [t for t, k in zip(items, kinds) if k == "passage"][:max_passages]
+    others = [t for t, k in zip(items, kinds) if k != "passage"]
+    room = None if max_items is None else max(0, max_items - len(passages))
+    return capped_context(passages[:max_items] + others[:room], None, max_tokens)
+
+
+def evidence_kinds(row: dict[str, Any]) -> list[str] | None:
+    """The kind of each recorded evidence item (``details["evidence_kinds"]``: ``passage`` or ``row``), if recorded."""
+    details = row.get("details")
+    if isinstance(details, dict) and isinstance(details.get("evidence_kinds"), list):
+        return [str(k) for k in details["evidence_kinds"]]
+    return None
 
 
 def used_evidence(row: dict[str, Any]) -> list[str] | None:

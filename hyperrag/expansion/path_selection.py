@@ -25,6 +25,7 @@ from hyperrag.expansion.linearize import Table
 
 if TYPE_CHECKING:
     from hyperrag.llm.tasks.answer_style import AnswerStyle
+    from hyperrag.llm.tasks.base import PromptForm
     from hyperrag.protocols import LanguageModel
 
 
@@ -76,10 +77,14 @@ class CausalPathSelector:
         llm: an available :class:`hyperrag.llm.LLM` (any, for ``variant: off`` without an answer).
         settings: :class:`PathSelectionSettings`.
         progress: tqdm bars.
+        prompts: the prompt form of both calls, ``paper`` (Figs 5/6/7 verbatim) or ``extended`` (HugRAG's
+            ``prompts``).
     """
 
-    def __init__(self, llm: LanguageModel | None, settings: PathSelectionSettings, progress: bool = False) -> None:
+    def __init__(self, llm: LanguageModel | None, settings: PathSelectionSettings, progress: bool = False,
+                 prompts: PromptForm = "paper") -> None:
         self.llm = llm
+        self.prompts = prompts
         self.settings = settings
         self.variant = settings.variant
         self.progress = progress
@@ -97,7 +102,7 @@ class CausalPathSelector:
         from hyperrag.llm.tasks.causal_path_selection import CausalPathSelection
 
         assert self.llm is not None
-        task = CausalPathSelection(self.variant)
+        task = CausalPathSelection(self.variant, prompts=self.prompts)
         todo = [i for i, t in enumerate(tables) if len(t)]
         for i, t in enumerate(tables):
             if not len(t):
@@ -141,7 +146,7 @@ class CausalPathSelector:
             if drafts[i]:
                 inp["draft_answer"] = drafts[i]
             inputs.append(inp)
-        results = self.llm.complete_structured_batch(AnswerFromSubgraph(style), inputs,
+        results = self.llm.complete_structured_batch(AnswerFromSubgraph(style, prompts=self.prompts), inputs,
                                                      progress="answers" if self.progress else False)
         for i, res in zip(todo, results):
             if res.ok:

@@ -62,6 +62,7 @@ from hyperrag.ops.knn_graph import KnnSettings, cosine_knn_graph
 from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
+    from hyperrag.llm.tasks.base import PromptForm
     from hyperrag.protocols import LanguageModel
 
 log = logging.getLogger(__name__)
@@ -193,11 +194,14 @@ class GateBuilder:
         progress: tqdm bar per stage.
         accepted: ``verifier="oracle"``: the pairs to accept — intra-layer ``(min id, max id)``, inter-layer
             ``(upper module, lower module)`` (:func:`hyperrag.eval.gate_recall.normalise`).
+        prompts: the ``causal_gate`` prompt form, ``paper`` (Fig 9 verbatim) or ``extended`` (HugRAG's ``prompts``).
     """
 
     def __init__(self, llm: LanguageModel | None, settings: GateSettings, directory: str | Path | None = None,
-                 progress: bool = True, accepted: set[tuple[int, int]] | None = None) -> None:
+                 progress: bool = True, accepted: set[tuple[int, int]] | None = None,
+                 prompts: PromptForm = "paper") -> None:
         self.settings = settings
+        self.prompts = prompts
         if self.settings.verifier == "llm" and not getattr(llm, "available", False):
             raise ValueError("causal gates with verifier=llm need an available LLM")
         if self.settings.verifier == "oracle" and accepted is None:
@@ -376,7 +380,7 @@ class GateBuilder:
                gates: list[tuple[int, int, str, str]], connected: list[set[int]], kind: str) -> None:
         from hyperrag.llm.tasks.causal_gate import CausalGate
 
-        task = CausalGate()
+        task = CausalGate(self.prompts)
         words = self.settings.text_words
         if self._constant is not None:  # count(): the verdict is fixed, nothing is asked or stored
             for a, b in pairs:

@@ -158,7 +158,8 @@ class HugRAGRetriever(Retriever):
         self.path_filter = path_filter
         self.dedup_settings = settings.dedup  # ``enabled: auto`` resolved per graph in :meth:`deduplicate`
         p = settings.path_selection
-        self.selector = CausalPathSelector(self.llm, p) if p.enabled and self.llm_available else None
+        self.selector = (CausalPathSelector(self.llm, p, prompts=settings.prompts)
+                         if p.enabled and self.llm_available else None)
         self.kg: KGIndex | None = None
         self.dedup: DedupIndex | None = None
         self.hier: HierarchyIndex | None = None
@@ -337,7 +338,7 @@ class HugRAGRetriever(Retriever):
         edges, _ = entity_graph(graph, self.settings.hierarchy.edge_types)
         accepted = self.oracle_gate_pairs(graph, edges, dataset) if verifier == "oracle" else None
         builder = GateBuilder(None if unverified else self.llm, self.settings.gates, self.hier.directory,
-                              accepted=accepted)
+                              accepted=accepted, prompts=self.settings.prompts)
         result = builder.build(self.tree, self.module_texts, module_emb, entity_edges=edges)
         # failed verifications (an outage; the oracle's no_gold) and capped ones are no gate: the fallback, counted
         self.skip("causal_gate", result.stats["failed"] + result.stats["skipped_budget"])
@@ -594,6 +595,7 @@ class HugRAGRetriever(Retriever):
             d["answer_ok"] = ans["answer_ok"]
             d["answer_evidence"] = len(ev)
             d["evidence"] = [e["text"] for e in ev]  # what the answer read: the kept subgraph (context recall)
+            d["evidence_kinds"] = ["passage" if "passage_ids" in e else "row" for e in ev]  # the evaluator's caps
             d["supporting_ids"] = [e["passage_ids"][0] for e in ev if "passage_ids" in e]
 
     # ---- ranking ---------------------------------------------------------------------------------------------
@@ -693,7 +695,7 @@ class HugRAGRetriever(Retriever):
         info: dict[str, Any] = {
             "method": self.name, "alpha": s.alpha, "lexical": s.lexical, "lexical_text": s.lexical_text,
             "seeding": s.seeding, "k0": s.k0, "kl": s.kl, "max_hops": s.max_hops, "dense_mix": s.dense_mix,
-            "answer_style": s.answer_style,
+            "answer_style": s.answer_style, "prompts": s.prompts,
             "mmr_lambda": s.mmr_lambda, "gamma": s.gamma, "edge_weights": self.kind_weight.tolist(),
             "min_gain": s.min_gain, "token_budget": s.token_budget, "passage_aggregate": s.passage_aggregate,
             "entity_specificity": s.entity_specificity, "hierarchy_settings": asdict(s.hierarchy),

@@ -256,4 +256,11 @@ def test_paper_preset_is_a_method_config_the_ablation_stacks_on():
     for s in (paper, ablation):
         assert s.seeding == "per_level" and s.dense_mix == 0.0 and s.path_selection.answer_passages == 0
     assert paper.gates.max_calls is None and ablation.gates.max_calls == 40  # the slice's cap for SmolLM2
-    assert instantiate(compose_config("retrieve", "method=hugrag").method.retriever).path_selection.answer_passages == 5
+    default = instantiate(compose_config("retrieve", "method=hugrag").method.retriever)
+    assert default.path_selection.answer_passages == 5
+    # the paper form's own budget (5-fold CV, issue 38) and the paper's prompt texts; ours one override away
+    assert (paper.token_budget, paper.node_tokens) == (4096, 128) and (default.token_budget, default.node_tokens) == (512, 64)
+    assert paper.prompts == default.prompts == "paper"
+    extended = instantiate(compose_config("retrieve", "method=hugrag_paper", "method.retriever.prompts=extended",
+                                          "method.retriever.token_budget=512").method.retriever)
+    assert extended.prompts == "extended" and extended.token_budget == 512

@@ -47,3 +47,45 @@ def test_uniform_evaluator_caps_apply_to_evidence_and_passages_alike():
     capped = EvalInputs(rows=[evidence], context_max_items=2, context_max_tokens=8)
     assert capped.context_text(evidence) == "N1: alpha beta\npassage one two"  # 8 tokens = 6 words
     assert EvalInputs(rows=[evidence]).context_text(evidence).endswith("extra")  # no cap: all of it
+
+
+def test_equal_reader_inputs_under_the_same_caps():
+    """Evaluator caps applied per method: each method's context keeps its own top ``context_top_n`` passages under
+    the same cap; HugRAG's S* rows (recorded before its passages) fill the remaining items and never push its
+    passages out (the earlier rows-first cap of 8 dropped all of them)."""
+    from hyperrag.data.types import Corpus, Passage
+    from hyperrag.eval.suite import EvalInputs
+
+    corpus = Corpus([Passage(f"p{i}", f"T{i}", f"passage {i} text") for i in range(6)])
+    dense = {"ranked_ids": ["p0", "p1", "p2", "p3", "p4"]}
+    rows = [f"N{i}: row {i}" for i in range(12)]
+    hugrag = {"ranked_ids": ["p3", "p4", "p5"],
+              "details": {"evidence": rows + ["T3\npassage 3 text", "T4\npassage 4 text", "T5\npassage 5 text"],
+                          "evidence_kinds": ["row"] * 12 + ["passage"] * 3}}
+    caps = EvalInputs(rows=[dense, hugrag], corpus=corpus, context_top_n=3, context_max_items=8,
+                      context_max_tokens=1024)
+
+    def passages_in(text):
+        return sorted(line for line in text.split("\n") if line.startswith("passage"))
+
+    dense_ctx, hug_ctx = caps.context_text(dense), caps.context_text(hugrag)
+    assert passages_in(dense_ctx) == ["passage 0 text", "passage 1 text", "passage 2 text"]
+    assert passages_in(hug_ctx) == ["passage 3 text", "passage 4 text", "passage 5 text"]  # its own 3, all kept
+    assert [line for line in hug_ctx.split("\n") if line.startswith("N")] == rows[:5]  # 3 passages + 5 rows = 8
+    # S* only (the paper preset: answer_passages 0): its rows, up to the item cap
+    s_star = {"details": {"evidence": rows, "evidence_kinds": ["row"] * 12}}
+    assert caps.context_text(s_star).split("\n") == rows[:8]
+    # the token cap cuts the tail — the rows — first
+    tight = EvalInputs(rows=[hugrag], corpus=corpus, context_top_n=3, context_max_items=8, context_max_tokens=20)
+    assert passages_in(tight.context_text(hugrag)) == ["passage 3 text", "passage 4 text", "passage 5 text"]
+
+
+def test_eval_caps_are_a_config_file():
+    """The caps of HugRAG's tables live in hydra_configs/eval_caps/hugrag_table.yaml, not in a comment."""
+    from hyperrag.config.compose import compose_config
+
+    cfg = compose_config("evaluate", ["predictions=x", "eval_caps=hugrag_table"])
+    assert (cfg.context_top_n, cfg.context_max_items, cfg.context_max_tokens) == (3, 8, 1024)
+    plain = compose_config("evaluate", ["predictions=x"])
+    assert plain.context_top_n is None and plain.context_max_items is None
+    assert compose_config("evaluate", ["predictions=x", "eval_caps=hugrag_table", "context_top_n=5"]).context_top_n == 5

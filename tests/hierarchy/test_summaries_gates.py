@@ -16,7 +16,7 @@ from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.gates import GateBuilder, prefilter_neighbors
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree
 from hyperrag.hierarchy.summaries import ModuleSummaries, descendants
-from tests.hierarchy.fake_llm import fake_llm, prompt_of
+from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
 from tests.llm.fake_server import Reply
 
 HUGRAG = method_settings("hugrag")
@@ -104,6 +104,8 @@ def gate_responder(causes: set[tuple[str, str]]):
         prompt = prompt_of(body)
         a = re.search(r'id="A">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
         b = re.search(r'id="B">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
+        if "direction" not in schema_text(body):  # Fig 9 (prompts: paper): the one token, no direction
+            return json.dumps({"answer": "yes" if (a, b) in causes or (b, a) in causes else "no"})
         if (a, b) in causes:
             return json.dumps({"answer": "yes", "direction": "A->B"})
         if (b, a) in causes:
@@ -124,7 +126,8 @@ def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):
     emb = torch.nn.functional.normalize(torch.ones(5, 4) + 0.01 * torch.arange(20.0).view(5, 4), dim=1)
     settings = replace(HUGRAG.gates, prefilter=True, top_m=4, threshold=0.0)
     with fake_llm(gate_responder({("m4", "m3")}), tmp_path) as (llm, server):
-        result = GateBuilder(llm, settings, tmp_path / "hier", progress=False).build(tree, texts, emb)
+        # prompts=extended: the verdict names its direction (the paper's Fig 9 asks none)
+        result = GateBuilder(llm, settings, tmp_path / "hier", progress=False, prompts="extended").build(tree, texts, emb)
         s = result.stats
         # level 2: intra (3,4) → gate. inter: 0, 1 are 3's children and 2 is the child of 4, which 3 is now gated
         # to; symmetrically for 4 → all six pruned. level 1: intra pairs (0,1), (0,2), (1,2).
@@ -137,7 +140,7 @@ def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):
         asked = asked_pairs(server)
         assert ("m3", "m0") not in asked and ("m3", "m2") not in asked and ("m3", "m4") in asked
     with fake_llm(gate_responder({("m4", "m3")}), tmp_path / "other") as (llm, server):  # fresh LLM cache
-        again = GateBuilder(llm, settings, tmp_path / "hier", progress=False).build(tree, texts, emb)
+        again = GateBuilder(llm, settings, tmp_path / "hier", progress=False, prompts="extended").build(tree, texts, emb)
         assert server.stats["requests"] == 0 and again.stats["resumed"] == 4 and again.pairs.tolist() == [[3], [4]]
         assert again.directions == ["B->A"]
     with fake_llm(gate_responder(set()), tmp_path / "nogate") as (llm, server):  # no level-2 gate: less pruning
@@ -158,9 +161,11 @@ def test_asymmetric_links_are_found_in_both_orders(tmp_path):
     emb = torch.eye(5)
     settings = replace(HUGRAG.gates, prefilter=False, min_distance=1, inter_layer=False)
     with fake_llm(gate_responder({("m2", "m0"), ("m4", "m3")}), tmp_path) as (llm, _server):
-        result = GateBuilder(llm, settings, None, progress=False).build(tree, texts, emb)
+        result = GateBuilder(llm, settings, None, progress=False, prompts="extended").build(tree, texts, emb)
+        paper = GateBuilder(llm, settings, None, progress=False).build(tree, texts, emb)  # Fig 9: "either direction"
     assert sorted(map(tuple, result.pairs.T.tolist())) == [(0, 2), (3, 4)]
     assert result.directions == ["B->A", "B->A"]
+    assert paper.pairs.tolist() == result.pairs.tolist() and paper.directions == ["both", "both"]
     assert all(a < b for a, b in result.pairs.T.tolist())  # each unordered pair asked once, lower id as A
 
 

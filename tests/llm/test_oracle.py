@@ -142,6 +142,28 @@ def test_claims_and_path_selection(oracle):
         {"query": QUESTION, "candidates": plain})
 
 
+@pytest.mark.parametrize("variant", ["spurious", "standard"])
+def test_path_selection_and_answer_in_both_prompt_forms(oracle, variant):
+    """HugRAG's ``prompts`` setting changes the prompt text and (for the selection) the reply's keys: the oracle
+    answers either form, with the same value."""
+    cands = [{"id": 8, "text": "entity | hop 1 | Jefferson County", "kind": "node", "passage_ids": ["b", "d"]},
+             {"id": 9, "text": "Black Hawk Township located in Jefferson County", "kind": "edge",
+              "passage_ids": ["a"]},
+             {"id": 10, "text": "Lake Ohrid borders Albania", "kind": "edge", "passage_ids": ["c"]}]
+    values = []
+    for prompts in ("paper", "extended"):
+        task = get_task("causal_path_selection", variant=variant, prompts=prompts)
+        res = oracle.complete_structured(task, {"query": QUESTION, "candidates": cands})
+        assert res.ok, res.error
+        assert (task.fields[0] in res.raw) and ("precise" in res.raw) == (prompts == "paper")
+        values.append(res.value)
+        ans = oracle.complete_structured(get_task("subgraph_answer", style="explanatory", prompts=prompts),
+                                         {"question": QUESTION, "evidence": passages("a", "b")})
+        assert ans.ok and ans.value["short_answer"] == "Dodge County"
+    assert values[0] == values[1] and values[0]["kept"] == [8, 9]
+    assert values[0]["spurious"] == ([10] if variant == "spurious" else [])
+
+
 def test_subgraph_answer_needs_the_gold_passages_text(oracle):
     rows = ["Black Hawk Township located in Jefferson County"]  # an item's text is not a passage
     part = oracle.complete_structured("subgraph_answer", {"question": QUESTION, "evidence": rows + passages("a"),

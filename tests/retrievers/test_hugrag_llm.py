@@ -17,18 +17,23 @@ from tests.llm.fake_server import schema_reply
 
 
 def scripted(keep: list[str]):
+    """Replies in either prompt form's keys (``paper``: Fig 5/6's precise / ct_precise / p_answer; ``extended``)."""
     def respond(body):
         spec = schema_text(body)
         if "spurious_ids" in spec:  # spurious-aware: N99 was never shown and must be dropped
             return json.dumps({"causal_ids": [*keep, "N99"], "spurious_ids": ["N2"], "draft_answer": "draft N1"})
+        if "ct_precise" in spec:  # Fig 5's keys
+            return json.dumps({"precise": [*keep, "N99"], "ct_precise": ["N2"], "p_answer": "draft N1"})
         if "causal_ids" in spec:
             return json.dumps({"causal_ids": keep, "draft_answer": "draft"})
+        if '"precise"' in spec:  # Fig 6's keys
+            return json.dumps({"precise": keep, "p_answer": "draft"})
         if '"answer"' in spec and "draft_answer" not in spec and '"yes"' not in spec:
             return json.dumps({"answer": "scripted"})
         if '"title"' in spec:  # module summary
             return json.dumps({"title": "Scripted module", "summary": prompt_of(body)[:200], "keywords": ["k"]})
-        if '"yes"' in spec:  # causal gate
-            return json.dumps({"answer": "yes", "direction": "both"})
+        if '"yes"' in spec:  # causal gate (Fig 9's one token; the extended form also names a direction)
+            return json.dumps({"answer": "yes", "direction": "both"} if "direction" in spec else {"answer": "yes"})
         return schema_reply(body, random.Random(0))
     return respond
 
@@ -61,11 +66,12 @@ def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):
             assert [k[0] for k in d["kept_items"]] == ["N1", "N3"] and [s[0] for s in d["spurious_items"]] == ["N2"]
             assert d["answer"] == "scripted" and d["answer_ok"] and d["table"].startswith("N1 | ")
             assert d["draft_answer"] == "draft"  # the ID the draft named is removed
-        answer_prompts = [prompt_of(b) for b in server.requests if "subgraph" in prompt_of(b).lower()
-                          or ('"answer"' in schema_text(b) and "draft_answer" not in schema_text(b)
-                              and '"yes"' not in schema_text(b))]
-        assert answer_prompts and all("N2:" not in p.split("Question:")[0] for p in answer_prompts)
-        assert all("Draft answer" in p for p in answer_prompts)
+        answer_prompts = [prompt_of(b) for b in server.requests if "---Answer Format---" in prompt_of(b)]
+        assert answer_prompts and all("N2:" not in p.split("---Question---")[0] for p in answer_prompts)
+        assert all("---Draft Answer (optional)---\n<data>\ndraft\n</data>" in p for p in answer_prompts)
+        # the default prompts are the paper's (Figs 5, 7, 9 verbatim): the gate and the selection too
+        assert any("-Real Data-" in prompt_of(b) and "causal relationship" in prompt_of(b) for b in server.requests)
+        assert any("output them in 'precise'" in prompt_of(b) for b in server.requests)
         assert out.indices.min() >= 0
         first = desc["gate_stats"]["verified"]
         again = make(llm, tmp_path, encoder)  # summaries and gates resume from their checkpoints
@@ -97,12 +103,17 @@ def test_empty_selection_is_counted_and_still_answered(tmp_path, encoder, sample
 
 def test_filter_off_keeps_the_evidence_size(tmp_path, encoder, sample):
     with fake_llm(scripted(["N1"]), tmp_path) as (llm, server):
-        ret = make(llm, tmp_path, encoder, path_selection={"variant": "off", "max_selected": 3})
+        ret = make(llm, tmp_path, encoder, path_selection={"variant": "off", "max_selected": 3}, prompts="extended")
         ret.index(sample)
         out = ret.retrieve([q.question for q in sample.queries], 5)
-        assert not any("causal_ids" in schema_text(b) for b in server.requests)  # no filter call
+        assert not any("causal_ids" in schema_text(b) or "precise" in schema_text(b)
+                       for b in server.requests)  # no filter call
         for d in out.details:
             assert d["filter_ok"] and len(d["kept_items"]) == 3 and d["answer"] == "scripted"
+        # prompts=extended: our restatements (the gate names a direction, the answer is Fig 7 in our words)
+        assert ret.describe()["prompts"] == "extended"
+        assert any("direction" in schema_text(b) for b in server.requests)
+        assert any("helpful assistant who answers" in b["messages"][0]["content"] for b in server.requests)
 
 
 def test_prepare_leaves_extraction_to_hugrag(sample):

@@ -323,15 +323,17 @@ def claim_support(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Rep
 def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
     """Causal: the candidates that come from gold passages (by their provenance, else their text), in the order
     shown; spurious (spurious-aware variant): the others, least important (last shown) first; draft: the gold
-    answer when every gold passage is behind some shown candidate, else "unknown"."""
+    answer when every gold passage is behind some shown candidate, else "unknown". Written with the keys of the
+    task's prompt form (``paper``: precise / ct_precise / p_answer)."""
     qg = query_gold(inputs, gold)
     items = shown(task, inputs, "candidates")
     kept = [item.id for item, raw in items if gold_candidate_item(qg, item, raw)]
     draft = qg.answer if qg.answer and covers(qg, None, items) else UNKNOWN
-    if getattr(task, "variant", "") == "standard":
-        return {"causal_ids": kept, "draft_answer": draft}
+    causal_key, spurious_key, draft_key = task.fields  # type: ignore[attr-defined]  # the prompt form's keys
+    if not task.spurious:  # type: ignore[attr-defined]
+        return {causal_key: kept, draft_key: draft}
     spurious = [item.id for item, _ in reversed(items) if item.id not in set(kept)]
-    return {"causal_ids": kept, "spurious_ids": spurious, "draft_answer": draft}
+    return {causal_key: kept, spurious_key: spurious, draft_key: draft}
 
 
 @oracle_for("subgraph_answer")

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
@@ -23,6 +23,10 @@ from hyperrag.utils.hashing import text_digest
 # Constrained field types shared by task schemas (the bounds also bound grammar-constrained decoding).
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
+#: a task that restates a paper's prompt: ``paper`` (the paper's instruction text verbatim; the JSON schema and the
+#: data rule ours) or ``extended`` (our restatement with our additions); HugRAG's ``prompts`` setting
+PromptForm = Literal["paper", "extended"]
+PROMPT_FORMS: tuple[str, ...] = ("paper", "extended")
 IdList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=40)]], Field(max_length=64)]
 
 

@@ -9,7 +9,18 @@ can follow paths at a low token cost and its reply can be checked. Two variants:
   (only correlated, coincidental, topical hubs) least important first, and a draft answer;
 * ``standard`` (the ablation, Fig 6): the causal items and the draft answer only.
 
-The draft answer names no IDs and says "unknown" when the items do not hold the answer (no guessing). A candidate
+Prompt forms (``CausalPathSelection(variant, prompts=...)``, HugRAG's ``prompts`` setting):
+
+* ``paper`` (default): Fig 5 / Fig 6's text verbatim as the user message, with the paper's output keys (``precise``,
+  ``ct_precise``, ``p_answer``) and constraints; the context table is the paper's ``short ID | content`` lines
+  inside one ``<data>`` block, the query in another. The system message is ours: the structured-output rule and
+  the data rule (the JSON schema is ours too: the keys, ID lists of at most 64 short IDs, a bounded draft).
+* ``extended``: our restatement — renamed keys (``causal_ids``, ``spurious_ids``, ``draft_answer``), ``<item>``
+  blocks, the spurious items described (co-occurring, coincidental, hubs), "an ID belongs to at most one list",
+  and the draft says "unknown" rather than guess (Fig 6 asks that of its draft too; Fig 5 does not).
+
+Either way the reply is checked the same: IDs not shown are dropped and counted, a causal ID wins a conflict
+with a spurious one, the draft loses any shown ID and is cut to ``max_answer_words``. A candidate
 mapping may carry ``passage_ids`` (the passages its node or edge was extracted from): provenance for analysis
 and for the gold-informed oracle; it is never shown, so the prompt is the same with or without it.
 """
@@ -22,8 +33,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from hyperrag.llm.prompting import Item, block, key_map, make_items, render_items, require
-from hyperrag.llm.tasks.base import IdList, Task, Text, filter_ids
+from hyperrag.llm.prompting import (
+    DATA_RULE,
+    JSON_RULE,
+    Item,
+    block,
+    key_map,
+    make_items,
+    render_items,
+    require,
+    sanitize,
+)
+from hyperrag.llm.tasks.base import PROMPT_FORMS, IdList, PromptForm, Task, Text, filter_ids
 
 SCHEMA_VERSION = "2"
 VARIANTS = ("standard", "spurious")
@@ -31,6 +52,90 @@ VARIANTS = ("standard", "spurious")
 KIND_PREFIX = {"node": "N", "module": "M", "edge": "E"}
 UNKNOWN = "unknown"
 DEFAULT_ANSWER_WORDS = 20
+
+
+#: Fig 5 of the HugRAG paper (spurious-aware: the main setting), verbatim
+FIG5 = """---Role---
+You are a careful causality analyst acting as a reranker for retrieval.
+
+---Goal---
+Given a query and a list of context items (short ID + content), select the most important items consisting the causal graph and output them in 'precise'.
+Also output the least important items as the spurious information in 'ct_precise'.
+You MUST:
+- Use only the provided items.
+- Rank 'precise' from most important to least important.
+- Rank 'ct_precise' from least important to more important.
+- Output JSON only. Do not add markdown.
+- Use the short IDs exactly as shown.
+- Do NOT include any IDs in 'p_answer'.
+
+---Inputs---
+Query:
+{query}
+Context Items (short ID | content):
+{context_table}
+
+---Output Format (JSON)---
+{{
+  "precise": ["C1", "N2", "E3"],
+  "ct_precise": ["T7", "N9"],
+  "p_answer": "concise draft answer"
+}}
+
+---Constraints---
+- 'precise' length: at most {max_precise_items} items.
+- 'ct_precise' length: at most {max_ct_precise_items} items.
+- 'p_answer' length: at most {max_answer_words} words."""
+
+#: Fig 6 of the HugRAG paper (standard selection: the ablation), verbatim
+FIG6 = """---Role---
+You are a careful causality analyst acting as a reranker for retrieval.
+
+---Goal---
+Given a query and a list of context items (short ID + content), select the most important items that best support answering the query as a causal graph.
+You MUST:
+- Use only the provided items.
+- Rank the `precise` list from most important to least important.
+- Output JSON only. Do not add markdown.
+- Use the short IDs exactly as shown.
+- Do NOT include any IDs in `p_answer`.
+- If evidence is insufficient, say so in `p_answer` (e.g., "Unknown").
+
+---Inputs---
+Query:
+{query}
+
+Context Items (short ID | content):
+{context_table}
+
+---Output Format (JSON)---
+{{
+  "precise": ["C1", "N2", "E3"],
+  "p_answer": "concise draft answer"
+}}
+
+---Constraints---
+- `precise` length: at most {max_precise_items} items.
+- `p_answer` length: at most {max_answer_words} words."""
+
+#: the output keys per prompt form: (causal items, spurious items, draft answer)
+FIELDS: dict[str, tuple[str, str, str]] = {"paper": ("precise", "ct_precise", "p_answer"),
+                                           "extended": ("causal_ids", "spurious_ids", "draft_answer")}
+
+
+class PaperSelection(BaseModel):
+    """Fig 6's reply."""
+
+    precise: IdList
+    p_answer: Text = ""
+
+
+class PaperSpurious(BaseModel):
+    """Fig 5's reply."""
+
+    precise: IdList
+    ct_precise: IdList = []
+    p_answer: Text = ""
 
 
 class CausalSelection(BaseModel):
@@ -71,23 +176,47 @@ class CausalPathSelection(Task):
 
     ``value``: ``{"kept": [caller keys], "spurious": [caller keys], "draft": str}`` (``spurious`` empty for the
     standard variant).
+
+    Args:
+        variant: ``spurious`` (Fig 5) or ``standard`` (Fig 6).
+        prompts: ``paper`` (the figure's text verbatim, its keys) or ``extended`` (ours); see the module docstring.
     """
 
     name = "causal_path_selection"
     SCHEMA_VERSION = SCHEMA_VERSION
     max_tokens = 384
 
-    def __init__(self, variant: str = "spurious") -> None:
+    def __init__(self, variant: str = "spurious", prompts: PromptForm = "paper") -> None:
         if variant not in VARIANTS:
             raise ValueError(f"causal_path_selection variant {variant!r}; expected one of {VARIANTS}")
+        if prompts not in PROMPT_FORMS:
+            raise ValueError(f"causal_path_selection prompts {prompts!r}; expected one of {PROMPT_FORMS}")
         self._variant = variant
+        self.prompts = prompts
 
     @property
     def variant(self) -> str:
-        return self._variant
+        return f"{self._variant}/paper" if self.prompts == "paper" else self._variant
+
+    @property
+    def spurious(self) -> bool:
+        """The spurious-aware selection (Fig 5), not the standard one (Fig 6)."""
+        return self._variant == "spurious"
+
+    @property
+    def fields(self) -> tuple[str, str, str]:
+        """This form's output keys: (causal items, spurious items, draft answer)."""
+        return FIELDS[self.prompts]
 
     def output_model(self) -> type[BaseModel]:
-        return CausalSelection if self._variant == "standard" else CausalAndSpurious
+        if self.prompts == "paper":
+            return PaperSpurious if self.spurious else PaperSelection
+        return CausalAndSpurious if self.spurious else CausalSelection
+
+    def system(self, inputs: Mapping[str, Any]) -> str:
+        if self.prompts == "paper":
+            return f"{JSON_RULE}\n{DATA_RULE}"
+        return super().system(inputs)
 
     @property
     def ROLE(self) -> str:  # type: ignore[override]
@@ -109,6 +238,8 @@ class CausalPathSelection(Task):
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "query", "candidates", task=self.name)
+        if self.prompts == "paper":
+            return self.paper_user(inputs)
         limits = []
         if inputs.get("max_selected"):
             limits.append(f"causal_ids: at most {int(inputs['max_selected'])} IDs")
@@ -120,22 +251,34 @@ class CausalPathSelection(Task):
         return (f"Question:\n{block('data', inputs['query'])}\nItems (ID and content):\n"
                 f"{render_items(self.items(inputs), 'item')}\nLimits: {'; '.join(limits)}.\nReply with {fmt}.")
 
+    def paper_user(self, inputs: Mapping[str, Any]) -> str:
+        """Fig 5 / 6 filled in: the table as ``ID | content`` lines (one line per item) in a ``<data>`` block; a limit
+        the caller did not set is the number of items shown."""
+        items = self.items(inputs)
+        table = "\n".join(f"{it.id} | {' '.join(sanitize(it.text).split())}" for it in items)
+        return (FIG5 if self.spurious else FIG6).format(
+            query=block("data", inputs["query"]), context_table=block("data", table),
+            max_precise_items=int(inputs.get("max_selected") or len(items)),
+            max_ct_precise_items=int(inputs.get("max_spurious") or len(items)),
+            max_answer_words=self.answer_words(inputs))
+
     @staticmethod
     def answer_words(inputs: Mapping[str, Any]) -> int:
         return int(inputs.get("max_answer_words") or DEFAULT_ANSWER_WORDS)
 
     def check(self, output: BaseModel, inputs: Mapping[str, Any]) -> tuple[BaseModel, int]:
         shown = [it.id for it in self.items(inputs)]
+        causal_key, spurious_key, draft_key = self.fields
         cap = int(inputs["max_selected"]) if inputs.get("max_selected") else None
-        kept, dropped = filter_ids(output.causal_ids, shown)  # type: ignore[attr-defined]
-        draft = self.clean_draft(output.draft_answer, shown, self.answer_words(inputs))  # type: ignore[attr-defined]
-        if self._variant == "standard":
-            return CausalSelection(causal_ids=kept[:cap], draft_answer=draft), dropped
-        spurious, d2 = filter_ids(output.spurious_ids, shown)  # type: ignore[attr-defined]
+        kept, dropped = filter_ids(getattr(output, causal_key), shown)
+        draft = self.clean_draft(getattr(output, draft_key), shown, self.answer_words(inputs))
+        model = self.output_model()
+        if not self.spurious:
+            return model(**{causal_key: kept[:cap], draft_key: draft}), dropped
+        spurious, d2 = filter_ids(getattr(output, spurious_key), shown)
         spurious = [i for i in spurious if i not in kept]  # a causal ID wins a conflict
         s_cap = int(inputs["max_spurious"]) if inputs.get("max_spurious") else None
-        return CausalAndSpurious(causal_ids=kept[:cap], spurious_ids=spurious[:s_cap], draft_answer=draft), \
-            dropped + d2
+        return model(**{causal_key: kept[:cap], spurious_key: spurious[:s_cap], draft_key: draft}), dropped + d2
 
     @staticmethod
     def clean_draft(draft: str, shown: Sequence[str], words: int) -> str:
@@ -148,7 +291,7 @@ class CausalPathSelection(Task):
 
     def interpret(self, output: BaseModel, inputs: Mapping[str, Any]) -> dict[str, Any]:
         keys = key_map(self.items(inputs))
-        spurious = getattr(output, "spurious_ids", [])
-        return {"kept": [keys[i] for i in output.causal_ids],  # type: ignore[attr-defined]
-                "spurious": [keys[i] for i in spurious],
-                "draft": output.draft_answer}  # type: ignore[attr-defined]
+        causal_key, spurious_key, draft_key = self.fields
+        return {"kept": [keys[i] for i in getattr(output, causal_key)],
+                "spurious": [keys[i] for i in getattr(output, spurious_key, [])],
+                "draft": getattr(output, draft_key)}

@@ -1,6 +1,14 @@
 """Final answer from a filtered evidence subgraph only (HugRAG, its Fig 7; Algorithm 1 line 15).
 
-Fig 7's instructions, in our own words: the model is a helpful assistant answering the user's question; it answers
+Prompt forms (``AnswerFromSubgraph(style, prompts=...)``, HugRAG's ``prompts`` setting):
+
+* ``paper`` (default): Fig 7's text verbatim as the user message (the evidence context as ``<item>`` blocks, the
+  draft and the question as ``<data>`` blocks; an absent draft leaves its section empty, as the template does).
+  The system message is ours: the structured-output rule, the reply's keys (``answer``; with the explanatory
+  style also ``short_answer``, the bare answer EM/F1 score) and the data rule. No abstention rule, no length rule.
+* ``extended``: our restatement below, with our additions.
+
+``extended`` — Fig 7's instructions, in our own words: the model is a helpful assistant answering the user's question; it answers
 from the evidence context given (the causal subgraph S* the path identification kept: its items, and the passages
 they were extracted from, which the caller supplies) and from nothing else (A.2: "rely only on the provided
 evidence"); a draft answer may come with it (from the path identification) and is used only where the evidence
@@ -20,12 +28,44 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from hyperrag.llm.prompting import Item, block, make_items, render_items, require, system_prompt
-from hyperrag.llm.tasks.answer_style import LongText, StyledAnswer
-from hyperrag.llm.tasks.base import Task, Text
+from hyperrag.llm.prompting import (
+    DATA_RULE,
+    JSON_RULE,
+    Item,
+    block,
+    make_items,
+    render_items,
+    require,
+    system_prompt,
+)
+from hyperrag.llm.tasks.answer_style import AnswerStyle, LongText, StyledAnswer
+from hyperrag.llm.tasks.base import PROMPT_FORMS, PromptForm, Task, Text
 
 SCHEMA_VERSION = "2"
 UNKNOWN = "unknown"
+
+#: Fig 7 of the HugRAG paper, verbatim
+FIG7 = """---Role---
+You are a helpful assistant answering the user's question.
+
+---Goal---
+Answer the question using the provided evidence context. A draft answer may be provided; use it only if it is supported by the evidence.
+
+---Evidence Context---
+{report_context}
+
+---Draft Answer (optional)---
+{draft_answer}
+
+---Question---
+{query}
+
+---Answer Format---
+Concise, direct, and neutral."""
+#: ours: the reply's keys under structured output (paper form)
+PAPER_KEYS = {"short": 'Give the answer as {"answer": "..."}.',
+              "explanatory": 'Give the answer as {"answer": "...", "short_answer": "..."}: short_answer is the bare '
+                             "entity, date, number or phrase the answer gives."}
 
 
 class SubgraphAnswer(BaseModel):
@@ -44,6 +84,7 @@ class AnswerFromSubgraph(StyledAnswer, Task):
 
     Args:
         style: ``short`` or ``explanatory`` (see the module docstring).
+        prompts: ``paper`` (Fig 7 verbatim) or ``extended`` (ours); see the module docstring.
     """
 
     name = "subgraph_answer"
@@ -62,10 +103,25 @@ class AnswerFromSubgraph(StyledAnswer, Task):
                    f'so in the answer and give "{UNKNOWN}" as short_answer rather than guessing.')
     ROLE = f"{COMMON} {SHORT}"
 
+    def __init__(self, style: AnswerStyle = "short", prompts: PromptForm = "paper") -> None:
+        super().__init__(style)
+        if prompts not in PROMPT_FORMS:
+            raise ValueError(f"subgraph_answer prompts {prompts!r}; expected one of {PROMPT_FORMS}")
+        self.prompts = prompts
+
+    @property
+    def variant(self) -> str:
+        style = super().variant
+        if self.prompts != "paper":
+            return style
+        return f"{style}/paper" if style else "paper"
+
     def output_model(self) -> type[BaseModel]:
         return ExplainedSubgraphAnswer if self.explanatory else SubgraphAnswer
 
     def system(self, inputs: Mapping[str, Any]) -> str:
+        if self.prompts == "paper":
+            return f"{JSON_RULE} {PAPER_KEYS[self.style]}\n{DATA_RULE}"
         return system_prompt(f"{self.COMMON} {self.EXPLANATORY if self.explanatory else self.SHORT}")
 
     def items(self, inputs: Mapping[str, Any]) -> list[Item]:
@@ -74,6 +130,9 @@ class AnswerFromSubgraph(StyledAnswer, Task):
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "question", "evidence", task=self.name)
         draft = str(inputs.get("draft_answer") or "").strip()
+        if self.prompts == "paper":
+            return FIG7.format(report_context=render_items(self.items(inputs), "item"),
+                               draft_answer=block("data", draft) if draft else "", query=block("data", inputs["question"]))
         draft_part = f"Draft answer (optional):\n{block('data', draft)}\n" if draft else ""
         reply = ('Reply with {"answer": "<the answer, explained>", "short_answer": "..."}.' if self.explanatory
                  else 'Reply with {"answer": "..."}.')
