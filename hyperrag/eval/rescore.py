@@ -90,14 +90,16 @@ def crc_reference_graph(cfg: Any, saved: dict[str, Any], run_cfg: Any) -> Path |
 
 def crc_reference_label(cfg: Any, saved: dict[str, Any], run_cfg: Any) -> dict[str, Any] | None:
     """What CRC's reference pairs came from, for ``evaluation.json``: the graph's directory and, for a fixed
-    reference graph, its label (``crc_reference.json``: classifier, verifier, gold passages); None: none."""
+    reference graph, its label (``crc_reference.json``: classifier, verifier, gold passage count; not their ids);
+    None: none."""
     from hyperrag.eval.causal import REFERENCE_LABEL_FILE
 
     directory = crc_reference_graph(cfg, saved, run_cfg)
     if directory is None:
         return None
     label = directory / REFERENCE_LABEL_FILE
-    return {"directory": str(directory), **(json.loads(label.read_text()) if label.is_file() else {})}
+    built = json.loads(label.read_text()) if label.is_file() else {}
+    return {"directory": str(directory), **{k: v for k, v in built.items() if k != "gold_ids"}}
 
 
 def causal_reference(cfg: Any, saved: dict[str, Any], run_cfg: Any, rows: list[dict[str, Any]], encoder: Encoder,
