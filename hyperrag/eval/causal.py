@@ -4,9 +4,10 @@ prediction file (``python evaluate.py``), for CDF-RAG and — where they apply �
 * **Context Relevance** — mean Sentence-BERT cosine between the question and the retrieved items (the top passages,
   and the causal triples when the method retrieved some): :func:`context_relevance`;
 * **Causal Retrieval Coverage (CRC)** — share of the retrieved items (passages and causal triples) that belong to a
-  causal path aligned with the question: :func:`causal_retrieval_coverage`, against the reference paths of
-  :func:`hyperrag.causal.reference.reference_causal_items` (the causal graph's paths from the *question*, so every
-  method is judged against the same paths);
+  causal path aligned with the question, against one reference per dataset that no run makes
+  (:mod:`hyperrag.causal.reference`: the gold passages and the pairs a fixed reference graph extracted from them);
+  like for like, :func:`crc_by_kind`: the same item budget for every method, passages and triples apart
+  (:func:`causal_retrieval_coverage`: the paper's pooled count);
 * **Groundedness** — span-level alignment: each answer sentence is traced to its best-aligned span in one retrieved
   passage or triple (:func:`span_alignment`); the share traced at least ``threshold``: :func:`span_groundedness`;
 * **Hallucination rate (HR)** — the share of responses the LLM verifier flags as hallucinated
