@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import statistics
@@ -33,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch
+from cdfrag_setup import bench_llm, emit, shared_graph_settings  # benchmarks/cdfrag_setup.py
 
-from hyperrag.config import method_settings
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.intervals import mean_interval, paired_comparison
@@ -62,24 +61,13 @@ def main() -> None:
     torch.set_num_threads(1)
     ds = musique_dataset(args.data)
     encoder = TextEncoder(show_progress=False)
-    if args.llm == "oracle":
-        from hyperrag.embedding.encoder import default_cache_dir
-        from hyperrag.llm.oracle import OracleLLM
-
-        llm = OracleLLM(cache_path=str(default_cache_dir() / "llm" / "responses.sqlite"), show_usage=False)
-        llm.bind_gold(ds)
-        llm.start()
-    else:
-        from hyperrag.llm.base import NoLLM
-
-        llm = NoLLM()
+    llm = bench_llm(args.llm, ds)
     queries = [q for q in ds.queries if q.gold_ids]
     per: dict[str, dict[str, list[float]]] = {}
     info: dict[str, dict[str, float]] = {}
     for causal in (False, True):
-        base = method_settings("cdfrag", policy=None, classifier=args.classifier, models_dir=str(args.models_dir))
-        settings = dataclasses.replace(base, causal_retrieval=causal, causal=dataclasses.replace(base.causal, verify=False),
-                                       generation=dataclasses.replace(base.generation, enabled=False))
+        base = shared_graph_settings(args.classifier, args.models_dir, causal_retrieval=causal)
+        settings = dataclasses.replace(base, generation=dataclasses.replace(base.generation, enabled=False))
         retriever = CDFRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
         retriever.index(ds)
         for action in ("none", "expand"):
@@ -121,10 +109,7 @@ def main() -> None:
     result = {"bench": "cdfrag_attribution", "llm": args.llm, "questions": len(queries), "arms": summary,
               "info": info, "paired": diffs, "semantic_k": base.semantic_k, "causal_k": base.causal_k,
               "union_order": base.union_order}
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1))
-    print(json.dumps(result))
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import sys
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch
+from cdfrag_setup import bench_llm, emit, shared_graph_settings  # benchmarks/cdfrag_setup.py
 
 
 def wilson(k: int, n: int) -> str:
@@ -45,10 +45,9 @@ def wilson(k: int, n: int) -> str:
 
 
 def main() -> None:
-    from hyperrag.config import compose_config, method_settings
     from hyperrag.data import musique_dataset
     from hyperrag.embedding import TextEncoder
-    from hyperrag.llm import build_llm, llm_label
+    from hyperrag.llm import llm_label
     from hyperrag.retrievers.cdfrag import CDFRAGRetriever
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -66,15 +65,13 @@ def main() -> None:
     ds = musique_dataset(args.data)
     questions = [q.question for q in ds.queries][: args.limit]
     encoder = TextEncoder(show_progress=False)
-    llm = build_llm(compose_config("retrieve", [f"llm={args.llm}"]).llm if args.llm != "none" else None, dataset=ds)
-    llm.start()
+    llm = bench_llm(args.llm, ds)
     result: dict[str, object] = {"bench": "cdfrag_fallback", "llm": llm_label(llm), "questions": len(questions)}
     try:
         for scope in ("answer", "all"):
-            base = method_settings("cdfrag", policy=None, classifier=args.classifier, models_dir=str(args.models_dir))
+            base = shared_graph_settings(args.classifier, args.models_dir)  # one causal graph (see docstring)
             gen = dataclasses.replace(base.generation, check_scope=scope, max_requery=0)
-            causal = dataclasses.replace(base.causal, verify=False)  # one causal graph for every run (see docstring)
-            retriever = CDFRAGRetriever(dataclasses.replace(base, generation=gen, causal=causal), encoder=encoder, llm=llm,
+            retriever = CDFRAGRetriever(dataclasses.replace(base, generation=gen), encoder=encoder, llm=llm,
                                         device="cpu")
             retriever.index(ds)
             recs = []
@@ -98,10 +95,7 @@ def main() -> None:
             print(f"check_scope={scope}: " + "  ".join(f"{k} {v}" for k, v in row.items()), flush=True)
     finally:
         llm.stop()
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1))
-    print(json.dumps(result))
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ intervals and paired differences, under either reading of the paper's reward.
 
     python benchmarks/bench_ppo.py [--folds 5] [--seed 0] [--llm none|oracle] [--classifier auto|none|PATH]
                                    [--reward a3|s22] [--relevance gain|context|gold_recall] [--match auto|judge|lexical]
-                                   [--max-steps 1] [--out FILE.json]
+                                   [--max-steps 1] [--out FILE.json] [--ceiling-only]
 
 One environment (:class:`~hyperrag.refinement.env.RefinementEnv`) over the real CDF-RAG pipeline as
 ``method/cdfrag.yaml`` configures it (episodes of ``--max-steps`` actions: 1 is A.3's one of expand / simplify /
@@ -26,14 +26,15 @@ arm, as means over the questions with 95% bootstrap intervals (:mod:`hyperrag.ev
 relevance term, recall@5 and FCR@5 (gold passages: evaluation only, except in s22's coverage term on the training
 folds), with an LLM EM / F1 of the generated answer; then PPO's paired difference against every other arm (interval
 and permutation p-value). A question with an infrastructure failure in any outcome (the λ4 term could not be
-scored) is excluded and counted. Last line: one JSON object (also written to ``--out``).
+scored) is excluded and counted. Before training, the **FCR@5 ceiling**: per question the best FCR@5 of every
+sequence (none included), chosen in hindsight — what any policy over this action set could reach — beside each
+sequence's FCR@5 (``--ceiling-only`` stops there). Last line: one JSON object (also written to ``--out``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import sys
@@ -47,8 +48,8 @@ sys.path.insert(0, str(ROOT))
 
 import lightning as L
 import torch
+from cdfrag_setup import bench_llm, emit, shared_graph_settings  # benchmarks/cdfrag_setup.py
 
-from hyperrag.config import method_settings
 from hyperrag.config.validation import plain
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
@@ -90,6 +91,8 @@ def main() -> None:
                     help="the gain's match scorer (default: task=ppo's)")
     ap.add_argument("--max-steps", type=int, default=None, help="actions per episode (default: the method's)")
     ap.add_argument("--out", default=None, help="also write the JSON summary here")
+    ap.add_argument("--ceiling-only", action="store_true",
+                    help="stop after the FCR@5 ceiling (per-question best sequence by FCR@5): no training")
     args = ap.parse_args()
     logging.getLogger("lightning").setLevel(logging.ERROR)
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
@@ -97,25 +100,10 @@ def main() -> None:
 
     ds = musique_dataset(args.data)
     encoder = TextEncoder(show_progress=False)
-    llm = None
-    if args.llm == "oracle":
-        from hyperrag.embedding.encoder import default_cache_dir
-        from hyperrag.llm.oracle import OracleLLM
-
-        llm = OracleLLM(cache_path=str(default_cache_dir() / "llm" / "responses.sqlite"),
-                        show_usage=False)
-        llm.bind_gold(ds)
-        llm.start()
-    else:
-        from hyperrag.llm.base import NoLLM
-
-        llm = NoLLM()
+    llm = bench_llm(args.llm, ds)
     t0 = time.perf_counter()
-    base = method_settings("cdfrag", policy=None, classifier=args.classifier, models_dir=str(args.models_dir))
-    # one causal graph for every run: pair verification off (the oracle has no gold for it — every call would
-    # fail and leave the pair unverified, the same graph — and LLM-free runs have no verifier anyway)
+    base = shared_graph_settings(args.classifier, args.models_dir)  # one causal graph for every run
     settings = dataclasses.replace(base, generation=dataclasses.replace(base.generation, max_requery=0),
-                                   causal=dataclasses.replace(base.causal, verify=False),
                                    max_refine_steps=args.max_steps or base.max_refine_steps)
     retriever = CDFRAGRetriever(settings, encoder=encoder, llm=llm, device="cpu")
     retriever.index(ds)
@@ -139,6 +127,21 @@ def main() -> None:
           f"{env.hallucination_term}; {len(infra)} questions excluded for an infrastructure failure; unchanged "
           f"(masked) first actions {unchanged}; judge failures {env.judge_failed}; classifier "
           f"{retriever.classifier_path}; causal graph {retriever.causal_graph.stats['edges']} edges)")
+
+    # the FCR@5 any policy over this action set could reach: per question, the best full_chain of every sequence
+    # (none included), chosen in hindsight; beside it each fixed action's — the headroom a policy has over them
+    every = [(), *env.sequences()]
+    chains = {i: [env.outcomes([i], [s])[0]["full_chain"] for s in every] for i in usable}
+    ceiling_vals = [max(float(c or 0.0) for c in chains[i]) for i in usable]
+    ceiling = {"fcr@5_ceiling": mean_interval(ceiling_vals, scale=100.0).text(1),
+               **{f"fcr@5_{'+'.join(s) or 'none'}": mean_interval([float(chains[i][n] or 0.0) for i in usable],
+                                                                   scale=100.0).text(1)
+                  for n, s in enumerate(every)}}
+    print("FCR@5 ceiling (per-question best sequence by FCR@5, hindsight) and each sequence's: "
+          + "  ".join(f"{k} {v}" for k, v in ceiling.items()))
+    if args.ceiling_only:
+        emit({"bench": "ppo_fcr_ceiling", "llm": args.llm, "questions": len(usable), **ceiling}, args.out)
+        return
 
     position = {q.id: i for i, q in enumerate(ds.queries)}
     fixed_arms = tuple(f"fixed_{a}" for a in env.actions)
@@ -209,13 +212,10 @@ def main() -> None:
               "max_iterations": int(task.model.max_iterations), "folds": args.folds,
               "seed": args.seed, "questions": len(scores["ppo"]["reward"]), "max_steps": env.max_steps,
               "hallucination_term": env.hallucination_term, **summary, "ppo_minus": paired,
-              "per_fold": per_fold, "env_seconds": round(env_seconds, 2),
+              "per_fold": per_fold, **ceiling, "env_seconds": round(env_seconds, 2),
               "train_seconds": round(train_seconds, 2),
                       "classifier": str(retriever.classifier_path) if retriever.classifier_path else None}
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1))
-    print(json.dumps(result))
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

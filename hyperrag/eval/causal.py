@@ -4,9 +4,10 @@ prediction file (``python evaluate.py``), for CDF-RAG and — where they apply �
 * **Context Relevance** — mean Sentence-BERT cosine between the question and the retrieved items (the top passages,
   and the causal triples when the method retrieved some): :func:`context_relevance`;
 * **Causal Retrieval Coverage (CRC)** — share of the retrieved items (passages and causal triples) that belong to a
-  causal path aligned with the question: :func:`causal_retrieval_coverage`, against the reference paths of
-  :func:`hyperrag.causal.reference.reference_causal_items` (the causal graph's paths from the *question*, so every
-  method is judged against the same paths);
+  causal path aligned with the question, against one reference per dataset that no run makes
+  (:mod:`hyperrag.causal.reference`: the gold passages and the pairs a fixed reference graph extracted from them);
+  like for like, :func:`crc_by_kind`: the same item budget for every method, passages and triples apart
+  (:func:`causal_retrieval_coverage`: the paper's pooled count);
 * **Groundedness** — span-level alignment: each answer sentence is traced to its best-aligned span in one retrieved
   passage or triple (:func:`span_alignment`); the share traced at least ``threshold``: :func:`span_groundedness`;
 * **Hallucination rate (HR)** — the share of responses the LLM verifier flags as hallucinated
@@ -20,6 +21,7 @@ prediction file (``python evaluate.py``), for CDF-RAG and — where they apply �
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -51,14 +53,49 @@ def pair_key(cause: str, effect: str) -> tuple[str, str]:
 
 def causal_retrieval_coverage(passage_ids: Sequence[str], pairs: Iterable[Sequence[str]],
                               reference_passages: set[str], reference_pairs: set[tuple[str, str]]) -> float | None:
-    """CRC: the share of retrieved items on a reference causal path — a passage when it holds an edge of one, a
-    ``(cause, effect)`` triple when it is one of their edges. None for no retrieved item."""
+    """CRC, pooled as the paper counts it: the share of retrieved items on a reference causal path — a passage
+    when it holds an edge of one, a ``(cause, effect)`` triple when it is one of their edges. None for no
+    retrieved item. Pooling mixes kinds (a method with triples has more items than one without): across methods
+    compare :func:`crc_by_kind`'s separate shares."""
     pairs = [pair_key(p[0], p[1]) for p in pairs]
     items = len(passage_ids) + len(pairs)
     if not items:
         return None
     hits = sum(p in reference_passages for p in passage_ids) + sum(p in reference_pairs for p in pairs)
     return hits / items
+
+
+def crc_by_kind(passage_ids: Sequence[str], pairs: Sequence[Sequence[str]], reference_passages: set[str],
+                reference_pairs: set[tuple[str, str]], budget: int) -> dict[str, float | None]:
+    """CRC like for like: the same item budget for every method, each kind of item on its own.
+
+    Args:
+        passage_ids: the method's ranked passages; the first ``budget`` count.
+        pairs: the method's retrieved ``(cause, effect, ...)`` triples in its order; the first ``budget`` count.
+        reference_passages / reference_pairs: the question's reference items (the fixed reference graph's).
+        budget: items of each kind scored, the same for every method.
+
+    Returns:
+        ``{"crc": pooled share over those items, "crc_passages": share of the passages on the reference,
+        "crc_pairs": share of the triples (None for a method that retrieved none)}``.
+    """
+    passages, kept = list(passage_ids)[:budget], [pair_key(p[0], p[1]) for p in list(pairs)[:budget]]
+    on_passages = sum(p in reference_passages for p in passages)
+    on_pairs = sum(p in reference_pairs for p in kept)
+    items = len(passages) + len(kept)
+    return {"crc": (on_passages + on_pairs) / items if items else None,
+            "crc_passages": on_passages / len(passages) if passages else None,
+            "crc_pairs": on_pairs / len(kept) if kept else None}
+
+
+REFERENCE_GRAPH_DIR = "crc_reference"  # <cache_dir>/crc_reference/<dataset>/: CRC's fixed reference graph
+REFERENCE_LABEL_FILE = "crc_reference.json"  # beside its causal_graph.json: how it was built (classifier, verifier)
+
+
+def reference_graph_dir(cache_dir: str | Path, dataset_name: str) -> Path:
+    """Where ``python -m hyperrag.causal reference`` stores a dataset's fixed CRC reference graph (one per dataset,
+    shared by every method's CRC)."""
+    return Path(cache_dir) / REFERENCE_GRAPH_DIR / dataset_name
 
 
 def causal_chain_depth(path_depths: Sequence[int]) -> float | None:
@@ -108,6 +145,6 @@ def pair_text(pair: Sequence[str]) -> str:
     return pair[3] if len(pair) > 3 and pair[3] else f"{pair[0]} causes {pair[1]}"
 
 
-__all__ = ["causal_chain_depth", "causal_retrieval_coverage", "context_relevance", "hallucination_score",
-           "pair_key", "pair_text", "retrieved_pairs", "semantic_refinement_score",
-           "span_alignment", "span_groundedness"]
+__all__ = ["REFERENCE_GRAPH_DIR", "REFERENCE_LABEL_FILE", "causal_chain_depth", "causal_retrieval_coverage", "context_relevance",
+           "crc_by_kind", "hallucination_score", "pair_key", "pair_text", "reference_graph_dir", "retrieved_pairs",
+           "semantic_refinement_score", "span_alignment", "span_groundedness"]

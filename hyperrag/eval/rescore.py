@@ -49,19 +49,69 @@ def _out_dir(pred: Path, files: list[Path], out: str | None) -> Path:
 
 
 CausalReference = Callable[..., list[tuple[set[str], set[tuple[str, str]]] | None]]
+_WARNED: set[str] = set()  # datasets whose missing reference graph was already reported
+
+
+def crc_reference_graph(cfg: Any, saved: dict[str, Any], run_cfg: Any) -> Path | None:
+    """The causal graph CRC's reference pairs come from (``cfg.causal_index``):
+
+    * ``reference`` (the default; also null) — the dataset's **fixed reference graph**,
+      ``<cache_dir>/crc_reference/<dataset>/`` (``python -m hyperrag.causal reference data=<dataset>`` builds it
+      once from the gold supporting passages with the preset's classifier and verifier), the same file for every
+      method; None (passages only, with a warning) when it has not been built;
+    * ``run`` — the CDF-RAG run's own causal index (its own extraction: not like for like across methods);
+    * a causal index directory.
+
+    Raises:
+        InputError: a directory given (or recorded) without ``causal_graph.json``.
+    """
+    from hyperrag.errors import InputError
+    from hyperrag.eval.causal import reference_graph_dir
+
+    spec = cfg.get("causal_index")
+    if spec in (None, "", "reference"):
+        name = saved.get("dataset") or _select(cfg.get("data"), "name") or _select(_select(run_cfg, "data"), "name")
+        cache = cfg.get("cache_dir") or os.environ.get("HYPERRAG_CACHE") or Path.home() / ".cache" / "hyperrag"
+        directory = reference_graph_dir(cache, str(name)) if name else None
+        if directory is None or not (directory / "causal_graph.json").is_file():
+            if name not in _WARNED:
+                _WARNED.add(name)
+                log.warning("no CRC reference graph for dataset %s (build it: python -m hyperrag.causal reference "
+                            "data=<dataset>): CRC's reference is the gold passages only, no reference pairs", name)
+            return None
+        return directory
+    directory = saved.get("causal_index_dir") if spec == "run" else spec
+    if not directory:
+        return None
+    if not (Path(directory) / "causal_graph.json").is_file():
+        raise InputError("not a causal index directory (no causal_graph.json)", path=directory, setting="causal_index")
+    return Path(directory)
+
+
+def crc_reference_label(cfg: Any, saved: dict[str, Any], run_cfg: Any) -> dict[str, Any] | None:
+    """What CRC's reference pairs came from, for ``evaluation.json``: the graph's directory and, for a fixed
+    reference graph, its label (``crc_reference.json``: classifier, verifier, gold passage count; not their ids);
+    None: none."""
+    from hyperrag.eval.causal import REFERENCE_LABEL_FILE
+
+    directory = crc_reference_graph(cfg, saved, run_cfg)
+    if directory is None:
+        return None
+    label = directory / REFERENCE_LABEL_FILE
+    built = json.loads(label.read_text()) if label.is_file() else {}
+    return {"directory": str(directory), **{k: v for k, v in built.items() if k != "gold_ids"}}
 
 
 def causal_reference(cfg: Any, saved: dict[str, Any], run_cfg: Any, rows: list[dict[str, Any]], encoder: Encoder,
                      reference: CausalReference | None
                      ) -> list[tuple[set[str], set[tuple[str, str]]] | None] | None:
-    """CRC's reference per row (``cfg.crc_reference``):
+    """CRC's reference per row (``cfg.crc_reference``), over the graph :func:`crc_reference_graph` names:
 
-    * ``gold`` (the default) — not from the run: the row's gold supporting passages, and the causal pairs a causal
-      graph (``cfg.causal_index``, else the run's causal index when it built one) extracted *from those passages*;
-      defined for every run with gold passages — every ablation stage, every method — and None for a row without
-      them;
-    * ``graph`` — the causal paths a causal graph (``cfg.causal_index``, else the CDF-RAG run's own) holds from each
-      question (``reference`` traverses it with the run's traversal settings, or ``method/cdfrag.yaml``'s).
+    * ``gold`` (the default) — not from the run: the row's gold supporting passages, and the causal pairs the graph
+      (by default the dataset's fixed reference graph) extracted *from those passages*; defined for every run with
+      gold passages — every ablation stage, every method — and None for a row without them;
+    * ``graph`` — the causal paths the graph holds from each question (``reference`` traverses it with the run's
+      traversal settings, or ``method/cdfrag.yaml``'s).
 
     ``reference`` reads the graph (``evaluate.py`` passes
     :func:`hyperrag.causal.reference.causal_reference_from_index`); None when there is no reference at all."""
@@ -70,11 +120,7 @@ def causal_reference(cfg: Any, saved: dict[str, Any], run_cfg: Any, rows: list[d
         from hyperrag.errors import InputError
 
         raise InputError(f"must be gold or graph, got {mode!r}", setting="crc_reference")
-    directory = cfg.get("causal_index") or saved.get("causal_index_dir")
-    if directory and not (Path(directory) / "causal_graph.json").is_file():
-        from hyperrag.errors import InputError
-
-        raise InputError("not a causal index directory (no causal_graph.json)", path=directory, setting="causal_index")
+    directory = crc_reference_graph(cfg, saved, run_cfg)
     if mode == "gold":
         golds = [[str(g) for g in r.get("gold_ids") or []] for r in rows]
         if not any(golds):
@@ -130,7 +176,8 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
                         lexical_threshold=float(cfg.lexical_threshold),
                         relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress),
                         hr_delta=float(cfg.get("hr_delta") or 0.0), span_threshold=float(cfg.get("span_threshold", 0.8)),
-                        causal_reference=causal_reference(cfg, saved, run_cfg, rows, encoder, reference))
+                        causal_reference=causal_reference(cfg, saved, run_cfg, rows, encoder, reference),
+                        crc_budget=int(cfg.crc_budget))
     metrics = cfg.metrics if isinstance(cfg.metrics, str) else list(cfg.metrics)
     before = CostMark.now(llm)
     aggregate, per_query, skipped = evaluate_rows(inputs, metrics)
@@ -140,6 +187,7 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
               "method": saved.get("method") or _select(_select(run_cfg, "method"), "name"),
               "queries": len(rows), "context_top_n": inputs.context_top_n,
               "context_max_items": inputs.context_max_items, "context_max_tokens": inputs.context_max_tokens, "ks": list(inputs.ks),
+              "crc_budget": inputs.crc_budget, "crc_reference_graph": crc_reference_label(cfg, saved, run_cfg),
               "llm": getattr(llm, "model", None) if inputs.llm_available else None,
               "metrics": aggregate, "skipped": skipped}
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -29,8 +29,10 @@ name                     reports (percent, mean over the queries it applies to) 
                          (top passages + retrieved causal triples)
 ``crc``                  CDF-RAG CRC: share of retrieved items on a causal path aligned with  causal reference
                          the question (``crc_reference``: gold — the gold supporting passages
-                         and the causal pairs extracted from them; graph — the paths a causal
-                         graph holds from the question)
+                         and the causal pairs the fixed reference graph extracted from them;
+                         graph — the paths a causal graph holds from the question); like for
+                         like: the first ``crc_budget`` passages and triples of every method,
+                         ``crc_passages`` and ``crc_pairs`` separately, ``crc`` pooled
 ``ccd``                  CDF-RAG CCD: mean hops of the retrieved causal paths (in hops)       causal paths
 ``srs``                  CDF-RAG SRS: cosine of the original and the refined queries          refinements
 ``causal_coverage``      gold causal pairs with both ends in the context                     causal_pairs
@@ -55,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.causal import (
     causal_chain_depth,
-    causal_retrieval_coverage,
+    crc_by_kind,
     pair_text,
     retrieved_pairs,
     span_groundedness,
@@ -102,6 +104,7 @@ class EvalInputs:
     hr_delta: float = 0.0         # a response is flagged as hallucinated when its unsupported share exceeds this
     span_threshold: float = 0.8   # span alignment at which an answer sentence counts as traced (groundedness_span)
     causal_reference: list[tuple[set[str], set[tuple[str, str]]] | None] | None = None  # per row, for CRC
+    crc_budget: int = 10          # CRC: ranked passages and retrieved triples scored per method (each kind)
     _texts: dict[str, str] = field(default_factory=dict, repr=False)
 
     def context_ids(self, row: dict[str, Any]) -> list[str]:
@@ -355,11 +358,15 @@ def m_context_relevance(e: EvalInputs) -> Result:
 
 
 def m_crc(e: EvalInputs) -> Result:
+    """CRC like for like: every method's first ``crc_budget`` ranked passages and first ``crc_budget`` retrieved
+    triples against the same reference; ``crc_passages`` and ``crc_pairs`` separately, ``crc`` pooled (the
+    paper's count, which mixes the kinds)."""
     assert e.causal_reference is not None
-    per = [{"crc": None if ref is None else causal_retrieval_coverage(e.context_ids(r), retrieved_pairs(r), ref[0],
-                                                                       ref[1])}
+    empty = {"crc": None, "crc_passages": None, "crc_pairs": None}
+    per = [empty if ref is None else crc_by_kind([str(i) for i in r.get("ranked_ids", [])], retrieved_pairs(r),
+                                                  ref[0], ref[1], e.crc_budget)
            for r, ref in zip(e.rows, e.causal_reference)]
-    return {"crc": _mean([p["crc"] for p in per])}, per
+    return {k: _mean([p[k] for p in per]) for k in empty}, per
 
 
 def _details(r: dict[str, Any]) -> dict[str, Any]:

@@ -295,12 +295,14 @@ def test_retrieve_entry_method_cdfrag(tmp_path, monkeypatch):
     from tests.test_evaluate_entry import compose_evaluate
 
     (record,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc,ccd]",
-                                              "crc_reference=graph"))
+                                              "crc_reference=graph", "causal_index=run"))
     assert not record["skipped"], record["skipped"]
     assert record["metrics"]["crc"] == 0.0 and record["metrics"].get("ccd") is None  # no path: CCD undefined
+    # no fixed reference graph built for this dataset: the gold passages only (CRC over the first crc_budget = 10)
     (gold,) = evaluate.run(compose_evaluate(tmp_path, f"predictions={tmp_path / 'run'}", "metrics=[crc]"))
-    share = [sum(p in r["gold_ids"] for p in r["ranked_ids"][:5]) / 5 for r in rows]
-    assert gold["metrics"]["crc"] == pytest.approx(100 * sum(share) / len(share))
+    share = [sum(p in r["gold_ids"] for p in r["ranked_ids"][:10]) / len(r["ranked_ids"][:10]) for r in rows]
+    assert gold["crc_reference_graph"] is None and gold["crc_budget"] == 10
+    assert gold["metrics"]["crc_passages"] == pytest.approx(100 * sum(share) / len(share), abs=1e-3)
 
 
 @pytest.mark.slow

@@ -1,0 +1,42 @@
+"""What the CDF-RAG benches share (``bench_ppo.py``, ``bench_cdfrag_attribution.py``, ``bench_cdfrag_fallback.py``):
+the started LLM, the preset's settings with the one causal graph every run shares, and the JSON result line.
+
+One causal graph for every run: pair verification is off (``causal.verify: false``). The oracle has no gold for pair
+verification (each call would fail and leave the pair unverified — the same graph), LLM-free runs have no verifier,
+and SmolLM2 verifying every pair is out of a shared 2-core machine's budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+
+def bench_llm(name: str, dataset: Any) -> Any:
+    """The started LLM of ``hydra_configs/llm/<name>.yaml`` (``none``: no LLM), bound to ``dataset`` (the oracle
+    answers from its gold); the caller stops it."""
+    from hyperrag.config import compose_config
+    from hyperrag.llm import build_llm
+
+    llm = build_llm(compose_config("retrieve", [f"llm={name}"]).llm if name != "none" else None, dataset=dataset)
+    llm.start()
+    return llm
+
+
+def shared_graph_settings(classifier: str, models_dir: str, **changes: Any) -> Any:
+    """``method/cdfrag.yaml``'s settings without a policy, with the shared causal graph (pair verification off) and
+    ``changes`` replaced (``causal`` itself is not one of them)."""
+    from hyperrag.config import method_settings
+
+    base = method_settings("cdfrag", policy=None, classifier=classifier, models_dir=str(models_dir))
+    return dataclasses.replace(base, causal=dataclasses.replace(base.causal, verify=False), **changes)
+
+
+def emit(result: dict[str, Any], out: str | None) -> None:
+    """The bench's result: written to ``out`` (when given) and printed as the last line, one JSON object."""
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(result, indent=1))
+    print(json.dumps(result))
