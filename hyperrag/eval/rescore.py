@@ -20,10 +20,12 @@ from hyperrag.eval.runs import (
     join_gold_fields,
     load_dataset,
     queries_file_of,
+    read_json_file,
     read_predictions,
     read_query_records,
     run_config,
 )
+from hyperrag.eval.qa import f1_answer_of
 from hyperrag.eval.suite import CAUSAL_FIELDS, GOLD_SENTENCE_FIELDS, EvalInputs, evaluate_rows
 
 if TYPE_CHECKING:
@@ -167,10 +169,16 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
             log.info("%s: gold sentences / causal pairs joined from %s for %d queries", pred, queries, joined)
     saved = {}
     if (pred.parent / "metrics.json").is_file():
-        saved = json.loads((pred.parent / "metrics.json").read_text())
+        saved = read_json_file(pred.parent / "metrics.json")
+        saved = saved if isinstance(saved, dict) else {}
+    context_top_n = int(cfg.context_top_n or _select(run_cfg, "answer_top_n", 0) or 5)
+    dataset_name = str((data_cfg or {}).get("name") or saved.get("dataset") or "")
+    f1_answer = (saved.get("metrics") or {}).get("f1_answer") or f1_answer_of(dataset_name)
     inputs = EvalInputs(rows=rows, corpus=None if dataset is None else dataset.corpus, llm=llm, encoder=encoder,
                         ks=tuple(cfg.ks or _select(run_cfg, "ks", [2, 5, 10])),
-                        context_top_n=int(cfg.context_top_n or _select(run_cfg, "answer_top_n", 0) or 5),
+                        context_top_n=context_top_n,
+                        answer_top_n=int(_select(run_cfg, "answer_top_n", 0) or context_top_n),
+                        f1_answer=str(f1_answer),
                         context_max_items=cfg.get("context_max_items"),
                         context_max_tokens=cfg.get("context_max_tokens"),
                         lexical_threshold=float(cfg.lexical_threshold),

@@ -96,6 +96,9 @@ class EvalInputs:
     encoder: Encoder | None = None  # the sentence embedder for relevancy
     ks: tuple[int, ...] = (2, 5, 10)
     context_top_n: int = 5
+    answer_top_n: int | None = None  # the passages the run's reader read: JSR's cut-off, as metrics.json's (None:
+    #                                  context_top_n)
+    f1_answer: str = "short"      # which answer EM / F1 score (qa.f1_answer_of: HolisQA the full response)
     context_max_items: int | None = None  # evaluator cap: items of a recorded evidence list (passages: context_top_n)
     context_max_tokens: int | None = None  # evaluator cap: the context's length (words x 1.3), every method alike
     lexical_threshold: float = 0.8
@@ -238,7 +241,7 @@ def m_qa(e: EvalInputs) -> Result:
     for r in e.rows:
         unanswerable = not r.get("answers") or "answer" not in r
         per.append({"em": None, "f1": None, "match_acc": None, "jsr": None} if unanswerable
-                   else answer_scores(r, e.context_top_n))
+                   else answer_scores(r, e.answer_top_n or e.context_top_n, e.f1_answer))
     return {k: _mean([p[k] for p in per]) for k in ("em", "f1", "match_acc", "jsr")}, per
 
 

@@ -106,3 +106,18 @@ def test_hallucination_rate_is_the_share_of_flagged_responses():
     loose, _, _ = evaluate_rows(EvalInputs(rows=rows, corpus=CORPUS, context_top_n=1, hr_delta=0.5),
                                 ["groundedness_lexical"])
     assert loose["hallucination_rate_lexical"] == 0.0
+
+
+def test_the_qa_metric_scores_what_the_run_scored():
+    """evaluate.py's qa metric agrees with metrics.json: HolisQA's F1 scores the full response and JSR uses the
+    reader's passage count, not the evaluator's context cut-off (review finding 1)."""
+    rows = [{"id": "h1", "question": "Why?", "ranked_ids": ["p1", "p3", "p2"], "gold_ids": ["p1", "p2"],
+             "answers": ["Warsaw lies on the Vistula, which flows into the Baltic Sea."],
+             "answer": "Warsaw lies on the Vistula, which flows into the Baltic Sea.", "short_answer": "Baltic"}]
+    full = EvalInputs(rows=[dict(r) for r in rows], corpus=CORPUS, context_top_n=2, answer_top_n=3,
+                      f1_answer="full")
+    short = EvalInputs(rows=[dict(r) for r in rows], corpus=CORPUS, context_top_n=2)
+    agg_full, _, _ = evaluate_rows(full, ["qa"])
+    agg_short, _, _ = evaluate_rows(short, ["qa"])
+    assert agg_full["f1"] == 100.0 and agg_short["f1"] < 50.0
+    assert agg_full["jsr"] == 100.0 and agg_short["jsr"] == 0.0  # the chain is in the top 3, not the top 2
