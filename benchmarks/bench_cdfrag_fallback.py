@@ -36,12 +36,12 @@ from cdfrag_setup import bench_llm, emit, shared_graph_settings  # benchmarks/cd
 
 def wilson(k: int, n: int) -> str:
     """``k/n = p% [low, high]``: the Wilson score 95% interval of a 0/1 rate."""
-    from scipy.stats import binomtest
+    from hyperrag.eval.intervals import wilson_interval
 
     if n == 0:
         return "0/0"
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return f"{k}/{n} = {100 * k / n:.1f}% [{100 * ci.low:.1f}, {100 * ci.high:.1f}]"
+    low, high = wilson_interval(k, n)
+    return f"{k}/{n} = {100 * k / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
 def main() -> None:

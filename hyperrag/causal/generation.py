@@ -296,7 +296,7 @@ class CausalGenerator:
             score = sum(v == "maintained" for v in verdicts) / len(verdicts) if verdicts else 0.0
             r["s_causal"] = r["s_causal_initial"] = score
             self._check_step(r, sc, verdicts, source, score)
-            if score is not None and score < self.s.tau:
+            if score < self.s.tau:
                 statements = {v: [pair_statement(r["pairs"][j]) for j, x in zip(sc, verdicts) if x == v]
                               for v in ("maintained", "not_addressed", "contradicted")}
                 kept_before[id(r)] = [j for j, x in zip(sc, verdicts) if x == "maintained"]

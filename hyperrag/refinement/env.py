@@ -97,7 +97,10 @@ class RewardWeights:
 
 
 class RefinementEnv:
-    """Args:
+    """The settings have no defaults here: ``task/ppo.yaml``'s ``env`` node is their one source (callers pass it;
+    tests compose it with :func:`~hyperrag.config.compose.task_arguments`).
+
+    Args:
         retriever: an indexed :class:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever`.
         queries: the questions the environment serves, by position (gold passages only needed for
             ``relevance="gold_recall"`` and for the evaluation's recall figures).
@@ -113,10 +116,10 @@ class RefinementEnv:
         mask_unchanged: a step that leaves the query set unchanged is not a distinct action.
     """
 
-    def __init__(self, retriever: Any, queries: Sequence[Query], k: int = 5,
-                 weights: RewardWeights | dict[str, float] | None = None, hallucination: bool = False,
-                 max_steps: int = 1, actions: Sequence[str] = ACTIONS, relevance: str = "gain",
-                 reward: str = "a3", match: str = "auto", mask_unchanged: bool = True) -> None:
+    def __init__(self, retriever: Any, queries: Sequence[Query], *, k: int,
+                 weights: RewardWeights | dict[str, float] | None, hallucination: bool, relevance: str,
+                 reward: str, match: str, mask_unchanged: bool, max_steps: int = 1,
+                 actions: Sequence[str] = ACTIONS) -> None:
         if relevance not in RELEVANCE:
             raise ValueError(f"relevance must be one of {RELEVANCE}, got {relevance!r}")
         if reward not in REWARDS:

@@ -244,10 +244,10 @@ class PPOPolicy(L.LightningModule):
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> None:
         opt = self.optimizers()
         buf = self.rollout([int(i) for i in batch.tolist()])
-        n = buf["actions"].numel()
-        mb = max(1, min(int(self.hparams.minibatch_size), n))
         if buf is None:  # no question of the batch has an action that changes it
             return
+        n = buf["actions"].numel()
+        mb = max(1, min(int(self.hparams.minibatch_size), n))
         keys = ("states", "actions", "old_logp", "advantages", "returns", "allow_stop", "valid")
         agg: dict[str, list[float]] = {}
         for _ in range(int(self.hparams.ppo_epochs)):

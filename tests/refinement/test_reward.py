@@ -10,10 +10,10 @@ import torch
 from hyperrag.config import compose_config, method_settings, task_arguments
 from hyperrag.data.types import Query
 from hyperrag.llm.base import NoLLM
-from hyperrag.refinement.env import RefinementEnv
 from hyperrag.refinement.ppo import ActorCritic, PPOPolicy
 from hyperrag.retrievers.cdfrag import CDFRAGRetriever
 from tests.causal.corpus import causal_dataset
+from tests.refinement.conftest import make_env
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def retriever(tmp_path_factory, encoder):
 
 def test_label_free_reward_terms_are_in_unit_range_and_need_no_gold(retriever):
     ds_queries = [dataclasses.replace(q, gold_ids=()) for q in causal_dataset().queries]  # labels removed
-    env = RefinementEnv(retriever, ds_queries, k=5, max_steps=2, relevance="context")  # the older reading of r
+    env = make_env(retriever, ds_queries, k=5, max_steps=2, relevance="context")  # the older reading of r
     ids = list(range(len(ds_queries)))
     for seq in [(), ("expand",), ("decompose", "simplify")]:
         for o in env.outcomes(ids, [seq] * len(ids)):
@@ -48,13 +48,13 @@ def test_label_free_reward_terms_are_in_unit_range_and_need_no_gold(retriever):
 
 def test_gold_recall_is_the_labelled_research_reward(retriever):
     queries = list(causal_dataset().queries)
-    labelled = RefinementEnv(retriever, queries, k=5, relevance="gold_recall")
-    free = RefinementEnv(retriever, queries, k=5, relevance="context")
+    labelled = make_env(retriever, queries, k=5, relevance="gold_recall")
+    free = make_env(retriever, queries, k=5, relevance="context")
     a, b = labelled.outcomes([0], [("expand",)])[0], free.outcomes([0], [("expand",)])[0]
     assert a["relevance"] == a["coverage"] == b["coverage"] is not None
     assert b["relevance"] == b["context_relevance"] != b["coverage"]
     with pytest.raises(ValueError, match="relevance"):
-        RefinementEnv(retriever, queries, relevance="recall")
+        make_env(retriever, queries, relevance="recall")
 
 
 def test_a_policy_trains_on_questions_without_gold(retriever):
@@ -63,7 +63,7 @@ def test_a_policy_trains_on_questions_without_gold(retriever):
     from hyperrag.refinement.datamodule import RolloutDataModule
 
     queries = [Query(f"u{i}", q.question, (), ()) for i, q in enumerate(causal_dataset().queries)]
-    env = RefinementEnv(retriever, queries, k=5, max_steps=2)
+    env = make_env(retriever, queries, k=5, max_steps=2)
     ids = list(range(len(queries)))
     policy = PPOPolicy(**task_arguments("ppo", state_dim=int(env.states(ids[:1], [()]).shape[1]), max_steps=2,
                                         max_iterations=3)).attach(env, ids, [])

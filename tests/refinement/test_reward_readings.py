@@ -11,10 +11,11 @@ import torch
 from hyperrag.config import method_settings
 from hyperrag.llm.base import NoLLM
 from hyperrag.refinement.actions import Refinement
-from hyperrag.refinement.env import RefinementEnv, reward_hallucination
+from hyperrag.refinement.env import reward_hallucination
 from hyperrag.refinement.ppo import PPOPolicy
 from hyperrag.retrievers.cdfrag import CDFRAGRetriever
 from tests.causal.corpus import PASSAGES, causal_dataset
+from tests.refinement.conftest import make_env
 
 
 def make_retriever(tmp, encoder, llm, **overrides):
@@ -53,17 +54,17 @@ def gold_refinement(question: str, gold: tuple[str, ...]) -> Refinement:
 
 def test_unrefined_relevance_is_not_the_maximum_a_refinement_retrieving_the_gold_scores_higher(oracle_retriever):
     queries = list(causal_dataset().queries)
-    env = RefinementEnv(oracle_retriever, queries, k=2)  # a3, relevance gain, match auto → the judge
+    env = make_env(oracle_retriever, queries, k=2)  # a3, relevance gain, match auto → the judge
     assert (env.reward, env.relevance, env.match) == ("a3", "gain", "judge")
     q0 = queries[0]  # two gold passages (c01, c00)
     env._refinements[(0, ("expand",))] = gold_refinement(q0.question, q0.gold_ids)  # the refinement under test
     base, refined = env.outcomes([0, 0], [(), ("expand",)])
     assert base["relevance"] == 0.5 and base["match_gain"] == 0.0  # no refinement: no gain, by definition
-    assert set(q0.gold_ids) <= set(oracle_retriever.passage_ids[j] for j in range(12)) and refined["match"] == 1.0
+    assert set(q0.gold_ids) <= {oracle_retriever.passage_ids[j] for j in range(12)} and refined["match"] == 1.0
     assert base["match"] < 1.0  # the question's own K lacks a gold passage
     assert refined["relevance"] > base["relevance"] and refined["match_gain"] > 0
     # the old reading (the retriever's cosine to the unrefined question's own top-k) ranks them the other way
-    old = RefinementEnv(oracle_retriever, queries, k=2, relevance="context")
+    old = make_env(oracle_retriever, queries, k=2, relevance="context")
     old._refinements[(0, ("expand",))] = env._refinements[(0, ("expand",))]
     b, r = old.outcomes([0, 0], [(), ("expand",)])
     assert b["relevance"] >= r["relevance"]
@@ -71,7 +72,7 @@ def test_unrefined_relevance_is_not_the_maximum_a_refinement_retrieving_the_gold
 
 def test_lexical_match_is_the_idf_weighted_share_of_question_words_k_holds(free_retriever):
     queries = list(causal_dataset().queries)
-    env = RefinementEnv(free_retriever, queries, k=2)
+    env = make_env(free_retriever, queries, k=2)
     assert env.match == "lexical"
     text = {pid: body for pid, _, body in PASSAGES}
     q = "Why was the coastal road near Maren closed?"
@@ -82,21 +83,21 @@ def test_lexical_match_is_the_idf_weighted_share_of_question_words_k_holds(free_
 
 def test_s22_reward_is_coverage_depth_context_relevance_and_hallucination(free_retriever):
     queries = list(causal_dataset().queries)
-    env = RefinementEnv(free_retriever, queries, k=2, reward="s22")
+    env = make_env(free_retriever, queries, k=2, reward="s22")
     o = env.outcomes([0], [("expand",)])[0]
     w = env.weights
     assert o["relevance"] == o["coverage"] is not None
     assert o["reward"] == pytest.approx(w.relevance * o["coverage"] + w.causal_depth * o["causal_depth"]
                                         + w.similarity * o["knowledge_relevance"] + w.hallucination)
     with pytest.raises(ValueError, match="reward"):
-        RefinementEnv(free_retriever, queries, reward="s23")
+        make_env(free_retriever, queries, reward="s23")
 
 
 def test_an_unchanged_rewrite_is_masked(free_retriever):
     """A step that leaves the query set as it was is not a distinct action: masked for the policy, the random
     baseline and the per-question best."""
     queries = list(causal_dataset().queries)
-    env = RefinementEnv(free_retriever, queries, k=2)
+    env = make_env(free_retriever, queries, k=2)
     i = 5  # "When was the town of Varden founded?": no clause to split — decompose rewrites nothing
     assert env.refinements([i], [("decompose",)])[0].queries == [queries[i].question]
     valid = env.valid_actions([i], [()])[0].tolist()
@@ -110,7 +111,7 @@ def test_an_unchanged_rewrite_is_masked(free_retriever):
     assert env.greedy_sequences(policy, [i]) == [("expand",)] or env.greedy_sequences(policy, [i]) == [("simplify",)]
     probs = policy.probabilities(env.states([i], [()]), valid=env.valid_actions([i], [()]))
     assert probs[0, 2] == 0.0 and probs[0, 3] == 0.0  # decompose masked; stop not allowed at the first step
-    unmasked = RefinementEnv(free_retriever, queries, k=2, mask_unchanged=False)
+    unmasked = make_env(free_retriever, queries, k=2, mask_unchanged=False)
     assert bool(unmasked.valid_actions([i], [()]).all())
 
 
