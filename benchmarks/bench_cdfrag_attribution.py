@@ -37,6 +37,7 @@ from cdfrag_setup import bench_llm, emit, shared_graph_settings  # benchmarks/cd
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.intervals import mean_interval, paired_comparison
+from hyperrag.eval.per_query import is_binary_metric
 from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
 from hyperrag.refinement.actions import Refinement
 from hyperrag.retrievers.cdfrag import CDFRAGRetriever
@@ -95,7 +96,7 @@ def main() -> None:
                          "unchanged": sum(r.queries == [r.question] for r in refs)}
     summary: dict[str, dict[str, str]] = {}
     for arm, rows in per.items():
-        summary[arm] = {m: mean_interval(v).text(1) for m, v in rows.items()}
+        summary[arm] = {m: mean_interval(v, binary=is_binary_metric(m)).text(1) for m, v in rows.items()}
         print(f"{arm:>14}: " + "  ".join(f"{m} {t}" for m, t in summary[arm].items())
               + f"  |K| {info[arm]['K_size']:.2f}  C_graph share of K {100 * info[arm]['c_graph_share_of_K']:.1f}%"
               + f"  gold added beyond T_sem {info[arm]['gold_added_beyond_T_sem']}")

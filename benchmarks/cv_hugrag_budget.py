@@ -111,8 +111,8 @@ def main() -> None:
     random.Random(args.seed).shuffle(order)
     folds = [order[f:: args.folds] for f in range(args.folds)]
 
-    def ci(values: list[float]) -> list[float]:
-        c = mean_interval(values)
+    def ci(values: list[float], binary: bool) -> list[float]:
+        c = mean_interval(values, binary=binary)
         return [round(c.estimate, 1), round(c.low, 1), round(c.high, 1)]
 
     label = llm_label(llm) + (" + oracle gates (upper bound, transductive)" if args.gates == "oracle" else "")
@@ -148,8 +148,8 @@ def main() -> None:
                      "tokens": d.get("tokens", 0)}
                     for r, g, d in zip(ranked, gold, out.details)]
             scores.append(rows)
-            curve.append({**combo, "R@5 (in-sample)": ci([r["r5"] for r in rows]),
-                          "FCR@5 (in-sample)": ci([r["fcr5"] for r in rows]),
+            curve.append({**combo, "R@5 (in-sample)": ci([r["r5"] for r in rows], False),
+                          "FCR@5 (in-sample)": ci([r["fcr5"] for r in rows], True),
                           "stop": dict(Counter(str(r["stop"]) for r in rows)),
                           "skipped_budget_per_query": round(sum(r["skipped_budget"] for r in rows) / len(rows), 2),
                           "tokens_per_query": round(sum(r["tokens"] for r in rows) / len(rows), 1),
@@ -161,7 +161,7 @@ def main() -> None:
         result["forms"][form] = {
             "method": name, "overrides": base, "budget_curve": curve,
             "chosen_per_fold": [combos[c] for c in chosen],
-            "cross_validated": {"R@5": ci([h["r5"] for h in held]), "FCR@5": ci([h["fcr5"] for h in held])},
+            "cross_validated": {"R@5": ci([h["r5"] for h in held], False), "FCR@5": ci([h["fcr5"] for h in held], True)},
             "held_out_stop": dict(Counter(str(h["stop"]) for h in held))}
     for other in ("tuned", "tuned_window1024"):
         if "paper" not in held_by_form or other not in held_by_form:
