@@ -41,7 +41,7 @@ forest (its merged nodes hold: one parent per merged node), in the order ``after
   edges. Guarantee: every surviving pinned edge stays (the trained forest is kept whole); new edges join only
   where they neither give a node a second parent nor close a cycle.
 
-An edge already pinned is not offered a second time. :meth:`drop_passages` removes passages with every edge
+An edge already pinned (same ends, same relation) is not offered a second time. :meth:`drop_passages` removes passages with every edge
 touching them (pinned ones included); their children become roots of the pinned forest and are re-attached by
 the remaining (unpinned) edges where those fit.
 """
@@ -116,10 +116,11 @@ class PassageGraph:
             if len(free.merged):
                 group[free.merged.parent] = free.merged.child
             pinned = self.pinned
-            known = set(zip(pinned.parent.tolist(), pinned.child.tolist()))
-            new = free.edges.select(torch.tensor([(p, c) not in known for p, c in
-                                                  zip(free.edges.parent.tolist(), free.edges.child.tolist())],
-                                                 dtype=torch.bool))
+            known = set(zip(pinned.parent.tolist(), pinned.child.tolist(), pinned.relation.tolist()))
+            fe = free.edges
+            new = fe.select(torch.tensor([e not in known for e in
+                                          zip(fe.parent.tolist(), fe.child.tolist(), fe.relation.tolist())],
+                                         dtype=torch.bool))
             keyword = RELATIONS.index("keyword")
             pin_kw, new_kw = pinned.relation == keyword, new.relation == keyword
             if self.after_update == "query_first":  # query-guided edges (pinned, new), then keyword edges
