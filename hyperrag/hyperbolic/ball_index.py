@@ -45,6 +45,7 @@ from hyperrag.utils.hashing import passage_digest, text_digest
 
 if TYPE_CHECKING:
     from hyperrag.hyperbolic.poincare_model import PoincareEmbedding
+    from hyperrag.passage_graph.fusion import Forest
     from hyperrag.protocols import Encoder, LanguageModel
     from hyperrag.retrievers.settings import HyperRAGSettings
 
@@ -171,7 +172,7 @@ class BallIndex:
         """Table, keyword and entity edges, query graphs of ``questions`` (Algorithm 1, lines 1–8)."""
         table = cls._table(passages, settings, encoder)
         graph = PassageGraph(len(table), implicit_first=settings.fusion == "implicit_first",
-                             entity_merge=settings.key_entity.fusion == "merge")
+                             entity_merge=settings.key_entity.fusion == "merge", after_update=settings.update.fusion)
         ball = cls(settings, table, graph, encoder, llm, device=device)
         ball._link_passages(0)
         if questions:
@@ -253,12 +254,14 @@ class BallIndex:
                                        num_passages=self.graph.num_passages, **as_dict(self.settings.model))
         return self.model
 
-    def datamodule(self, relations: torch.Tensor, seed_offset: int = 0):  # type: ignore[no-untyped-def]
-        """The relations as batches with Nickel & Kiela negatives (known relations excluded both ways)."""
+    def datamodule(self, relations: torch.Tensor, seed_offset: int = 0,
+                   batch_size: int | None = None):  # type: ignore[no-untyped-def]
+        """The relations as batches (``batch_size``; ``None``: ``train.batch_size``) with Nickel & Kiela negatives
+        (known relations excluded both ways)."""
         from hyperrag.hyperbolic import EdgeDataModule
 
         ts = self.settings.train
-        return EdgeDataModule(relations, self.graph.num_nodes, batch_size=ts.batch_size,
+        return EdgeDataModule(relations, self.graph.num_nodes, batch_size=batch_size or ts.batch_size,
                               num_negatives=ts.num_negatives, negative_group_size=ts.negative_group_size,
                               exclude="both", seed=ts.seed + seed_offset)
 
@@ -289,10 +292,10 @@ class BallIndex:
         self.save(folder, with_model=False)
         return run
 
-    def train_touched(self, epochs: int, seed_offset: int = 0) -> dict[str, Any]:
-        """Train the relations touching :attr:`touched` for ``epochs`` epochs (a ``Trainer.fit``), every other row
-        frozen and put back bit-identical; then nothing is touched. Returns ``trained_nodes``, ``relations``,
-        ``train_s``."""
+    def train_touched(self, epochs: int, seed_offset: int = 0, batch_size: int | None = None) -> dict[str, Any]:
+        """Train the relations touching :attr:`touched` for ``epochs`` epochs (a ``Trainer.fit``, ``batch_size``
+        relations a step; ``None``: ``train.batch_size``), every other row frozen and put back bit-identical; then
+        nothing is touched. Returns ``trained_nodes``, ``relations``, ``train_s``."""
         assert self.model is not None
         n = self.graph.num_nodes
         mask = torch.zeros(n, dtype=torch.bool)
@@ -314,7 +317,7 @@ class BallIndex:
         # an update is a small fit: one thread, and no banner about accelerators each time
         with _torch_threads(self.settings.train.torch_threads), _quiet_lightning():
             trainer = self._trainer(epochs, False)({})
-            trainer.fit(model, self.datamodule(rel, seed_offset))
+            trainer.fit(model, self.datamodule(rel, seed_offset, batch_size))
         model.set_trainable(None)
         # a zero gradient is a zero step, but a retraction may still round the last bit: frozen rows go back
         frozen = frozen.to(model.embeddings.device)
@@ -341,7 +344,7 @@ class BallIndex:
         new = self._table(passages, self.settings, self.encoder, show_progress=False)
         t_features = time.perf_counter()
         first, count = len(self.table), len(new)
-        self.graph.pin(self.variant)
+        before = self.graph.pin(self.variant)
         self.table.append(new)
         explicit, entity = self._link_passages(first)
         p, n = self.graph.num_passages, self.graph.num_nodes
@@ -353,12 +356,14 @@ class BallIndex:
         for e in (explicit, entity):
             self.touched.update(e.parent.tolist() + e.child.tolist())
         refreshed = self._refresh_query_graphs(first, count) if refresh_queries else (0, 0)
+        reparented = _reparented(before, self.graph.forest(self.variant), source) - self.touched
+        self.touched |= reparented  # e.g. a pinned keyword child a new query edge took (update.fusion: query_first)
         t_graph = time.perf_counter()
         trained = sorted(self.table.ids[t] for t in self.touched if t < self.graph.num_passages)
         stats = self.train_touched(epochs)
         t1 = time.perf_counter()
         return {"inserted": count, "new_edges": len(explicit), "entity_edges": len(entity),
-                "refreshed_queries": refreshed[0], "refresh_edges": refreshed[1],
+                "refreshed_queries": refreshed[0], "refresh_edges": refreshed[1], "reparented": len(reparented),
                 "trained_nodes": stats["trained_nodes"], "relations": stats["relations"],
                 "trained_passages": trained, "seconds": round(t1 - t0, 3), "embed_keywords_s": round(t_features - t0, 3),
                 "graph_s": round(t_graph - t_features, 3), "train_s": round(t1 - t_graph, 3)}
@@ -425,14 +430,15 @@ class BallIndex:
         self.touched = {new_id[t] for t in self.touched if t in new_id}
         after = graph.forest(self.variant)
         moved = {new_id[c] for c in orphaned if int(after.parent[new_id[c]]) >= 0}
+        changed = _reparented(forest, after, source) | moved
         stats: dict[str, Any] = {}
-        if moved:
-            self.touched |= moved
+        if changed:
+            self.touched |= changed
             stats = self.train_touched(epochs)
         return {"deleted": len(gone), "pruned_queries": len(orphan_q),
-                "pruned_questions": dropped_questions, "reattached": len(moved),
+                "pruned_questions": dropped_questions, "reattached": len(moved), "reparented": len(changed - moved),
                 "roots": len(orphaned) - len(moved), "trained_nodes": stats.get("trained_nodes", 0),
-                "trained_passages": sorted(self.table.ids[t] for t in moved if t < graph.num_passages),
+                "trained_passages": sorted(self.table.ids[t] for t in changed if t < graph.num_passages),
                 "seconds": round(time.perf_counter() - t0, 3)}
 
     # ---- query nodes (streaming) -------------------------------------------------------------------------
@@ -505,6 +511,7 @@ class BallIndex:
                              [(p.title or "") if p is not None else "" for p in passages],
                              [p.content if p is not None else "" for p in passages], emb, keywords)
         graph = PassageGraph.from_dict(json.loads((folder / "graph.json").read_text()))
+        graph.after_update = settings.update.fusion  # part of the settings key: the saved ball was updated so too
         model = PoincareEmbedding.restore(str(folder / "model.ckpt"))
         if graph.num_nodes != model.points.shape[0] or len(keywords) != len(table):
             raise ValueError(f"{folder}: the saved graph / keywords do not match the ball or the corpus")
@@ -577,3 +584,24 @@ class BallIndex:
         assert self.model is not None
         p = self.graph.num_passages
         return float(poincare_distance(self.model.points[:p], self.model.anchor[:p], self.model.curvature).mean())
+
+
+def _reparented(before: Forest, after: Forest, source: torch.Tensor) -> set[int]:
+    """Nodes (new ids) that have a parent in ``after`` other than their parent in ``before``.
+
+    Args:
+        before: the forest before an update (old ids).
+        after: the forest after it (new ids).
+        source: LongTensor [N'], each new node's old id (-1: a new node).
+    """
+    src = source.tolist()
+    new_of = {old: new for new, old in enumerate(src) if old >= 0}
+    old_par, new_par = before.parent.tolist(), after.parent.tolist()
+    out = set()
+    for new, old in enumerate(src):
+        if new_par[new] < 0:
+            continue
+        was = old_par[old] if old >= 0 else -1
+        if was < 0 or new_of.get(was, -1) != new_par[new]:
+            out.add(new)
+    return out

@@ -34,13 +34,16 @@ class StreamingBall:
         epochs: epochs per update.
         max_query_age: a query node not seen for this many observed questions is pruned (``None``: never).
         max_query_nodes: keep at most this many query nodes (oldest pruned first; ``None``: no cap).
+        batch_size: relations per step of an update (``None``: the ball's ``train.batch_size``).
     """
 
     def __init__(self, ball: BallIndex, update_frequency: int = 16, epochs: int = 5,
-                 max_query_age: int | None = 512, max_query_nodes: int | None = None) -> None:
+                 max_query_age: int | None = 512, max_query_nodes: int | None = None,
+                 batch_size: int | None = None) -> None:
         self.ball = ball
         self.update_frequency = int(update_frequency)
         self.epochs = int(epochs)
+        self.batch_size = batch_size
         self.max_query_age, self.max_query_nodes = max_query_age, max_query_nodes
         self.clock = 0  # questions observed
         self.pending = 0  # since the last update
@@ -94,7 +97,7 @@ class StreamingBall:
     def update(self) -> dict[str, Any]:
         """Train the new and touched nodes (others frozen), then prune stale query nodes."""
         self.pending = 0
-        stats = self.ball.train_touched(self.epochs, seed_offset=len(self.updates))
+        stats = self.ball.train_touched(self.epochs, seed_offset=len(self.updates), batch_size=self.batch_size)
         stats["arrived"] = len(self.arrived)
         stats["pruned"] = self.prune()
         self.updates.append(stats)

@@ -103,6 +103,7 @@ def passage_graph_to_pyg(graph: PassageGraph, x: torch.Tensor | None = None) -> 
     data.passage_graph_stats = dict(graph.stats)
     data.implicit_first = bool(graph.implicit_first)
     data.entity_merge = bool(graph.entity_merge)
+    data.after_update = str(graph.after_update)
     data.graph_questions = list(graph.graph_questions)  # the paper's graph joins questions without query nodes
     return data
 
@@ -116,7 +117,8 @@ def passage_graph_from_pyg(data: HeteroData) -> PassageGraph:
     questions = list(data["query"].question)
     return PassageGraph(p, questions, sets["explicit"], sets["implicit"],
                         dict(data.passage_graph_stats), bool(data.implicit_first), sets["pinned"], sets["entity"],
-                        bool(getattr(data, "entity_merge", False)), list(getattr(data, "graph_questions", questions)))
+                        bool(getattr(data, "entity_merge", False)), list(getattr(data, "graph_questions", questions)),
+                        str(getattr(data, "after_update", "pinned_first")))
 
 
 def forest_to_pyg(forest: Forest, num_passages: int, questions: list[str] | None = None,

@@ -28,11 +28,22 @@ query roots): a query node is pulled towards its second-hop passages too, not on
 linked to directly.
 
 Incremental corpus updates (:class:`~hyperrag.hyperbolic.ball_index.BallIndex`): :meth:`PassageGraph.pin`
-freezes the current forest's edges (``pinned``); :meth:`forest` then offers every pinned edge before any other,
-so an insert keeps the trained forest as it is and the new edges join it only where they neither give a node a
-second parent nor close a cycle. :meth:`drop_passages` removes passages with every edge touching them (pinned
-ones included); their children become roots of the pinned forest and are re-attached by the remaining
-(unpinned) edges where those fit.
+freezes the current forest's edges (``pinned``); :meth:`forest` then fuses the pinned forest with today's
+forest (its merged nodes hold: one parent per merged node), in the order ``after_update`` names:
+
+* ``query_first`` (default; §3.1.3 fuses query-guided trees with keyword trees and the paper's streaming keeps
+  adding query trees — it never pins keyword edges): the pinned query-guided edges (every relation but
+  ``keyword``), then the new query-guided edges, then the pinned keyword edges, then the new keyword edges.
+  Guarantee: the query-guided part of the result is exactly the fusion of the pinned and the new query-guided
+  edges alone (a streamed query edge is never crowded out by a pinned keyword edge); pinned keyword edges stay
+  where they still fit.
+* ``pinned_first`` (the earlier rule): every pinned edge, then the new query-guided edges, then the new keyword
+  edges. Guarantee: every surviving pinned edge stays (the trained forest is kept whole); new edges join only
+  where they neither give a node a second parent nor close a cycle.
+
+An edge already pinned (same ends, same relation) is not offered a second time. :meth:`drop_passages` removes passages with every edge
+touching them (pinned ones included); their children become roots of the pinned forest and are re-attached by
+the remaining (unpinned) edges where those fit.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from hyperrag.passage_graph.edges import RELATIONS, EdgeSet
 from hyperrag.passage_graph.fusion import Forest, build_forest, fuse_trees, merge_groups
 
 VARIANTS = ("explicit", "implicit", "fused")
+AFTER_UPDATE = ("query_first", "pinned_first")
 
 
 @dataclass
@@ -62,6 +74,8 @@ class PassageGraph:
         entity_merge: the fused forest unifies passages that share a key entity into one node (§3.1.3); else
             the entity links are offered as tree edges.
         graph_questions: the questions whose query graphs joined, in order (with or without a question node).
+        after_update: ``query_first`` | ``pinned_first`` — how :meth:`forest` fuses the pinned forest with
+            today's after a corpus update (see the module notes).
     """
 
     num_passages: int
@@ -74,6 +88,11 @@ class PassageGraph:
     entity: EdgeSet = field(default_factory=EdgeSet.empty)
     entity_merge: bool = False
     graph_questions: list[str] = field(default_factory=list)
+    after_update: str = "query_first"
+
+    def __post_init__(self) -> None:
+        if self.after_update not in AFTER_UPDATE:
+            raise ValueError(f"after_update must be one of {AFTER_UPDATE}, got {self.after_update!r}")
 
     @property
     def num_queries(self) -> int:
@@ -88,18 +107,27 @@ class PassageGraph:
         if variant not in VARIANTS:
             raise ValueError(f"graph variant must be one of {VARIANTS}, got {variant!r}")
         n = self.num_nodes
-        if len(self.pinned):  # the pinned forest first, whole; then the variant's forest where it fits
+        if len(self.pinned):  # after a corpus update: the pinned and today's forests, in after_update's order
             free = PassageGraph(self.num_passages, self.questions, self.explicit, self.implicit,
                                 implicit_first=self.implicit_first, entity=self.entity,
                                 entity_merge=self.entity_merge).forest(variant)
-            # the merged nodes of today's graph hold here too (one parent per merged node), and the free forest's
-            # query edges are offered before its keyword edges (not mixed by weight)
+            # the merged nodes of today's graph hold here too (one parent per merged node)
             group = torch.arange(n)
             if len(free.merged):
                 group[free.merged.parent] = free.merged.child
-            keyword = free.edges.relation == RELATIONS.index("keyword")
-            out = fuse_trees(self.pinned, free.edges.select(~keyword), free.edges.select(keyword), num_nodes=n,
-                             priority=True, group=group if len(free.merged) else None,
+            pinned = self.pinned
+            known = set(zip(pinned.parent.tolist(), pinned.child.tolist(), pinned.relation.tolist()))
+            fe = free.edges
+            new = fe.select(torch.tensor([e not in known for e in
+                                          zip(fe.parent.tolist(), fe.child.tolist(), fe.relation.tolist())],
+                                         dtype=torch.bool))
+            keyword = RELATIONS.index("keyword")
+            pin_kw, new_kw = pinned.relation == keyword, new.relation == keyword
+            if self.after_update == "query_first":  # query-guided edges (pinned, new), then keyword edges
+                order = (pinned.select(~pin_kw), new.select(~new_kw), pinned.select(pin_kw), new.select(new_kw))
+            else:  # pinned_first: the whole pinned forest, then the new query-guided edges, then new keyword edges
+                order = (pinned, new.select(~new_kw), new.select(new_kw))
+            out = fuse_trees(*order, num_nodes=n, priority=True, group=group if len(free.merged) else None,
                              merged=free.merged if len(free.merged) else None)
             out.merged_inside += free.merged_inside
             return out
@@ -256,7 +284,8 @@ class PassageGraph:
         return {"num_passages": self.num_passages, "questions": self.questions,
                 "explicit": self.explicit.to_dict(), "implicit": self.implicit.to_dict(), "stats": self.stats,
                 "implicit_first": self.implicit_first, "pinned": self.pinned.to_dict(),
-                "entity": self.entity.to_dict(), "entity_merge": self.entity_merge, "graph_questions": self.graph_questions}
+                "entity": self.entity.to_dict(), "entity_merge": self.entity_merge, "graph_questions": self.graph_questions,
+                "after_update": self.after_update}
 
     @classmethod
     def from_dict(cls, d: dict) -> PassageGraph:
@@ -264,7 +293,7 @@ class PassageGraph:
         return cls(d["num_passages"], list(d["questions"]), EdgeSet.from_dict(d["explicit"]),
                    EdgeSet.from_dict(d["implicit"]), dict(d.get("stats", {})), d.get("implicit_first", True),
                    opt("pinned"), opt("entity"), bool(d.get("entity_merge", False)),
-                   list(d.get("graph_questions", d["questions"])))
+                   list(d.get("graph_questions", d["questions"])), d.get("after_update", "pinned_first"))
 
 
 def _renumber(edges: EdgeSet, node_keep: torch.Tensor, new_id: torch.Tensor) -> EdgeSet:

@@ -250,7 +250,8 @@ class HyperRAGRetriever(Retriever):
 
             st = s.streaming
             self.stream = StreamingBall(ball, update_frequency=st.update_frequency, epochs=st.epochs,
-                                        max_query_age=st.max_query_age, max_query_nodes=st.max_query_nodes)
+                                        max_query_age=st.max_query_age, max_query_nodes=st.max_query_nodes,
+                                        batch_size=st.batch_size)
 
     # ---- corpus updates ----------------------------------------------------------------------------------
     def insert(self, passages: list[Passage], epochs: int | None = None, refresh_queries: bool = True
@@ -505,7 +506,7 @@ class HyperRAGRetriever(Retriever):
                                 "trained_nodes": sum(u.get("trained_nodes", 0) for u in ups),
                                 "train_s": round(sum(u.get("train_s", 0.0) for u in ups), 2),
                                 "epochs_per_update": self.stream.epochs,
-                                "batch_size": self.settings.train.batch_size,
+                                "batch_size": self.settings.streaming.batch_size or self.settings.train.batch_size,
                                 "steps": sum(u["steps"] for u in trained),
                                 "mean_steps_per_update": round(sum(u["steps"] for u in trained)
                                                                / max(len(trained), 1), 3),

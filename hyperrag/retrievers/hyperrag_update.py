@@ -6,7 +6,7 @@ Every ball is saved in ``<models_dir>/hyperrag/<data>-<graph>-<key>/`` by
 reuse:
 
 * :func:`settings_key` — everything but the corpus that shapes the ball: the embedder, the graph variant, every
-  passage-graph / model / training setting and **which LLM built the query graphs** (:func:`llm_identity`:
+  passage-graph / model / training setting, the fusion rule after an update (``update.fusion``) and **which LLM built the query graphs** (:func:`llm_identity`:
   ``none``, the oracle with its gold's digest, or the model, with the prompt versions of the three tasks), so an
   LLM run never reuses a ball built LLM-free or by another model (a ball without query graphs, ``explicit``,
   is the same whichever LLM is configured);
@@ -68,7 +68,7 @@ def settings_key(settings: HyperRAGSettings, encoder: Encoder, llm: LanguageMode
                          as_dict(s.explicit),
                          as_dict(s.key_entity), as_dict(s.implicit), s.implicit_queries, s.fusion,
                          s.query_closure_depth, s.query_edge_repeat, as_dict(s.model), as_dict(s.train),
-                         llm_identity(llm) if builds_query_graphs else "none", length=16)
+                         llm_identity(llm) if builds_query_graphs else "none", s.update.fusion, length=16)
 
 
 def dataset_question_graphs(settings: HyperRAGSettings) -> bool:

@@ -452,21 +452,27 @@ class PoincareTrainSettings:
 class StreamingSettings:
     """HyperRAG's ``streaming`` (``protocol: streaming``): query graphs join the ball as questions arrive; every
     ``update_frequency`` questions the new and touched nodes train ``epochs`` epochs (1: each question's graph is
-    trained before it is ranked); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
+    trained before it is ranked) in batches of ``batch_size`` relations (``null``: ``train.batch_size``, as the
+    index's fit); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
     beyond ``max_query_nodes``) are pruned (``null``: never)."""
 
     update_frequency: PositiveInt
     epochs: PositiveInt
     max_query_age: PositiveInt | None
     max_query_nodes: PositiveInt | None
+    batch_size: PositiveInt | None
 
 
 @settings
 class BallUpdateSettings:
     """HyperRAG's ``update``: a saved ball is updated (delete + insert) rather than retrained when it covers
-    at least ``min_reuse`` of the dataset's corpus."""
+    at least ``min_reuse`` of the dataset's corpus; after an update the pinned (trained) forest and today's
+    forest fuse in the order ``fusion`` names (:mod:`hyperrag.passage_graph.graph`): ``query_first`` (query-guided
+    edges, pinned then new, before any keyword edge: a streamed query edge is never crowded out by a pinned
+    keyword edge) or ``pinned_first`` (the whole pinned forest first: it stays whole)."""
 
     min_reuse: Probability
+    fusion: Literal["query_first", "pinned_first"]
 
 
 @settings

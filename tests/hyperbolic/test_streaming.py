@@ -52,3 +52,16 @@ def test_stream_adds_trains_touched_only_and_prunes():
     assert ball.model.points.shape[0] == 30 + graph.num_queries
     assert int(graph.implicit.parent.max()) < graph.num_nodes
     assert stream.node_of(graph.questions[0]) == 30
+
+
+def test_stream_batch_size_sets_the_steps_of_an_update():
+    """``streaming.batch_size``: an update of R relations takes ceil(R / batch) steps an epoch (1: one a relation),
+    whatever the index fit's ``train.batch_size`` (64 here: one step)."""
+    steps = {}
+    for batch in (None, 1):
+        p, ball = _ball()
+        stream = StreamingBall(ball, update_frequency=2, epochs=2, batch_size=batch)
+        stream.observe(["q0", "q1"], torch.nn.functional.normalize(p[[5, 10]] + 0.01, dim=1))
+        (up,) = stream.updates
+        steps[batch] = (up["steps"], up["relations"])
+    assert steps[None][0] == 2 and steps[1] == (2 * steps[1][1], steps[1][1]) and steps[1][1] > 1

@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,21 +110,79 @@ def test_key_entity_merge_unifies_passages_into_one_node():
     assert len(linked.forest("fused").merged) == 0  # fusion: link offers the entity links as tree edges
 
 
-def test_fusion_after_a_corpus_update_keeps_one_parent_per_merged_node():
-    """After ``pin`` (a corpus insert / delete) the pinned and new forests fuse with the merged nodes of today's
-    graph: a streamed query tree that merges {1, 2} on a key entity cannot give that merged node a second parent
-    beside the pinned keyword edge 3 → 2."""
-    g = PassageGraph(5, entity=EdgeSet.from_lists([1], [2], [1.0], ["entity"]), entity_merge=True,
-                     explicit=EdgeSet.from_lists([3], [2], [0.5], ["keyword"]))
+def _inserted(after_update: str) -> PassageGraph:
+    """Passages 0..3 with the keyword edge 3 → 2, pinned; passage 4 inserted (it names passage 2's key entity);
+    then a streamed query tree 0 → 4 (support) merges {2, 4} into one node."""
+    g = PassageGraph(4, explicit=EdgeSet.from_lists([3], [2], [0.5], ["keyword"]), entity_merge=True,
+                     after_update=after_update)
     g.pin("fused")  # no query tree yet: no merge, 3 → 2 is pinned
-    g.add_queries(["q"], EdgeSet.from_lists([0], [1], [0.9], ["support"]), nodes=False)  # merges {1, 2}
-    fused = g.forest("fused")
-    group = {1: 1, 2: 1}
-    parents = [p for p, c in zip(fused.edges.parent.tolist(), fused.edges.child.tolist()) if c in group]
-    assert len(parents) == 1 and fused.is_valid()  # one parent for the merged node {1, 2}
-    assert (3, 2) in set(zip(fused.edges.parent.tolist(), fused.edges.child.tolist()))  # the pinned edge stays
-    assert set(zip(fused.merged.parent.tolist(), fused.merged.child.tolist())) == {(2, 1)}
-    assert fused.dropped_second_parent == 1  # 0 → 1, counted
+    g.add_passages(1, EdgeSet.from_lists([4], [1], [0.4], ["keyword"]),
+                   EdgeSet.from_lists([2], [4], [1.0], ["entity"]))
+    g.add_queries(["q"], EdgeSet.from_lists([0], [4], [0.9], ["support"]), nodes=False)
+    return g
+
+
+def _pairs(edges: EdgeSet) -> set[tuple[int, int]]:
+    return set(zip(edges.parent.tolist(), edges.child.tolist()))
+
+
+@pytest.mark.parametrize("after_update", ["query_first", "pinned_first"])
+def test_fusion_after_an_insert_keeps_one_parent_per_merged_node(after_update):
+    """After an insert the pinned and new forests fuse with today's merged nodes: the merged node {2, 4} has one
+    parent under both orders; ``query_first`` offers the streamed query edge 0 → 4 before the pinned keyword edge
+    3 → 2 (the query edge wins), ``pinned_first`` keeps the pinned forest whole (the keyword edge wins)."""
+    fused = _inserted(after_update).forest("fused")
+    kept = _pairs(fused.edges)
+    assert fused.is_valid()
+    assert len([c for c in fused.edges.child.tolist() if c in (2, 4)]) == 1  # one parent for the merged node {2, 4}
+    assert _pairs(fused.merged) == {(2, 4)}  # 4 is in the query tree: the representative
+    assert (4, 1) in kept and fused.dropped_second_parent == 1  # the loser is counted, never a second parent
+    if after_update == "query_first":
+        assert (0, 4) in kept and (3, 2) not in kept
+    else:
+        assert (3, 2) in kept and (0, 4) not in kept
+
+
+def test_fusion_after_update_rejects_an_unknown_order():
+    with pytest.raises(ValueError, match="after_update"):
+        PassageGraph(3, after_update="newest_first")
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(4, 10), st.data())
+def test_fusion_after_update_keeps_each_orders_guarantee(n, data):
+    """Random keyword and query-guided edges, pinned, then new ones of both kinds (with merged nodes): a valid
+    forest with one parent per merged node under both orders; ``pinned_first`` keeps every pinned edge;
+    ``query_first`` keeps every pinned query-guided edge and its query-guided part is exactly the fusion of the
+    query-guided edges alone (no pinned keyword edge crowds out a new query edge)."""
+    pair = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(lambda t: t[0] != t[1])
+    draw = lambda rel, k: EdgeSet.from_lists(*zip(*ps), [0.5] * len(ps), [rel] * len(ps)) \
+        if (ps := data.draw(st.lists(pair, max_size=k))) else EdgeSet.empty()
+    after_update = data.draw(st.sampled_from(["query_first", "pinned_first"]))
+    g = PassageGraph(n, explicit=draw("keyword", 2 * n), entity=draw("entity", 3), entity_merge=True,
+                     after_update=after_update)
+    g.add_queries(["a"], draw("support", n), nodes=False)
+    pinned = g.pin("fused").edges
+    g.explicit = g.explicit.cat(draw("keyword", n))
+    g.add_queries(["b"], draw("expand", n), nodes=False)
+    f = g.forest("fused")
+    assert f.is_valid()
+    rep = torch.arange(n)
+    rep[f.merged.parent] = f.merged.child
+    assert int(torch.bincount(rep[f.edges.child], minlength=n).max()) <= 1  # one parent per merged node
+    kept, kw = _pairs(f.edges), RELATIONS.index("keyword")
+    group = rep if len(f.merged) else None
+    if after_update == "pinned_first":  # the pinned forest whole (where today's merged nodes leave it a forest)
+        assert _pairs(fuse_trees(pinned, num_nodes=n, group=group).edges) <= kept
+        if group is None:
+            assert _pairs(pinned) <= kept
+    else:
+        free = PassageGraph(n, explicit=g.explicit, implicit=g.implicit, entity=g.entity, entity_merge=True
+                            ).forest("fused")
+        alone = fuse_trees(pinned.select(pinned.relation != kw), free.edges.select(free.edges.relation != kw),
+                           num_nodes=n, priority=True, group=group)
+        assert {e for e, r in zip(zip(f.edges.parent.tolist(), f.edges.child.tolist()), f.edges.relation.tolist())
+                if r != kw} == _pairs(alone.edges)
 
 
 def _edges(draw_pairs, weights):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Passage
-from hyperrag.passage_graph import EdgeSet, PassageGraph, keyword_edges, keyword_edges_incremental
+from hyperrag.passage_graph import RELATIONS, EdgeSet, PassageGraph, keyword_edges, keyword_edges_incremental
 
 NEW = [
     Passage("n1", "Lake Baikal", "Lake Baikal is a rift lake in Siberia, the deepest lake in the world, holding "
@@ -49,12 +49,16 @@ def indexed(tmp_path, encoder):
     return ds, r
 
 
-def test_insert_freezes_untouched_and_new_passages_are_retrievable(indexed):
-    _, r = indexed
+@pytest.mark.parametrize("after_update", ["query_first", "pinned_first"])
+def test_insert_freezes_untouched_and_new_passages_are_retrievable(tmp_path, encoder, after_update):
+    from hyperrag.data import sample_dataset
+
+    r = _retriever(tmp_path, encoder, update={"min_reuse": 0.5, "fusion": after_update})
+    r.index(sample_dataset())
     p, q = r.graph.num_passages, r.graph.num_queries
     before = r.model.points.detach().clone()
     n_implicit = len(r.graph.implicit)
-    pinned_before = r.graph.forest("fused").edges.index
+    pinned_before = r.graph.forest("fused").edges
     stats = r.insert(NEW)
     assert stats["inserted"] == 3 and r.graph.num_passages == p + 3 and r.graph.num_queries == q
     pts = r.model.points.detach()
@@ -65,13 +69,19 @@ def test_insert_freezes_untouched_and_new_passages_are_retrievable(indexed):
     new_e = r.graph.explicit.select(torch.arange(len(r.graph.explicit)) >= len(r.graph.explicit) - stats["new_edges"])
     new_e = new_e.cat(r.graph.implicit.select(torch.arange(len(r.graph.implicit)) >= n_implicit))
     endpoints = {x if x < p else x - 3 for x in new_e.parent.tolist() + new_e.child.tolist() if not p <= x < p + 3}
-    assert touched <= endpoints  # every untouched row is bit-identical
-    assert all(torch.equal(old_rows[t], before[t]) for t in range(p + q) if t not in endpoints)
     forest = r.graph.forest("fused")
     assert forest.is_valid()
-    shift = torch.where(pinned_before >= p, pinned_before + 3, pinned_before)
+    shift = torch.where(pinned_before.index >= p, pinned_before.index + 3, pinned_before.index)
+    was = dict(zip(shift[1].tolist(), shift[0].tolist()))
+    old_row = lambda x: x if x < p else x - 3
+    reparented = {old_row(c) for c, par in enumerate(forest.parent.tolist())
+                  if par >= 0 and was.get(c) != par and not p <= c < p + 3}
+    assert len(reparented - endpoints) <= stats["reparented"]
+    assert touched <= endpoints | reparented  # every row but new edges' ends and re-parented nodes is bit-identical
     kept = {tuple(e) for e in forest.edges.index.T.tolist()}
-    assert {tuple(e) for e in shift.T.tolist()} <= kept  # the trained forest stays whole
+    query_guided = pinned_before.relation != RELATIONS.index("keyword")
+    must_stay = shift if after_update == "pinned_first" else shift[:, query_guided]
+    assert {tuple(e) for e in must_stay.T.tolist()} <= kept  # the whole trained forest | its query-guided edges
     assert stats["new_edges"] > 0  # n1–n2–n3 share keywords
     out = r.retrieve(["What is the deepest lake in the world?", "Which port city is on the Sea of Japan?"], 3)
     ids = _ids(r, out)
@@ -146,7 +156,8 @@ def test_incremental_edges_only_touch_new_passages_and_respect_caps():
 @given(st.integers(4, 14), st.data())
 def test_delete_keeps_a_valid_forest(n, data):
     """Random explicit / implicit graphs, pinned, then random passages deleted: always a valid forest that
-    keeps every surviving pinned edge; orphan query detection matches the definition."""
+    keeps every surviving pinned edge (``update.fusion: pinned_first``) or every surviving pinned query-guided edge
+    (``query_first``); orphan query detection matches the definition."""
     pair = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(lambda t: t[0] != t[1])
     exp = data.draw(st.lists(pair, max_size=3 * n))
     q = data.draw(st.integers(0, 3))
@@ -157,6 +168,7 @@ def test_delete_keeps_a_valid_forest(n, data):
                      EdgeSet.from_lists([a for a, _ in exp], [b for _, b in exp], w(len(exp)), ["keyword"] * len(exp)),
                      EdgeSet.from_lists([a for a, _ in imp], [b for _, b in imp], w(len(imp)), ["query"] * len(imp)))
     variant = data.draw(st.sampled_from(["explicit", "implicit", "fused"]))
+    g.after_update = data.draw(st.sampled_from(["query_first", "pinned_first"]))
     pinned = g.pin(variant)
     assert pinned.is_valid()
     keep = torch.tensor(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
@@ -165,9 +177,11 @@ def test_delete_keeps_a_valid_forest(n, data):
     assert f.is_valid() and f.num_nodes == g.num_nodes == source.numel()
     old_of = source.tolist()
     kept = {(old_of[p], old_of[c]) for p, c in zip(f.edges.parent.tolist(), f.edges.child.tolist())}
-    survivors = {(p, c) for p, c in zip(pinned.edges.parent.tolist(), pinned.edges.child.tolist())
-                 if (p >= n or keep[p]) and (c >= n or keep[c])}
-    assert survivors <= kept
+    survivors = {(p, c) for p, c, r in zip(pinned.edges.parent.tolist(), pinned.edges.child.tolist(),
+                                           pinned.edges.relation.tolist())
+                 if (p >= n or keep[p]) and (c >= n or keep[c])
+                 and (g.after_update == "pinned_first" or r != RELATIONS.index("keyword"))}
+    assert survivors <= kept  # pinned_first: every surviving pinned edge; query_first: its query-guided ones
 
 
 def test_insert_refreshes_query_graphs_of_questions_about_new_passages(tmp_path, encoder):
