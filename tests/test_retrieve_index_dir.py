@@ -116,6 +116,7 @@ def test_retrieve_over_updated_index(tmp_path, updated_index, method):
         assert json.loads((tmp_path / "run" / "metrics.json").read_text())["index_dir"] == str(u["index"])
 
 
+@pytest.mark.slow  # the module's updated_index fixture builds and updates an index (~50 s on 2 cores)
 def test_index_passages_not_in_corpus_file(tmp_path, updated_index):
     """The corpus file may lack inserted passages: their texts come from the index."""
     u = updated_index
@@ -179,6 +180,7 @@ def test_resume_through_retrieve(tmp_path):
     assert fresh["resumed_queries"] == 0 and fresh["queries"] == 6
 
 
+@pytest.mark.slow  # the module's updated_index fixture builds and updates an index (~50 s on 2 cores)
 @pytest.mark.parametrize("method", ["dense", "hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag"])
 def test_index_dir_needs_its_own_embedder(updated_index, tmp_path, method):
     """Every method that embeds opens an index directory the same way (Retriever.open_index_dir): passages in
@@ -202,6 +204,7 @@ def test_index_dir_needs_its_own_embedder(updated_index, tmp_path, method):
         cls(settings, encoder=HashEncoder(), index_dir=str(u["index"]), device="cpu").index(raw)
 
 
+@pytest.mark.slow  # the module's updated_index fixture builds and updates an index (~50 s on 2 cores)
 def test_bm25_over_an_index_dir_needs_no_embedder(updated_index):
     from hyperrag.config import method_settings
     from hyperrag.data import jsonl_dataset

@@ -350,30 +350,33 @@ class HyperRAGRetriever(Retriever):
                 det["query_graph"] = {"rounds": [[self.ball.table.ids[p] for p in r] for r in graph.selected],
                                       "queries": graph.queries, "llm": graph.llm}
                 det["no_ball"] = self.no_ball_rows(q_emb[b], graph, top_k)
-                det["ball_rows"] = self.ball_rows(q_emb[b:b + 1], graph, top_k)
+                det["ball_rows"] = self.ball_rows(q_emb[b:b + 1], q, graph, top_k)
             idx.append(out.indices[0])
             scores.append(out.scores[0])
             details.append(det)
         return RetrievalOutput(torch.stack(idx), torch.stack(scores), details)
 
-    def ball_rows(self, q_emb: torch.Tensor, graph: Any, top_k: int) -> dict[str, list[str]]:
+    def ball_rows(self, q_emb: torch.Tensor, question: str, graph: Any, top_k: int) -> dict[str, list[str]]:
         """The ball's single-step rankings of the same question under both scopes, trained and untrained (passage
         ids, ``top_k`` long): ``trained_corpus``, ``trained_query_graph`` (``V_i`` = the graph's passages first),
         ``untrained_corpus``, ``untrained_query_graph`` — untrained: the projected starting points
-        (``model.anchor``, epoch 0), the same projected question. Trained − untrained on the same candidates is
-        what training adds.
+        (``model.anchor``, epoch 0) and the projected question. The trained rows place the question as the run
+        does (``query_position``), so ``trained_*`` is the run's own single-step ranking. Trained − untrained on
+        the same candidates is what training adds.
 
         Args:
             q_emb: FloatTensor [1, D] the question's sentence embedding.
+            question: its text (``query_position: trained`` reads its node).
             graph: its :class:`~hyperrag.passage_graph.QueryGraph`.
         """
-        pts = self.ball.points(q_emb)
+        points = {True: self.ball.points(q_emb, [question], self.settings.query_position),
+                  False: self.ball.points(q_emb)}
         scope = [list(dict.fromkeys(graph.passages))]
         ids = self.ball.table.ids
         out = {}
         for trained in (True, False):
             for name, sc in (("corpus", None), ("query_graph", scope)):
-                idx, _ = self.ball.topk(pts, top_k, sc, untrained=not trained)
+                idx, _ = self.ball.topk(points[trained], top_k, sc, untrained=not trained)
                 out[f"{'trained' if trained else 'untrained'}_{name}"] = [ids[i] for i in idx[0].tolist()]
         return out
 

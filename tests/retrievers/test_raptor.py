@@ -183,6 +183,7 @@ def test_traversal_descends_from_the_top_layer():
     assert ranked[0] == 3  # the leaf the traversal reached ranks first
 
 
+@pytest.mark.slow  # builds RAPTOR's tree over the sample (~20-30 s on 2 cores)
 def test_retriever_on_the_sample(tmp_path, encoder):
     sample = sample_dataset()
     ret = RaptorRetriever(method_settings("raptor", index_root=str(tmp_path / "index")), encoder=encoder,
