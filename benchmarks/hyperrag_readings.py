@@ -76,9 +76,9 @@ def report(name: str, run: Path, rows: dict[str, Any]) -> list[str]:
 def compact(runs: dict[str, dict[str, Any]], paths: dict[str, Path]) -> list[str]:
     """One line per run (Fig. 3 right): movement beside R@5 / FCR@5 of the untrained and trained ball per scope,
     and trained − untrained (R@5) with its interval."""
-    out = ["| run | optimizer | steps / update | moved / update | moved (index + stream) | untrained, corpus | "
-           "trained, corpus | trained − untrained, corpus R@5 | untrained, V_i first | trained, V_i first | "
-           "trained − untrained, V_i R@5 |", "|---|" + "---|" * 10]
+    out = [("| run | optimizer | steps / update | moved / update | moved (index + stream) | untrained, corpus | "
+            "trained, corpus | trained − untrained, corpus R@5 | untrained, V_i first | trained, V_i first | "
+            "trained − untrained, V_i R@5 |"), "|---|" + "---|" * 10]
     for name, rows in runs.items():
         mv = movement(paths[name])
         cells = [name, str(mv["optimizer"]), str(mv["steps_per_update"]), str(mv["moved_per_update"]),

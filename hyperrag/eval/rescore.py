@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hyperrag.eval.cost import CostMark, judge_cost
+from hyperrag.eval.qa import f1_answer_of
 from hyperrag.eval.runs import (
     find_prediction_files,
     join_gold_fields,
@@ -25,7 +26,6 @@ from hyperrag.eval.runs import (
     read_query_records,
     run_config,
 )
-from hyperrag.eval.qa import f1_answer_of
 from hyperrag.eval.suite import CAUSAL_FIELDS, GOLD_SENTENCE_FIELDS, EvalInputs, evaluate_rows
 
 if TYPE_CHECKING:

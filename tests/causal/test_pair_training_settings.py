@@ -1,6 +1,7 @@
 """The causal pair classifier's training settings: corpus-balanced sampling and frozen embeddings with learned
 marker vectors (hyperrag/causal/datamodule.py, hyperrag/causal/classifier.py)."""
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -63,7 +64,7 @@ def test_bucketed_batches_stay_aligned_with_the_loader_cuts():
     batches = [sorted(lengths[i] for i in order[b:b + 8]) for b in range(0, len(order), 8)]
     assert [len(b) for b in batches] == [8] * 10 + [3]
     runs = sorted(batches[:-1])
-    assert all(a[-1] < b[0] for a, b in zip(runs, runs[1:]))
+    assert all(a[-1] < b[0] for a, b in itertools.pairwise(runs))
     assert [lengths[i] for i in order] != sorted(lengths)  # the batches themselves are shuffled
 
 
