@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch
-from cdfrag_setup import bench_llm, emit, shared_graph_settings  # benchmarks/cdfrag_setup.py
+from bench_results import emit  # benchmarks/bench_results.py
+from cdfrag_setup import bench_llm, shared_graph_settings  # benchmarks/cdfrag_setup.py
 
 from hyperrag.data import musique_dataset
 from hyperrag.embedding import TextEncoder

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -30,15 +29,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_results import emit
 
-def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
-    """``[rate, low, high]`` in percent: the Wilson score interval of ``k`` successes in ``n``."""
+
+def wilson(k: int, n: int) -> list[float]:
+    """``[rate, low, high]`` in percent: the Wilson score 95% interval of ``k`` successes in ``n``."""
+    from hyperrag.eval.intervals import wilson_interval
+
     if n == 0:
         return [float("nan")] * 3
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [round(100 * p, 1), round(100 * max(0.0, centre - half), 1), round(100 * min(1.0, centre + half), 1)]
+    low, high = wilson_interval(k, n)
+    return [round(100 * k / n, 1), round(100 * low, 1), round(100 * high, 1)]
 
 
 def main() -> None:
@@ -114,10 +115,7 @@ def main() -> None:
                 "seconds": round(time.perf_counter() - t1, 1),
                 "errors": sorted({str(r.error_kind) for r in results if not r.ok})}
             print(form, json.dumps(out["forms"][form]), flush=True)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(out, indent=1))
-    print(json.dumps(out))
+    emit(out, args.out)
 
 
 if __name__ == "__main__":

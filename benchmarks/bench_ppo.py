@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 
 import lightning as L
 import torch
-from cdfrag_setup import bench_llm, emit, shared_graph_settings  # benchmarks/cdfrag_setup.py
+from bench_results import emit  # benchmarks/bench_results.py
+from cdfrag_setup import bench_llm, shared_graph_settings  # benchmarks/cdfrag_setup.py
 
 from hyperrag.config.validation import plain
 from hyperrag.data import musique_dataset

@@ -1,5 +1,6 @@
 """What the CDF-RAG benches share (``bench_ppo.py``, ``bench_cdfrag_attribution.py``, ``bench_cdfrag_fallback.py``):
-the started LLM, the preset's settings with the one causal graph every run shares, and the JSON result line.
+the started LLM and the preset's settings with the one causal graph every run shares (the JSON result line:
+``bench_results.emit``).
 
 One causal graph for every run: pair verification is off (``causal.verify: false``). The oracle has no gold for pair
 verification (each call would fail and leave the pair unverified — the same graph), LLM-free runs have no verifier,
@@ -9,8 +10,6 @@ and SmolLM2 verifying every pair is out of a shared 2-core machine's budget.
 from __future__ import annotations
 
 import dataclasses
-import json
-from pathlib import Path
 from typing import Any
 
 
@@ -32,11 +31,3 @@ def shared_graph_settings(classifier: str, models_dir: str, **changes: Any) -> A
 
     base = method_settings("cdfrag", policy=None, classifier=classifier, models_dir=str(models_dir))
     return dataclasses.replace(base, causal=dataclasses.replace(base.causal, verify=False), **changes)
-
-
-def emit(result: dict[str, Any], out: str | None) -> None:
-    """The bench's result: written to ``out`` (when given) and printed as the last line, one JSON object."""
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps(result, indent=1))
-    print(json.dumps(result))

@@ -37,6 +37,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_results import emit
+
 DEFAULT_GRID = ("token_budget=512,1024,2048,4096", "node_tokens=64,128")
 FORMS = {
     # the paper preset's retrieval settings (hydra_configs/method/hugrag_paper.yaml)
@@ -174,11 +176,7 @@ def main() -> None:
                 "diff": [round(cmp.difference.estimate, 1), round(cmp.difference.low, 1),
                          round(cmp.difference.high, 1)], "p": round(cmp.p_value, 4)}
     result["seconds"] = round(time.perf_counter() - t0, 1)
-    text = json.dumps(result)
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1))
+    emit(result, args.out)
 
 
 if __name__ == "__main__":
