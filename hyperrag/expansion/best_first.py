@@ -7,7 +7,8 @@ edge of kind ``τ`` at hop ``t`` is worth
 
 A node is reached at most ``max_hops`` edges from its seed (the hop limit h of HugRAG's Algorithm 1: a node taken
 at hop h does not open its neighbours). The walk stops when the best frontier gain falls below ``min_gain`` (every
-other one is lower), when the token budget is spent, or after ``max_nodes`` nodes; a node whose text does not fit what is left of ``token_budget`` is
+other one is lower), when the token budget is spent, or after ``max_nodes`` nodes; a walk whose frontier ran out
+while the hop limit held back a neighbour worth at least ``min_gain`` stopped on the ``hop limit``, not on the gain; a node whose text does not fit what is left of ``token_budget`` is
 skipped (counted in ``skipped_budget``) and the walk goes on with the next best one that fits. The graph is a CSR of node ids
 with an edge kind per arc; node scores are one query's row of the batched score matrix.
 """
@@ -77,10 +78,13 @@ class Expansion:
         nodes / gain / hop / via / parent: per taken node: id, gain, hops from its seed, edge kind it was
             reached over (-1 for seeds), the node it was reached from (-1 for seeds).
         tokens: budget spent.
-        stop: ``gain`` (threshold), ``budget``, ``max_nodes``, ``hops`` (the frontier ran out at the hop limit) or
-            ``exhausted``.
+        stop: ``gain`` (threshold), ``budget``, ``max_nodes``, ``hop limit`` (the frontier ran out while the hop
+            limit held back a neighbour at or above the threshold: without the limit the walk would have gone on)
+            or ``exhausted``.
         skipped_budget: nodes left out because their text did not fit the budget left.
         hop_limited: taken nodes at the hop limit, whose neighbours were not opened.
+        hop_blocked: neighbours the hop limit held back whose gain would have reached ``min_gain`` and that the walk
+            never took by another route (counted when the frontier runs out).
     """
 
     nodes: list[int] = field(default_factory=list)
@@ -92,11 +96,21 @@ class Expansion:
     stop: str = "exhausted"
     skipped_budget: int = 0
     hop_limited: int = 0
+    hop_blocked: int = 0
 
     @property
     def gate_crossings(self) -> int:
         """Nodes the walk reached over a causal gate."""
         return sum(1 for k in self.via if k == int(EdgeKind.GATE))
+
+    def gated(self) -> list[bool]:
+        """Per taken node: whether its parent chain back to its seed crosses a causal gate (the node was reached
+        only through one, in this walk)."""
+        pos = {v: i for i, v in enumerate(self.nodes)}
+        out: list[bool] = []
+        for via, parent in zip(self.via, self.parent):  # a parent is always taken before its child
+            out.append(via == int(EdgeKind.GATE) or (parent >= 0 and out[pos[parent]]))
+        return out
 
 
 def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *, gamma: float = 0.8,
@@ -127,6 +141,7 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
     out = Expansion()
     cheapest = float(cost.min()) if cost.size else 0.0
     pruned = False  # some neighbour was left out for being under the threshold
+    held: set[int] = set()  # neighbours worth taking that the hop limit held back
     ptr, idx, kind = graph.ptr, graph.idx, graph.kind
     while heap:
         neg, v, hop, via, parent = heapq.heappop(heap)
@@ -155,11 +170,12 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
         nbr = idx[ptr[v]: ptr[v + 1]]
         if nbr.size == 0:
             continue
-        if max_hops is not None and hop >= max_hops:  # the hop limit: v's neighbours are h + 1 hops out
-            out.hop_limited += 1
-            continue
         knd = kind[ptr[v]: ptr[v + 1]]
         g = score[nbr] * (gamma ** (hop + 1)) * weights[knd]
+        if max_hops is not None and hop >= max_hops:  # the hop limit: v's neighbours are h + 1 hops out
+            out.hop_limited += 1
+            held.update(nbr[(g >= min_gain) & ~taken[nbr]].tolist())
+            continue
         fresh = ~taken[nbr]
         above = g >= min_gain
         pruned |= bool((fresh & ~above).any())
@@ -169,10 +185,11 @@ def best_first_expand(graph: TypedGraph, score: np.ndarray, seeds: list[int], *,
                 best[u] = gu
                 heapq.heappush(heap, (-gu, u, hop + 1, ku, v))
     else:
+        out.hop_blocked = int(sum(not taken[u] for u in held))
         if out.skipped_budget:
             out.stop = "budget"
+        elif out.hop_blocked:  # the limit held back a node worth taking: the walk ended on the hop limit
+            out.stop = "hop limit"
         elif pruned:
             out.stop = "gain"
-        elif out.hop_limited:
-            out.stop = "hops"
     return out

@@ -37,7 +37,8 @@ class PathSelectionSettings:
         enabled: run the causal path identification (needs an LLM unless ``variant: off``).
         variant: ``spurious`` (causal + spurious items + draft: the paper's setting), ``standard`` (causal items +
             draft: ablation) or ``off`` (no LLM filter: the first ``max_selected`` rows are kept: ablation).
-        max_rows: table rows shown (nodes and edges).
+        max_rows: table rows shown (nodes and edges, the first in walk order); ``None``: every row of S_raw (the
+            paper states no cap).
         max_selected: causal items kept at most (the evidence size the answer reads; ``off`` keeps this many).
         max_spurious: spurious items asked for at most.
         max_answer_words: draft answer length.
@@ -50,7 +51,7 @@ class PathSelectionSettings:
 
     enabled: bool
     variant: Literal["spurious", "standard", "off"]
-    max_rows: PositiveInt
+    max_rows: PositiveInt | None
     max_selected: PositiveInt
     max_spurious: NonNegativeInt
     max_answer_words: PositiveInt

@@ -130,6 +130,11 @@ class Retriever(ABC):
     def retrieve(self, questions: list[str], top_k: int) -> RetrievalOutput:
         """Rank the corpus for a batch of questions."""
 
+    def row_summary(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """Run-level figures a method reads from its prediction rows (its ``details`` beside the gold), added to
+        ``metrics.json`` beside ``metrics``; none by default."""
+        return {}
+
     def describe(self) -> dict[str, Any]:
         """Settings and index statistics worth recording next to the metrics."""
         return {"method": self.name}

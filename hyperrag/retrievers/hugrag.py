@@ -393,13 +393,70 @@ class HugRAGRetriever(Retriever):
     def table(self, walk: Expansion) -> Table:
         """S_raw as a table: its nodes and the relation edges between them, each with its provenance."""
         p = self.settings.path_selection
-        nodes = walk.nodes[: p.max_rows]
+        nodes = walk.nodes if p.max_rows is None else walk.nodes[: p.max_rows]
         sub = Expansion(nodes, walk.gain[: len(nodes)], walk.hop[: len(nodes)], walk.via[: len(nodes)],
                         walk.parent[: len(nodes)])
         return linearize(sub, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
                          [self.node_passages(v, walk) for v in nodes], edges_of=self.edges_between,
                          edge_provenance=self.fact_passages, max_rows=p.max_rows,
                          max_words=max(1, int(self.settings.node_tokens / 1.3)))
+
+    def walk_evidence(self, walk: Expansion) -> dict[str, Any]:
+        """What one walk reached and what the table cap cut, for the run's record (no LLM needed).
+
+        Returns ``gate_only_passages`` (passage ids mentioned only by reached entities whose parent chain crosses a
+        causal gate: reached only through one, in this walk), ``reached_passages`` (every passage a reached entity
+        mentions), ``rows`` (rows of S_raw's table without a cap), ``cut_rows`` (rows past ``max_rows``) and
+        ``cut_passages`` (passage ids only the cut rows come from)."""
+        num_e = self.graph.num_entities
+        ptr, idx = self.graph.entity_passage_ptr, self.graph.entity_passage_idx
+        direct: set[int] = set()
+        via_gate: set[int] = set()
+        for v, gated in zip(walk.nodes, walk.gated()):
+            if v < num_e:
+                (via_gate if gated else direct).update(idx[ptr[v]: ptr[v + 1]].tolist())
+        full = linearize(walk, [self.node_kind(v) for v in walk.nodes], [""] * len(walk.nodes),
+                         [self.node_passages(v, walk) for v in walk.nodes], edges_of=self.edges_between,
+                         edge_provenance=self.fact_passages, max_rows=None)
+        cap = self.settings.path_selection.max_rows
+        cap = len(full) if cap is None else min(cap, len(full))
+        shown = {p for ps in full.passages[:cap] for p in ps}
+        cut = {p for ps in full.passages[cap:] for p in ps} - shown
+        pid = self.graph.passage_ids
+        return {"gate_only_passages": sorted(pid[p] for p in via_gate - direct),
+                "reached_passages": sorted(pid[p] for p in direct | via_gate),
+                "rows": len(full), "cut_rows": len(full) - cap, "cut_passages": sorted(pid[p] for p in cut)}
+
+    def row_summary(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The walks of a run against the gold (``metrics.json``'s ``walk``): per query why the walk stopped, the
+        nodes the hop limit held, the gold passages reached only through a causal gate and those only behind
+        rows the ``max_rows`` cap cut; and their totals."""
+        per_query = []
+        for r in rows:
+            d = r.get("details") or {}
+            if "stop" not in d:
+                continue
+            gold = set(r.get("gold_ids", []))
+            per_query.append({
+                "id": r["id"], "stop": d["stop"], "hop_limited": d.get("hop_limited", 0),
+                "hop_blocked": d.get("hop_blocked", 0), "gate_crossings": d.get("gate_crossings", 0),
+                "gold_reached": len(gold & set(d.get("reached_passages", []))),
+                "gold_gate_only": sorted(gold & set(d.get("gate_only_passages", []))),
+                "rows": d.get("rows", 0), "cut_rows": d.get("cut_rows", 0),
+                "gold_cut": sorted(gold & set(d.get("cut_passages", [])))})
+        if not per_query:
+            return {}
+        stops: dict[str, int] = {}
+        for q in per_query:
+            stops[q["stop"]] = stops.get(q["stop"], 0) + 1
+        return {"walk": {
+            "queries": len(per_query), "stop": stops,
+            "queries_with_gold_gate_only": sum(1 for q in per_query if q["gold_gate_only"]),
+            "gold_gate_only": sum(len(q["gold_gate_only"]) for q in per_query),
+            "queries_with_gold_cut": sum(1 for q in per_query if q["gold_cut"]),
+            "gold_cut": sum(len(q["gold_cut"]) for q in per_query),
+            "cut_rows_per_query": round(sum(q["cut_rows"] for q in per_query) / len(per_query), 2),
+            "per_query": per_query}}
 
     def node_passages(self, node: int, walk: Expansion) -> list[int]:
         """Passage positions a node comes from: an entity's mentions; a module's reached members' mentions."""
@@ -680,7 +737,8 @@ class HugRAGRetriever(Retriever):
             "seed_entities": ent_seeds, "seed_modules": mod_seeds, "expanded": expanded,
             "reached_entities": reached_e, "reached_modules": len(walk.nodes) - reached_e, "kept": len(f.nodes),
             "tokens": walk.tokens, "stop": walk.stop, "skipped_budget": walk.skipped_budget,
-            "max_hop": max(walk.hop, default=0), "gate_crossings": walk.gate_crossings}
+            "max_hop": max(walk.hop, default=0), "hop_limited": walk.hop_limited, "hop_blocked": walk.hop_blocked,
+            "gate_crossings": walk.gate_crossings, **self.walk_evidence(walk)}
         sel, table = f.selection, f.table
         if sel is not None and table is not None:
             d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,

@@ -358,7 +358,7 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     size = index_bytes(retriever, info)
     if size is not None:
         metrics["index_bytes"] = size
-    record = {"dataset": dataset.name, **info, "metrics": metrics}
+    record = {"dataset": dataset.name, **info, "metrics": metrics, **retriever.row_summary(rows)}
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
     if reader_accounting is not None and reader_accounting.tasks:

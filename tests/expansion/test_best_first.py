@@ -71,9 +71,38 @@ def test_hop_limit(tiny):
     free = best_first_expand(graph, score, [0], gamma=0.5)
     assert max(free.hop) == 3 and free.hop_limited == 0
     one = best_first_expand(graph, score, [0], gamma=0.5, max_hops=1)
-    assert one.nodes == [0, 3, 1] and max(one.hop) == 1 and one.stop == "hops" and one.hop_limited == 2
+    assert one.nodes == [0, 3, 1] and max(one.hop) == 1 and one.stop == "hop limit" and one.hop_limited == 2
+    assert one.hop_blocked >= 1  # the walk ran out of frontier because of the limit, not the gain
     two = best_first_expand(graph, score, [0], gamma=0.5, max_hops=2)
     assert sorted(two.nodes) == [0, 1, 2, 3, 4] and 5 not in two.nodes and max(two.hop) == 2
     # the limit counts from each node's own seed: seeding 5 as well brings it (hop 0) and its neighbours (hop 1)
     both = best_first_expand(graph, score, [0, 5], gamma=0.5, max_hops=1)
     assert set(both.nodes) == {0, 1, 3, 5, 2, 4} and max(both.hop) == 1
+
+
+def test_stop_reason_hop_limit_vs_gain(tiny):
+    """A walk that runs out of frontier because the hop limit held back a node worth taking stops on the
+    ``hop limit``; when everything held back is under the threshold, on the ``gain``."""
+    graph, score = tiny
+    free = best_first_expand(graph, score, [0], gamma=0.5, min_gain=1e-9)
+    limited = best_first_expand(graph, score, [0], gamma=0.5, min_gain=1e-9, max_hops=1)
+    assert set(limited.nodes) < set(free.nodes) and limited.stop == "hop limit" and limited.hop_blocked > 0
+    # a threshold above every hop-2 gain: the limit held back nothing worth taking
+    high = max(g for g, h in zip(free.gain, free.hop) if h == 2) + 1e-6
+    gain_stop = best_first_expand(graph, score, [0], gamma=0.5, min_gain=high, max_hops=1)
+    assert gain_stop.hop_blocked == 0 and gain_stop.stop in ("gain", "exhausted")
+
+
+def test_gated_parent_chains(tiny):
+    """``gated()``: a node whose parent chain crosses a gate was reached only through one."""
+    graph, score = tiny
+    walk = best_first_expand(graph, score, [0], gamma=0.5, min_gain=1e-9)
+    pos = {v: i for i, v in enumerate(walk.nodes)}
+    gated = walk.gated()
+    for i, v in enumerate(walk.nodes):
+        chain, j = [], i
+        while j >= 0:
+            chain.append(walk.via[j])
+            j = pos[walk.parent[j]] if walk.parent[j] >= 0 else -1
+        assert gated[i] == (G in chain)
+    assert any(gated) and not gated[0]

@@ -35,13 +35,18 @@ def test_sample_end_to_end(tmp_path):
         assert len(d["seed_entities"]) == 3 and 1 <= len(d["seed_modules"]) <= 3
         assert d["expanded"][0][3] == "seed" and d["reached_entities"] >= 3
         assert d["tokens"] <= cfg.method.retriever.token_budget
-        assert d["stop"] in {"gain", "budget", "max_nodes", "exhausted"}
+        assert d["stop"] in {"gain", "budget", "max_nodes", "hop limit", "exhausted"}
+        assert d["hop_limited"] >= d["hop_blocked"] >= 0 and d["rows"] - d["cut_rows"] <= 60
         assert r["scores"] == sorted(r["scores"], reverse=True)
     assert metrics["recall@10"] == 100.0
     assert metrics["recall@5"] >= 60.0
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["method"] == "hugrag" and saved["hierarchy"]["levels"]
     assert saved["expansion_edges"]["hierarchy"] > 0 and saved["expansion_edges"]["gate"] == 0
+    # the walks against the gold: why each stopped; no gate, so no gold is reached only through one
+    walk = saved["walk"]
+    assert walk["queries"] == 6 and sum(walk["stop"].values()) == 6 and walk["gold_gate_only"] == 0
+    assert [q["stop"] for q in walk["per_query"]] == [r["details"]["stop"] for r in rows]
     # a second run reuses the cached KG and hierarchy index directories
     again = HugRAGRetriever(instantiate(cfg.method.retriever), encoder=instantiate(cfg.embedder), device="cpu")
     again.index(instantiate(cfg.data))
@@ -82,6 +87,25 @@ def test_hooks_gates_and_path_filter(tmp_path, encoder, sample):
     assert all(0 < d["kept"] <= len(d["seed_entities"]) + len(d["seed_modules"]) for d in out.details)
     desc = ret.describe()
     assert desc["gates"] == "hook" and desc["path_filter"] == "hook" and desc["gates_found"] == 1
+    # gold reached only through a gate: passages every reached mention of which has a gate on its parent chain
+    walks = ret.expand([q.question for q in sample.queries], encoder.encode([q.question for q in sample.queries]))[3]
+    g, num_e = ret.graph, ret.graph.num_entities
+    for walk in walks:
+        ev = ret.walk_evidence(walk)
+        mentions: dict[str, list[bool]] = {}
+        for v, gated in zip(walk.nodes, walk.gated()):
+            if v < num_e:
+                for p in g.entity_passage_idx[g.entity_passage_ptr[v]: g.entity_passage_ptr[v + 1]].tolist():
+                    mentions.setdefault(g.passage_ids[p], []).append(gated)
+        assert ev["gate_only_passages"] == sorted(p for p, m in mentions.items() if all(m))
+        assert ev["reached_passages"] == sorted(mentions)
+    # the table cap: rows past max_rows are cut (and counted); max_rows null shows them all
+    for cap in (3, None):
+        ret.settings = method_settings("hugrag", index_root=str(tmp_path), path_selection={"max_rows": cap},
+                                       hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3})
+        ev = ret.walk_evidence(walks[0])
+        assert ev["cut_rows"] == (max(ev["rows"] - 3, 0) if cap else 0)
+        assert len(ret.table(walks[0])) == ev["rows"] - ev["cut_rows"]
 
 
 def test_specificity_and_aggregation(tmp_path, encoder, sample):
