@@ -78,8 +78,8 @@ class CausalPathSelector:
         llm: an available :class:`hyperrag.llm.LLM` (any, for ``variant: off`` without an answer).
         settings: :class:`PathSelectionSettings`.
         progress: tqdm bars.
-        prompts: the prompt form of both calls, ``paper`` (Figs 5/6/7 verbatim) or ``extended`` (HugRAG's
-            ``prompts``).
+        prompts: the prompt form of both calls, ``paper`` (Figs 5/6/7 as printed), ``paper_json`` or
+            ``extended`` (HugRAG's ``prompts``).
     """
 
     def __init__(self, llm: LanguageModel | None, settings: PathSelectionSettings, progress: bool = False,

@@ -194,7 +194,8 @@ class GateBuilder:
         progress: tqdm bar per stage.
         accepted: ``verifier="oracle"``: the pairs to accept — intra-layer ``(min id, max id)``, inter-layer
             ``(upper module, lower module)`` (:func:`hyperrag.eval.gate_recall.normalise`).
-        prompts: the ``causal_gate`` prompt form, ``paper`` (Fig 9 verbatim) or ``extended`` (HugRAG's ``prompts``).
+        prompts: the ``causal_gate`` prompt form, ``paper`` (Fig 9 as printed), ``paper_json`` or ``extended`` (HugRAG's
+            ``prompts``).
     """
 
     def __init__(self, llm: LanguageModel | None, settings: GateSettings, directory: str | Path | None = None,

@@ -35,6 +35,12 @@ def sanitize(text: Any) -> str:
     return _CHAT_MARKERS.sub(lambda m: "[" + m.group(0)[2:-2] + "]", s)
 
 
+def plain(text: Any) -> str:
+    """A text filled into a paper's prompt as printed: no data block around it, surrounding whitespace trimmed;
+    chat-template markers and our block tags inside it neutralised as everywhere (plain prose is unchanged)."""
+    return sanitize(text).strip()
+
+
 def block(tag: str, text: Any, **attrs: Any) -> str:
     """``<tag a="b">text</tag>`` with sanitised text and attribute values."""
     attr = "".join(f' {k}="{sanitize(v).replace(chr(34), chr(39))}"' for k, v in attrs.items() if v is not None)

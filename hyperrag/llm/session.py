@@ -68,6 +68,7 @@ class Prepared:
 
 def prepare(task: Task, inputs: Mapping[str, Any], *, model: str, mode: str, sampling: Sampling) -> Prepared:
     messages = task.messages(inputs)
+    mode = mode if task.structured else "none"  # a prompt as printed: no grammar, the task reads the free text
     structured = response_format_body(mode, task.schema(), task.name)
     samp = sampling.for_task(task)
     key = cache_key(model=model, messages=messages, sampling=samp,

@@ -355,9 +355,12 @@ class HugRAGSettings:
         index_root: where KG and hierarchy indexes live (``null``: ``$HYPERRAG_CACHE/index``).
         details_nodes: expanded nodes listed per query in the prediction details.
         answer_style: the answer step's ``short`` or ``explanatory`` answers (the run's ``answer_style``).
-        prompts: the LLM steps' prompt texts: ``paper`` (Figs 5/6/7/9 verbatim, the JSON schema ours) or
-            ``extended`` (our restatements with our additions: renamed keys, abstention, the explanatory length,
-            the gate's direction field); the module summary prompt is ours either way (the paper prints none).
+        prompts: the LLM steps' prompt texts: ``paper`` (Figs 5/6/7/9's messages exactly as printed, no system
+            message, no data blocks, no constrained decoding; replies read as the figures ask: Fig 9 a bare yes / no,
+            Figs 5/6 the JSON they print, Fig 7 free text), ``paper_json`` (the figures' texts in our frame: data
+            blocks, our system message, a JSON schema as constrained decoding) or ``extended`` (our restatements
+            with our additions: renamed keys, abstention, the explanatory length, the gate's direction field); the
+            module summary prompt is ours in every form (the paper prints none).
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hugrag.HugRAGRetriever"
@@ -390,7 +393,7 @@ class HugRAGSettings:
     index_root: str | None
     details_nodes: NonNegativeInt
     answer_style: Literal["short", "explanatory"]
-    prompts: Literal["paper", "extended"]
+    prompts: Literal["paper", "paper_json", "extended"]
 
 
 # ---- HyperRAG ----------------------------------------------------------------------------------------------

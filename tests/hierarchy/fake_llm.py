@@ -6,6 +6,7 @@ Nothing here is a model: the server's replies are synthesised by the responders 
 from __future__ import annotations
 
 import json
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,29 @@ def schema_text(body: dict[str, Any]) -> str:
 
 def prompt_of(body: dict[str, Any]) -> str:
     return body["messages"][-1]["content"]
+
+
+def gate_pair(body: dict[str, Any]) -> tuple[str, str] | None:
+    """A causal-gate request's A and B texts, in either Fig 9 form (as printed: ``A: ...`` / ``B: ...`` lines;
+    ``paper_json`` / ``extended``: ``<node>`` blocks); ``None`` for another request."""
+    prompt = prompt_of(body)
+    m = re.search(r'id="A">\n(.*?)\n</node>.*?id="B">\n(.*?)\n</node>', prompt, re.DOTALL)
+    if m is None:
+        m = re.search(r"-Real Data-\nA: (.*?)\nB: (.*)\n#####\nOutput:$", prompt, re.DOTALL)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def paper_figure(body: dict[str, Any]) -> str | None:
+    """Which HugRAG figure a request sends as printed (``prompts: paper``: no grammar, no system message):
+    ``"5"``, ``"6"``, ``"7"`` or ``"9"``; ``None`` for any other request."""
+    if "response_format" in body or len(body["messages"]) != 1:
+        return None
+    prompt = prompt_of(body)
+    for figure, marker in (("9", "-Real Data-\nA: "), ("5", "'ct_precise' length"), ("6", "`precise` length"),
+                           ("7", "---Evidence Context---")):
+        if marker in prompt:
+            return figure
+    return None
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree
 from hyperrag.hierarchy.store import entity_graph, entity_texts, load_or_build_hierarchy
 from hyperrag.hierarchy.summaries import ModuleSummaries
 from hyperrag.hierarchy.tokens import count_tokens
-from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
+from tests.hierarchy.fake_llm import fake_llm, gate_pair, paper_figure, prompt_of
 from tests.hierarchy.graphs import planted_partition
 from tests.reliability.doubles import HashEncoder
 
@@ -116,8 +116,10 @@ def _hier(graph, settings):
 def _responder():
     def respond(body):
         prompt = prompt_of(body)
-        if "answer" in schema_text(body) and "id=\"A\"" in prompt:
-            yes = zlib.crc32(prompt.encode()) % 2
+        if gate_pair(body) is not None:
+            yes = zlib.crc32(repr(gate_pair(body)).encode()) % 2
+            if paper_figure(body) == "9":  # Fig 9 as printed: the bare token
+                return "yes" if yes else "no"
             return json.dumps({"answer": "yes" if yes else "no", "direction": "both" if yes else "none"})
         first = re.search(r'id="E1">\n([^\n:]+)', prompt).group(1)
         return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": [first]})

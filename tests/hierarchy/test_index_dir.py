@@ -23,7 +23,7 @@ from hyperrag.index.passages import dataset_for_index
 from hyperrag.index.update import delete_documents, insert_documents
 from hyperrag.retrievers.hugrag import HugRAGRetriever
 from tests.conftest import REPO_ROOT
-from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
+from tests.hierarchy.fake_llm import fake_llm, paper_figure, prompt_of, schema_text
 from tests.reliability.doubles import HashEncoder
 from tests.test_retrieve_index_dir import (
     NEW_PASSAGES,
@@ -136,6 +136,8 @@ def _responder(body):
     if '"title"' in spec:  # module summary: depends on the prompt (its inputs) only
         first = prompt_of(body).split("\n")[1][:40]
         return json.dumps({"title": f"About {first}", "summary": f"Summary of {first}.", "keywords": ["k"]})
+    if paper_figure(body) == "9":  # causal gate, Fig 9 as printed: the bare token
+        return "yes"
     return json.dumps({"answer": "yes", "direction": "both"})  # causal gate
 
 

@@ -16,7 +16,7 @@ from hyperrag.hierarchy.checkpoint import JsonlCheckpoint
 from hyperrag.hierarchy.gates import GateBuilder, prefilter_neighbors
 from hyperrag.hierarchy.modules import EntityListTexts, ModuleTree
 from hyperrag.hierarchy.summaries import ModuleSummaries, descendants
-from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
+from tests.hierarchy.fake_llm import fake_llm, gate_pair, paper_figure, prompt_of, schema_text
 from tests.llm.fake_server import Reply
 
 HUGRAG = method_settings("hugrag")
@@ -101,10 +101,10 @@ def gate_responder(causes: set[tuple[str, str]]):
     """An asymmetric scripted verifier: ``(cause, effect)`` pairs; says yes (with the direction) when A and B are
     such a pair in either order, no otherwise."""
     def respond(body):
-        prompt = prompt_of(body)
-        a = re.search(r'id="A">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
-        b = re.search(r'id="B">\n(.*?)\n</node>', prompt, re.DOTALL).group(1)
-        if "direction" not in schema_text(body):  # Fig 9 (prompts: paper): the one token, no direction
+        a, b = gate_pair(body)
+        if paper_figure(body) == "9":  # Fig 9 as printed (prompts: paper): the bare token, no direction
+            return "yes" if (a, b) in causes or (b, a) in causes else "no"
+        if "direction" not in schema_text(body):  # Fig 9 in our frame (paper_json): the one token as JSON
             return json.dumps({"answer": "yes" if (a, b) in causes or (b, a) in causes else "no"})
         if (a, b) in causes:
             return json.dumps({"answer": "yes", "direction": "A->B"})
@@ -115,8 +115,7 @@ def gate_responder(causes: set[tuple[str, str]]):
 
 
 def asked_pairs(server) -> set[tuple[str, str]]:
-    return {(re.search(r'id="A">\n(\S+)', prompt_of(b)).group(1), re.search(r'id="B">\n(\S+)', prompt_of(b)).group(1))
-            for b in server.requests}
+    return {tuple(t.split()[0] for t in gate_pair(b)) for b in server.requests}
 
 
 def test_gates_algorithm2_pruning_resume_and_budget(tmp_path):

@@ -13,6 +13,7 @@ from hyperrag.llm.backends import LocalLlamaCppServer, NoLLM, OpenAICompatible, 
 from hyperrag.llm.client import client_settings
 from hyperrag.llm.errors import LLMUnavailableError, ServerStartError
 from hyperrag.llm.server import ManagedServer, free_port
+from hyperrag.llm.tasks.causal_gate import CausalGate
 from hyperrag.utils.availability import package_available
 
 CONFIGS = Path(__file__).resolve().parents[2] / "hydra_configs" / "llm"
@@ -70,8 +71,12 @@ def test_vllm_attaches_to_a_running_server(fake_server, tmp_path):
                      client=client_settings("vllm"))
     with llm:
         assert llm.server is None  # attached, nothing launched
-        res = llm.complete_structured("causal_gate", {"a_text": "rain", "b_text": "wet streets"})
+        res = llm.complete_structured(CausalGate("paper_json"), {"a_text": "rain", "b_text": "wet streets"})
+        # HugRAG's Fig 9 as printed: no grammar sent, the bare token read back
+        fake_server.enqueue("yes")
+        bare = llm.complete_structured(CausalGate("paper"), {"a_text": "rain", "b_text": "wet streets"})
     assert res.ok and "response_format" in fake_server.requests[0]
+    assert bare.ok and bare.value["gate"] and "response_format" not in fake_server.requests[-1]
 
 
 @pytest.mark.skipif(package_available("vllm"), reason="vllm installed")

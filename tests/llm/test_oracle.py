@@ -151,16 +151,20 @@ def test_path_selection_and_answer_in_both_prompt_forms(oracle, variant):
               "passage_ids": ["a"]},
              {"id": 10, "text": "Lake Ohrid borders Albania", "kind": "edge", "passage_ids": ["c"]}]
     values = []
-    for prompts in ("paper", "extended"):
+    for prompts in ("paper", "paper_json", "extended"):
         task = get_task("causal_path_selection", variant=variant, prompts=prompts)
         res = oracle.complete_structured(task, {"query": QUESTION, "candidates": cands})
         assert res.ok, res.error
-        assert (task.fields[0] in res.raw) and ("precise" in res.raw) == (prompts == "paper")
+        assert (task.fields[0] in res.raw) and ("precise" in res.raw) == (prompts != "extended")
         values.append(res.value)
         ans = oracle.complete_structured(get_task("subgraph_answer", style="explanatory", prompts=prompts),
                                          {"question": QUESTION, "evidence": passages("a", "b")})
-        assert ans.ok and ans.value["short_answer"] == "Dodge County"
-    assert values[0] == values[1] and values[0]["kept"] == [8, 9]
+        if prompts == "paper":  # Fig 7 as printed: free text, no bare answer apart (short_answer = the answer)
+            assert ans.ok and ans.raw == ans.value["answer"] == ans.value["short_answer"]
+            assert "Dodge County" in ans.value["answer"]
+        else:
+            assert ans.ok and ans.value["short_answer"] == "Dodge County"
+    assert values[0] == values[1] == values[2] and values[0]["kept"] == [8, 9]
     assert values[0]["spurious"] == ([10] if variant == "spurious" else [])
 
 

@@ -12,7 +12,7 @@ import pytest
 from hyperrag.config import method_settings
 from hyperrag.data import sample_dataset
 from hyperrag.retrievers.hugrag import HugRAGRetriever
-from tests.hierarchy.fake_llm import fake_llm, prompt_of, schema_text
+from tests.hierarchy.fake_llm import fake_llm, paper_figure, prompt_of, schema_text
 from tests.llm.fake_server import schema_reply
 
 
@@ -20,6 +20,15 @@ def scripted(keep: list[str]):
     """Replies in either prompt form's keys (``paper``: Fig 5/6's precise / ct_precise / p_answer; ``extended``)."""
     def respond(body):
         spec = schema_text(body)
+        figure = paper_figure(body)  # prompts: paper sends the figures as printed, no grammar
+        if figure == "5":
+            return json.dumps({"precise": [*keep, "N99"], "ct_precise": ["N2"], "p_answer": "draft N1"})
+        if figure == "6":
+            return json.dumps({"precise": keep, "p_answer": "draft"})
+        if figure == "7":
+            return "scripted"
+        if figure == "9":
+            return "yes"
         if "spurious_ids" in spec:  # spurious-aware: N99 was never shown and must be dropped
             return json.dumps({"causal_ids": [*keep, "N99"], "spurious_ids": ["N2"], "draft_answer": "draft N1"})
         if "ct_precise" in spec:  # Fig 5's keys
@@ -68,8 +77,9 @@ def test_spurious_aware_filter_answer_and_gates(tmp_path, encoder, sample):
             assert d["draft_answer"] == "draft"  # the ID the draft named is removed
         answer_prompts = [prompt_of(b) for b in server.requests if "---Answer Format---" in prompt_of(b)]
         assert answer_prompts and all("N2:" not in p.split("---Question---")[0] for p in answer_prompts)
-        assert all("---Draft Answer (optional)---\n<data>\ndraft\n</data>" in p for p in answer_prompts)
-        # the default prompts are the paper's (Figs 5, 7, 9 verbatim): the gate and the selection too
+        # Fig 7 as printed: the draft as plain text, no data block
+        assert all("---Draft Answer (optional)---\ndraft\n\n---Question---" in p for p in answer_prompts)
+        # the default prompts are the paper's (Figs 5, 7, 9 as printed): the gate and the selection too
         assert any("-Real Data-" in prompt_of(b) and "causal relationship" in prompt_of(b) for b in server.requests)
         assert any("output them in 'precise'" in prompt_of(b) for b in server.requests)
         assert out.indices.min() >= 0

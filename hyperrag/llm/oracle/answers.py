@@ -12,7 +12,6 @@ question is not in the query file raise :class:`NoGold`; the oracle backend turn
 
 from __future__ import annotations
 
-import json
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -354,6 +353,3 @@ def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> R
     return {"answer": " ".join([f"The answer is {answer}.", *steps]) if answer else UNKNOWN,
             "short_answer": answer or UNKNOWN}
 
-
-def as_raw(reply: Reply) -> str:
-    return json.dumps(reply, ensure_ascii=False)

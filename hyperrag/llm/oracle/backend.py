@@ -23,7 +23,7 @@ from hyperrag.data.types import Dataset
 from hyperrag.llm.accounting import approx_tokens
 from hyperrag.llm.base import LLM
 from hyperrag.llm.errors import LLMUnavailableError, OutputInvalid
-from hyperrag.llm.oracle.answers import NoGold, as_raw, oracle_reply
+from hyperrag.llm.oracle.answers import NoGold, oracle_reply
 from hyperrag.llm.oracle.gold import GoldIndex
 from hyperrag.llm.session import Prepared, Session
 from hyperrag.llm.types import ErrorKind, TaskResult
@@ -65,7 +65,7 @@ class OracleSession(Session):
         task = p.task
         res = TaskResult(task.label, False, prompt_tokens=sum(approx_tokens(m["content"]) for m in p.messages))
         try:
-            raw = as_raw(oracle_reply(task, p.inputs, self.gold))
+            raw = task.reply_text(oracle_reply(task, p.inputs, self.gold))
         except NoGold as err:
             res.error_kind, res.error = ErrorKind.NO_GOLD, str(err)
             return res

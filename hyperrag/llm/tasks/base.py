@@ -23,10 +23,12 @@ from hyperrag.utils.hashing import text_digest
 # Constrained field types shared by task schemas (the bounds also bound grammar-constrained decoding).
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
-#: a task that restates a paper's prompt: ``paper`` (the paper's instruction text verbatim; the JSON schema and the
-#: data rule ours) or ``extended`` (our restatement with our additions); HugRAG's ``prompts`` setting
-PromptForm = Literal["paper", "extended"]
-PROMPT_FORMS: tuple[str, ...] = ("paper", "extended")
+#: a task that restates a paper's prompt: ``paper`` (the figure's message exactly as printed — one user message,
+#: no system message, no data blocks, no constrained decoding — and its reply read as the figure asks for it),
+#: ``paper_json`` (the figure's text inside our data blocks, with our system message: the structured-output rule, a
+#: JSON schema and the data rule) or ``extended`` (our restatement with our additions); HugRAG's ``prompts`` setting
+PromptForm = Literal["paper", "paper_json", "extended"]
+PROMPT_FORMS: tuple[str, ...] = ("paper", "paper_json", "extended")
 IdList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=40)]], Field(max_length=64)]
 
 
@@ -68,6 +70,12 @@ class Task:
     max_tokens: ClassVar[int] = 512
 
     @property
+    def structured(self) -> bool:
+        """Send the output schema as constrained decoding (the backend's ``structured_output``); ``False``: the
+        reply is free text the task reads itself (a paper's prompt as printed)."""
+        return True
+
+    @property
     def variant(self) -> str:
         """Distinguishes configurations of one task that change prompt or schema (part of ``key``)."""
         return ""
@@ -104,6 +112,11 @@ class Task:
 
     def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system(inputs)}, {"role": "user", "content": self.user(inputs)}]
+
+    def reply_text(self, reply: Mapping[str, Any]) -> str:
+        """A reply given as values (the gold oracle's), written as the model would have to write it for
+        :meth:`parse`: JSON by default."""
+        return json.dumps(dict(reply), ensure_ascii=False)
 
     def prevalidate(self, value: dict[str, Any], inputs: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         """Lenient clean-up of the decoded JSON before strict validation (e.g. drop malformed items,

@@ -7,9 +7,13 @@ co-occurrence or a shared topic — and "no" when unsure.
 
 Prompt forms (``CausalGate(prompts=...)``, HugRAG's ``prompts`` setting):
 
-* ``paper`` (default): Fig 9's text verbatim as the user message (A and B filled in, each in a ``<node>`` data
-  block); the system message is ours — the structured-output rule (the one token goes in ``{"answer": "yes" |
-  "no"}``) and the data rule. Fig 9 asks no direction: a gate is undirected (``direction`` ``both``).
+* ``paper`` (default): Fig 9's message exactly as printed — one user message, A and B the two module summaries as
+  plain text after ``A:`` / ``B:``, no system message, no data block, no constrained decoding — and the reply read
+  as Fig 9 asks for it: the bare token ``yes`` or ``no`` (case, surrounding quotes, whitespace and a final period
+  ignored; anything else is an invalid reply). Fig 9 asks no direction: a gate is undirected (``both``).
+* ``paper_json``: Fig 9's text with A and B in ``<node>`` data blocks and our system message — the structured-output
+  rule (the one token goes in ``{"answer": "yes" | "no"}``, compiled into a grammar where the backend can) and the
+  data rule; a bare token is accepted too.
 * ``extended``: our restatement, plus a direction field (``A->B``, ``B->A``, ``both`` or ``none``), so a link is
   recorded with the way it runs.
 """
@@ -22,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator
 
 from hyperrag.llm.errors import OutputInvalid
-from hyperrag.llm.prompting import DATA_RULE, JSON_RULE, block, require
+from hyperrag.llm.prompting import DATA_RULE, JSON_RULE, block, plain, require
 from hyperrag.llm.tasks.base import PROMPT_FORMS, Parsed, PromptForm, Task
 
 SCHEMA_VERSION = "2"
@@ -45,7 +49,7 @@ A: {a_text}
 B: {b_text}
 #####
 Output:"""
-#: ours: where the one token goes under structured output
+#: ours: where the one token goes under structured output (``paper_json``)
 PAPER_FORMAT = 'Put the one token in a JSON object: {"answer": "yes"} or {"answer": "no"}.'
 
 
@@ -90,8 +94,8 @@ class CausalGate(Task):
     the ``paper`` form), ``none`` otherwise.
 
     Args:
-        prompts: ``paper`` (Fig 9 verbatim) or ``extended`` (ours, with the direction field); see the module
-            docstring.
+        prompts: ``paper`` (Fig 9 as printed, a bare token back), ``paper_json`` (Fig 9 in our JSON frame) or
+            ``extended`` (ours, with the direction field); see the module docstring.
     """
 
     name = "causal_gate"
@@ -106,13 +110,22 @@ class CausalGate(Task):
 
     @property
     def variant(self) -> str:
-        return "paper" if self.prompts == "paper" else ""
+        return {"paper": "paper_text", "paper_json": "paper"}.get(self.prompts, "")
+
+    @property
+    def structured(self) -> bool:
+        return self.prompts != "paper"  # Fig 9 as printed: one bare token, no grammar
 
     def output_model(self) -> type[BaseModel]:
-        return GateAnswer if self.prompts == "paper" else GateDecision
+        return GateDecision if self.prompts == "extended" else GateAnswer
+
+    def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+        if self.prompts == "paper":  # Fig 9 is the whole message
+            return [{"role": "user", "content": self.user(inputs)}]
+        return super().messages(inputs)
 
     def system(self, inputs: Mapping[str, Any]) -> str:
-        if self.prompts == "paper":
+        if self.prompts == "paper_json":
             return f"{JSON_RULE} {PAPER_FORMAT}\n{DATA_RULE}"
         return super().system(inputs)
     ROLE = ("You judge whether two pieces of knowledge, A and B, are causally connected. Consider both directions: "
@@ -125,18 +138,30 @@ class CausalGate(Task):
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "a_text", "b_text", task=self.name)
         if self.prompts == "paper":
+            return FIG9.format(a_text=plain(inputs["a_text"]), b_text=plain(inputs["b_text"]))
+        if self.prompts == "paper_json":
             return FIG9.format(a_text=block("node", inputs["a_text"], id="A"),
                                b_text=block("node", inputs["b_text"], id="B"))
         return (f"A:\n{block('node', inputs['a_text'], id='A')}\nB:\n{block('node', inputs['b_text'], id='B')}\n"
                 'Reply with {"answer": "yes" or "no", "direction": "A->B", "B->A", "both" or "none"}.')
 
+    def reply_text(self, reply: Mapping[str, Any]) -> str:
+        return str(reply["answer"]) if self.prompts == "paper" else super().reply_text(reply)
+
     def parse(self, raw: str, inputs: Mapping[str, Any]) -> Parsed:
-        """Also takes the bare token Fig 9 asks for (``yes`` / ``no``) when a model replies without JSON."""
+        """``paper``: the bare token Fig 9 asks for (``yes`` / ``no``), nothing else. ``paper_json``: the JSON
+        object, or the bare token when a model replies without JSON."""
+        if self.prompts == "paper":
+            token = raw.strip().rstrip(".").strip().strip("'\"`").strip().lower()
+            if token not in ("yes", "no"):
+                raise OutputInvalid(f"causal_gate: Fig 9 asks for one token, 'yes' or 'no'; got {raw[:80]!r}")
+            output = GateAnswer(answer=token)
+            return Parsed(output, self.interpret(output, inputs), 0, False)
         try:
             return super().parse(raw, inputs)
         except OutputInvalid:
             token = _yes_no(raw.strip())
-            if self.prompts != "paper" or token not in ("yes", "no"):
+            if self.prompts != "paper_json" or token not in ("yes", "no"):
                 raise
             output = GateAnswer(answer=token)
             return Parsed(output, self.interpret(output, inputs), 0, True)

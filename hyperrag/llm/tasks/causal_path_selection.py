@@ -11,10 +11,13 @@ can follow paths at a low token cost and its reply can be checked. Two variants:
 
 Prompt forms (``CausalPathSelection(variant, prompts=...)``, HugRAG's ``prompts`` setting):
 
-* ``paper`` (default): Fig 5 / Fig 6's text verbatim as the user message, with the paper's output keys (``precise``,
-  ``ct_precise``, ``p_answer``) and constraints; the context table is the paper's ``short ID | content`` lines
-  inside one ``<data>`` block, the query in another. The system message is ours: the structured-output rule and
-  the data rule (the JSON schema is ours too: the keys, ID lists of at most 64 short IDs, a bounded draft).
+* ``paper`` (default): Fig 5 / Fig 6's message exactly as printed — one user message, the query and the context
+  table (the paper's ``short ID | content`` lines) as plain text, no system message, no data blocks, no constrained
+  decoding — and the reply read as the figure asks for it: a JSON object with the paper's keys (``precise``,
+  ``ct_precise``, ``p_answer``), parsed leniently (code fences and surrounding prose tolerated).
+* ``paper_json``: the figure's text with the query and the table inside ``<data>`` blocks and our system message
+  (the structured-output rule and the data rule; the JSON schema ours too: the keys, ID lists of at most 64 short
+  IDs, a bounded draft), compiled into a grammar where the backend can.
 * ``extended``: our restatement — renamed keys (``causal_ids``, ``spurious_ids``, ``draft_answer``), ``<item>``
   blocks, the spurious items described (co-occurring, coincidental, hubs), "an ID belongs to at most one list",
   and the draft says "unknown" rather than guess (Fig 6 asks that of its draft too; Fig 5 does not).
@@ -40,6 +43,7 @@ from hyperrag.llm.prompting import (
     block,
     key_map,
     make_items,
+    plain,
     render_items,
     require,
     sanitize,
@@ -120,6 +124,7 @@ Context Items (short ID | content):
 
 #: the output keys per prompt form: (causal items, spurious items, draft answer)
 FIELDS: dict[str, tuple[str, str, str]] = {"paper": ("precise", "ct_precise", "p_answer"),
+                                           "paper_json": ("precise", "ct_precise", "p_answer"),
                                            "extended": ("causal_ids", "spurious_ids", "draft_answer")}
 
 
@@ -179,7 +184,8 @@ class CausalPathSelection(Task):
 
     Args:
         variant: ``spurious`` (Fig 5) or ``standard`` (Fig 6).
-        prompts: ``paper`` (the figure's text verbatim, its keys) or ``extended`` (ours); see the module docstring.
+        prompts: ``paper`` (the figure as printed), ``paper_json`` (the figure in our JSON frame) or ``extended``
+            (ours); see the module docstring.
     """
 
     name = "causal_path_selection"
@@ -196,7 +202,12 @@ class CausalPathSelection(Task):
 
     @property
     def variant(self) -> str:
-        return f"{self._variant}/paper" if self.prompts == "paper" else self._variant
+        form = {"paper": "/paper_text", "paper_json": "/paper"}.get(self.prompts, "")
+        return f"{self._variant}{form}"
+
+    @property
+    def structured(self) -> bool:
+        return self.prompts != "paper"  # the figure as printed: its own JSON request, no grammar
 
     @property
     def spurious(self) -> bool:
@@ -209,12 +220,17 @@ class CausalPathSelection(Task):
         return FIELDS[self.prompts]
 
     def output_model(self) -> type[BaseModel]:
-        if self.prompts == "paper":
+        if self.prompts != "extended":
             return PaperSpurious if self.spurious else PaperSelection
         return CausalAndSpurious if self.spurious else CausalSelection
 
+    def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+        if self.prompts == "paper":  # the figure is the whole message
+            return [{"role": "user", "content": self.user(inputs)}]
+        return super().messages(inputs)
+
     def system(self, inputs: Mapping[str, Any]) -> str:
-        if self.prompts == "paper":
+        if self.prompts == "paper_json":
             return f"{JSON_RULE}\n{DATA_RULE}"
         return super().system(inputs)
 
@@ -238,7 +254,7 @@ class CausalPathSelection(Task):
 
     def user(self, inputs: Mapping[str, Any]) -> str:
         require(inputs, "query", "candidates", task=self.name)
-        if self.prompts == "paper":
+        if self.prompts in ("paper", "paper_json"):
             return self.paper_user(inputs)
         limits = []
         if inputs.get("max_selected"):
@@ -252,12 +268,14 @@ class CausalPathSelection(Task):
                 f"{render_items(self.items(inputs), 'item')}\nLimits: {'; '.join(limits)}.\nReply with {fmt}.")
 
     def paper_user(self, inputs: Mapping[str, Any]) -> str:
-        """Fig 5 / 6 filled in: the table as ``ID | content`` lines (one line per item) in a ``<data>`` block; a limit
-        the caller did not set is the number of items shown."""
+        """Fig 5 / 6 filled in: the table as ``ID | content`` lines (one line per item), plain (``paper``) or in a
+        ``<data>`` block (``paper_json``, the query too); a limit the caller did not set is the number of items
+        shown."""
         items = self.items(inputs)
         table = "\n".join(f"{it.id} | {' '.join(sanitize(it.text).split())}" for it in items)
+        wrap = plain if self.prompts == "paper" else (lambda text: block("data", text))
         return (FIG5 if self.spurious else FIG6).format(
-            query=block("data", inputs["query"]), context_table=block("data", table),
+            query=wrap(inputs["query"]), context_table=wrap(table),
             max_precise_items=int(inputs.get("max_selected") or len(items)),
             max_ct_precise_items=int(inputs.get("max_spurious") or len(items)),
             max_answer_words=self.answer_words(inputs))

@@ -2,10 +2,16 @@
 
 Prompt forms (``AnswerFromSubgraph(style, prompts=...)``, HugRAG's ``prompts`` setting):
 
-* ``paper`` (default): Fig 7's text verbatim as the user message (the evidence context as ``<item>`` blocks, the
-  draft and the question as ``<data>`` blocks; an absent draft leaves its section empty, as the template does).
-  The system message is ours: the structured-output rule, the reply's keys (``answer``; with the explanatory
-  style also ``short_answer``, the bare answer EM/F1 score) and the data rule. No abstention rule, no length rule.
+* ``paper`` (default): Fig 7's message exactly as printed — one user message, the evidence context as plain lines
+  (one per evidence item), the draft and the question as plain text (an absent draft leaves its section empty, as
+  the template does), no system message, no data blocks, no constrained decoding — and the reply read as Fig 7
+  asks for it: free text, the whole reply is the answer. Fig 7 asks for no bare answer, so with the explanatory
+  style ``short_answer`` is the whole answer too (EM / F1 on entity QA read it: labelled in
+  ``docs/fidelity/hugrag.md``).
+* ``paper_json``: Fig 7's text with the evidence context as ``<item>`` blocks, the draft and the question as
+  ``<data>`` blocks, and our system message: the structured-output rule, the reply's keys (``answer``; with the
+  explanatory style also ``short_answer``, the bare answer EM/F1 score) and the data rule. No abstention rule, no
+  length rule.
 * ``extended``: our restatement below, with our additions.
 
 ``extended`` — Fig 7's instructions, in our own words: the model is a helpful assistant answering the user's question; it answers
@@ -28,18 +34,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from hyperrag.llm.errors import OutputInvalid
 from hyperrag.llm.prompting import (
     DATA_RULE,
     JSON_RULE,
     Item,
     block,
     make_items,
+    plain,
     render_items,
     require,
     system_prompt,
 )
 from hyperrag.llm.tasks.answer_style import AnswerStyle, LongText, StyledAnswer
-from hyperrag.llm.tasks.base import PROMPT_FORMS, PromptForm, Task, Text
+from hyperrag.llm.tasks.base import PROMPT_FORMS, Parsed, PromptForm, Task, Text
 
 SCHEMA_VERSION = "2"
 UNKNOWN = "unknown"
@@ -84,7 +92,8 @@ class AnswerFromSubgraph(StyledAnswer, Task):
 
     Args:
         style: ``short`` or ``explanatory`` (see the module docstring).
-        prompts: ``paper`` (Fig 7 verbatim) or ``extended`` (ours); see the module docstring.
+        prompts: ``paper`` (Fig 7 as printed, a free-text answer), ``paper_json`` (Fig 7 in our JSON frame) or
+            ``extended`` (ours); see the module docstring.
     """
 
     name = "subgraph_answer"
@@ -112,15 +121,25 @@ class AnswerFromSubgraph(StyledAnswer, Task):
     @property
     def variant(self) -> str:
         style = super().variant
-        if self.prompts != "paper":
+        form = {"paper": "paper_text", "paper_json": "paper"}.get(self.prompts)
+        if form is None:
             return style
-        return f"{style}/paper" if style else "paper"
+        return f"{style}/{form}" if style else form
+
+    @property
+    def structured(self) -> bool:
+        return self.prompts != "paper"  # Fig 7 as printed: a free-text answer
+
+    def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+        if self.prompts == "paper":  # Fig 7 is the whole message
+            return [{"role": "user", "content": self.user(inputs)}]
+        return super().messages(inputs)
 
     def output_model(self) -> type[BaseModel]:
         return ExplainedSubgraphAnswer if self.explanatory else SubgraphAnswer
 
     def system(self, inputs: Mapping[str, Any]) -> str:
-        if self.prompts == "paper":
+        if self.prompts == "paper_json":
             return f"{JSON_RULE} {PAPER_KEYS[self.style]}\n{DATA_RULE}"
         return system_prompt(f"{self.COMMON} {self.EXPLANATORY if self.explanatory else self.SHORT}")
 
@@ -131,6 +150,9 @@ class AnswerFromSubgraph(StyledAnswer, Task):
         require(inputs, "question", "evidence", task=self.name)
         draft = str(inputs.get("draft_answer") or "").strip()
         if self.prompts == "paper":
+            return FIG7.format(report_context="\n".join(plain(it.text) for it in self.items(inputs)),
+                               draft_answer=plain(draft), query=plain(inputs["question"]))
+        if self.prompts == "paper_json":
             return FIG7.format(report_context=render_items(self.items(inputs), "item"),
                                draft_answer=block("data", draft) if draft else "", query=block("data", inputs["question"]))
         draft_part = f"Draft answer (optional):\n{block('data', draft)}\n" if draft else ""
@@ -138,6 +160,21 @@ class AnswerFromSubgraph(StyledAnswer, Task):
                  else 'Reply with {"answer": "..."}.')
         return (f"Evidence:\n{render_items(self.items(inputs), 'item')}\n{draft_part}"
                 f"Question:\n{block('data', inputs['question'])}\n{reply}")
+
+    def reply_text(self, reply: Mapping[str, Any]) -> str:
+        return str(reply["answer"]) if self.prompts == "paper" else super().reply_text(reply)
+
+    def parse(self, raw: str, inputs: Mapping[str, Any]) -> Parsed:
+        """``paper``: the whole free-text reply is the answer (an empty one is invalid); else the JSON object."""
+        if self.prompts != "paper":
+            return super().parse(raw, inputs)
+        text = raw.strip()
+        if not text:
+            raise OutputInvalid("empty reply")
+        text = text[:1000]  # the schema's bound on an answer
+        output: BaseModel = (ExplainedSubgraphAnswer(answer=text, short_answer=text) if self.explanatory
+                             else SubgraphAnswer(answer=text))
+        return Parsed(output, self.interpret(output, inputs), 0, False)
 
     def interpret(self, output: BaseModel, inputs: Mapping[str, Any]) -> dict[str, Any]:
         value = {"answer": output.answer}  # type: ignore[attr-defined]

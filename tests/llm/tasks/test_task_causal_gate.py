@@ -37,8 +37,10 @@ FIG9_LINES = (  # HugRAG's Fig 9, verbatim
     "#####\n-Real Data-\nA: ", "#####\nOutput:")
 
 
-def test_default_prompt_is_fig9_verbatim():
-    task = CausalGate()
+def test_paper_json_prompt_is_fig9_in_our_frame():
+    """``paper_json``: Fig 9's text in ``<node>`` blocks under our JSON system message (the default ``paper`` form is
+    the figure as printed: tests/llm/tasks/test_hugrag_paper_prompts.py)."""
+    task = CausalGate("paper_json")
     system, user = (m["content"] for m in task.messages(INPUTS))
     for text in FIG9_LINES:
         assert text in user, text

@@ -56,8 +56,8 @@ FIG6_LINES = ("select the most important items that best support answering the q
               "- `precise` length: at most 2 items.")
 
 
-def test_default_prompt_is_fig5_verbatim_with_the_papers_keys():
-    task = CausalPathSelection()
+def test_paper_json_prompt_is_fig5_with_the_papers_keys():
+    task = CausalPathSelection(prompts="paper_json")
     inputs = {**INPUTS, "max_selected": 2, "max_spurious": 3, "max_answer_words": 7}
     system, user = (m["content"] for m in task.messages(inputs))
     for text in FIG5_LINES:
@@ -71,8 +71,8 @@ def test_default_prompt_is_fig5_verbatim_with_the_papers_keys():
     assert sorted(task.schema()["properties"]) == ["ct_precise", "p_answer", "precise"]
 
 
-def test_default_standard_prompt_is_fig6_verbatim():
-    task = CausalPathSelection("standard")
+def test_paper_json_standard_prompt_is_fig6():
+    task = CausalPathSelection("standard", prompts="paper_json")
     user = task.messages({**INPUTS, "max_selected": 2})[1]["content"]
     for text in FIG6_LINES:
         assert text in user, text

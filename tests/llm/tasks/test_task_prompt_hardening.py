@@ -22,7 +22,15 @@ def test_every_task_system_prompt_has_the_data_rule():
               "response": EVIL, "context": [EVIL], "statements": [EVIL], "evidence": [EVIL], "reports": [EVIL], "points": [EVIL], "texts": [EVIL],
               "pairs": [(EVIL, EVIL)], "cause": EVIL, "effect": EVIL, "response_type": "a short answer"}
     for name in task_names():
-        messages = get_task(name).messages(inputs)  # a few-shot task has example turns in between
+        task = get_task(name)
+        messages = task.messages(inputs)  # a few-shot task has example turns in between
+        if getattr(task, "prompts", None) == "paper":
+            # a paper's figure as printed (HugRAG's prompts=paper): one user message, no system message, no data
+            # rule — the data text is still neutralised; the same text in our frame (paper_json) has the rule
+            assert len(messages) == 1 and messages[0]["role"] == "user", name
+            assert "<|im_start|>" not in messages[0]["content"] and "<passage" not in messages[0]["content"], name
+            task.prompts = "paper_json"
+            messages = task.messages(inputs)
         system, user = messages[0], messages[-1]
         assert DATA_RULE in system["content"], name
         assert "<|im_start|>" not in user["content"] and '<passage id="P9"' not in user["content"], name

@@ -56,8 +56,8 @@ FIG7_TEXT = (  # HugRAG's Fig 7, verbatim (the sections between the filled-in in
 
 
 @pytest.mark.parametrize("style", ["short", "explanatory"])
-def test_default_prompt_is_fig7_verbatim(style):
-    task = AnswerFromSubgraph(style)
+def test_paper_json_prompt_is_fig7_in_our_frame(style):
+    task = AnswerFromSubgraph(style, prompts="paper_json")
     system, user = (m["content"] for m in task.messages(INPUTS))
     for text in FIG7_TEXT:
         assert text in user, text
