@@ -38,6 +38,10 @@ class Query:
         decomposition: the gold hops, in order (MuSiQue); what the oracle backend decomposes into.
         options: answer options of a multiple-choice question (shown to the reader).
         answer_index: position of the correct option in ``options``.
+        type: the question's type where the dataset gives one (2WikiMultiHopQA: ``compositional``,
+            ``comparison``, ``bridge_comparison``, ``inference``); metrics are also broken down by it.
+        evidences: the gold knowledge triples ``(subject, relation, object)`` where the dataset gives them
+            (2WikiMultiHopQA's Wikidata evidence, one per hop).
     """
 
     id: str
@@ -47,6 +51,8 @@ class Query:
     decomposition: tuple[SubQuestion, ...] = ()
     options: tuple[str, ...] = ()
     answer_index: int | None = None
+    type: str = ""
+    evidences: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass
