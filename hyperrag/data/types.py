@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -91,3 +92,6 @@ class Dataset:
     openie_path: Path | None = None
     # "file": use openie_path; "llm": extract with the configured LLM (the file is the fallback without one)
     openie_source: str = "file"
+    # where openie_path came from, set by hyperrag.runners.prepare.resolve_openie: {"source": "spacy" | "llm" |
+    # "file" | "none", "model": ..., "path": ...}; recorded as ``extraction`` in metrics.json and run_info.json
+    extraction: dict[str, Any] | None = None
