@@ -243,6 +243,7 @@ def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True)
 def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | Path, *, top_k: int = 10,
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None,
+                        index_encode_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
                         reader_llm: LanguageModel | None = None, answer_style: str = "short",
                         labels: dict[str, Any] | None = None, cost_since: CostMark | None = None,
@@ -259,6 +260,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         reader_prompt: the QA reader's prompt, ``grounded`` or ``hipporag2`` (HippoRAG 2's reader structure).
         labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
             "substituted"}``, ``models_used`` per role, ``data``: the dataset's sizes and digests).
+        index_encode_seconds: of ``index_seconds``, the time the embedder spent encoding (cache misses only;
+            recorded as ``index_encode_seconds``).
         cost_since: where the index phase began (:class:`~hyperrag.eval.cost.CostMark`, taken before OpenIE
             and ``index()``); ``None``: the LLM calls made before the loop and ``index_seconds``.
 
@@ -350,6 +353,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         shard.unlink()
     if index_seconds is not None:
         metrics["index_seconds"] = round(index_seconds, 3)
+    if index_encode_seconds is not None:
+        metrics["index_encode_seconds"] = round(index_encode_seconds, 3)
     loop_start = CostMark(t0, before.llm, before.reader)
     mark = cost_since or CostMark(t0 - (index_seconds or 0.0))
     metrics.update(run_cost(mark, loop_start, loop_end, len(todo_ids), has_llm=bool(getattr(llm, "available", False)),
