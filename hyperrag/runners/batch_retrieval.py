@@ -96,6 +96,8 @@ class RetrievalModule(L.LightningModule):
                 row["details"] = out.details[i]
             if q.options:  # multiple choice: the reader picks one, `accuracy` scores it
                 row.update(options=list(q.options), answer_index=q.answer_index)
+            if q.type:  # the question's type (2Wiki): metrics.json breaks the figures down by it
+                row["type"] = q.type
             rows.append(row)
         t0 = time.perf_counter()
         answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n, style=self.answer_style,
@@ -364,6 +366,9 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     if size is not None:
         metrics["index_bytes"] = size
     record = {"dataset": dataset.name, **info, "metrics": metrics}
+    groups = by_type(rows, ks, answer_top_n, f1_answer_of(dataset.name))
+    if groups:
+        record["by_type"] = groups
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
     if reader_accounting is not None and reader_accounting.tasks:
@@ -392,6 +397,18 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
     return metrics
+
+
+def by_type(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: int,
+            f1_answer: str = "short") -> dict[str, dict[str, Any]]:
+    """The figures of :func:`score_rows` per question type (the rows' ``type``: 2Wiki's compositional,
+    comparison, ...), in order of first appearance; ``{}`` when no row has a type. Rows without one are left out
+    of the breakdown (the overall figures keep them)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("type"):
+            groups.setdefault(str(r["type"]), []).append(r)
+    return {t: score_rows(group, ks, answer_top_n, f1_answer) for t, group in groups.items()}
 
 
 def llm_steps_skipped(retriever: Retriever, rows: list[dict[str, Any]], answer_top_n: int,
