@@ -21,7 +21,8 @@ The question files differ by dataset; fields are read the way HippoRAG 2's own e
   A gold paragraph missing from the corpus is an error (one line naming the question and the title, exit 2).
 * ``type`` and ``evidences`` (2WikiMultiHopQA): the question's type and its gold Wikidata triples
   ``[subject, relation, object]``, kept on the :class:`~hyperrag.data.types.Query`.
-* ``question_decomposition`` (MuSiQue): the gold hops, read as :mod:`hyperrag.data.musique` reads them.
+* ``question_decomposition`` (MuSiQue): the gold hops, read as :mod:`hyperrag.data.musique` reads them; without
+  one, 2WikiMultiHopQA's ``evidences`` and ``type`` give them (:mod:`hyperrag.data.evidence_hops`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from hyperrag.data.records import (
     text_key,
     title_key,
 )
-from hyperrag.data.types import Corpus, Dataset, Query
+from hyperrag.data.types import Corpus, Dataset, Query, SubQuestion
 from hyperrag.errors import InputError
 
 ID_FIELDS = ("id", "_id")
@@ -158,6 +159,19 @@ def release_evidences(rec: dict[str, Any], where: Where) -> tuple[tuple[str, str
     return tuple(triples)
 
 
+def evidence_hops(rec: dict[str, Any], qtype: str, evidences: tuple[tuple[str, str, str], ...], gold: list[str],
+                  corpus: Corpus) -> tuple[SubQuestion, ...]:
+    """2WikiMultiHopQA's gold hops from its evidence triples (:mod:`hyperrag.data.evidence_hops`), each hop's
+    passage one of the question's gold passages."""
+    from hyperrag.data.evidence_hops import evidence_decomposition
+
+    passages = [corpus[corpus.position(pid)] for pid in dict.fromkeys(gold)]
+    titles = [p.title for p in passages]
+    answer = str(rec.get("answer") or "")
+    return evidence_decomposition(rec["question"], answer, qtype, evidences, titles,
+                                  {p.title: p.id for p in passages}, {p.title: p.text for p in passages})
+
+
 def release_label(rec: dict[str, Any], where: Where, labels: tuple[str, ...]) -> int:
     """The position in ``labels`` of a labelled record's label (HoVer: ``label``, else its answer), compared
     upper-case with spaces as underscores (``not supported`` → ``NOT_SUPPORTED``)."""
@@ -192,14 +206,17 @@ def read_release_queries(path: Path, corpus: Corpus, label_options: tuple[str, .
         else:
             gold, _ = paragraph_gold(rec, "contexts", where, lookup, supporting_by_default=False)
         hops = _decomposition(rec.get("question_decomposition"), positions, path=path, record=where.record)
+        evidences = release_evidences(rec, where)
+        qtype = check_text(rec["type"], where, "type").strip() if rec.get("type") is not None else ""
+        if not hops and evidences and gold:  # 2WikiMultiHopQA: the hops from its evidence triples
+            hops = evidence_hops(rec, qtype, evidences, gold, corpus)
         if label_options:
             index = release_label(rec, where, label_options)
             queries.append(Query(qid, question, (label_options[index],), tuple(dict.fromkeys(gold)), hops,
                                  options=label_options, answer_index=index))
             continue
-        qtype = check_text(rec["type"], where, "type").strip() if rec.get("type") is not None else ""
         queries.append(Query(qid, question, release_answers(rec, where), tuple(dict.fromkeys(gold)), hops,
-                             type=qtype, evidences=release_evidences(rec, where)))
+                             type=qtype, evidences=evidences))
     if not queries:
         raise InputError("no questions in file", path=path)
     return queries

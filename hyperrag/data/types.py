@@ -21,12 +21,15 @@ class Passage:
 
 @dataclass(frozen=True)
 class SubQuestion:
-    """One hop of a gold decomposition (MuSiQue ``question_decomposition``): the hop's question (``#1``... name
-    earlier hops' answers), its answer and the passage that supports it (``None`` when unknown)."""
+    """One hop of a gold decomposition (MuSiQue ``question_decomposition``; 2WikiMultiHopQA's evidence triples,
+    :mod:`hyperrag.data.evidence_hops`): the hop's question (``#1``... name earlier hops' answers), its answer,
+    the passage that supports it (``None`` when unknown) and the entity it asks about (``#k`` for an earlier
+    hop's answer; empty when not given: MuSiQue's is the part of ``"Subject >> relation"`` before ``>>``)."""
 
     question: str
     answer: str = ""
     gold_id: str | None = None
+    subject: str = ""
 
 
 @dataclass(frozen=True)

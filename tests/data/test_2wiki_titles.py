@@ -12,7 +12,7 @@ import pytest
 
 from hyperrag.data.hipporag2_release import read_hipporag2_release
 from hyperrag.errors import InputError
-from hyperrag.runners.batch_retrieval import print_metrics_table, score_rows
+from hyperrag.runners.batch_retrieval import by_type, print_metrics_table, score_rows
 from tests.data.benchmark_fixtures import TITLES, corpus_records, write_json
 from tests.test_retrieve_entry import compose_retrieve, retrieve, run_cli
 
@@ -100,6 +100,10 @@ def test_data_2wiki_config_reads_the_title_layout_and_scores_recall(tmp_path):
     assert metrics["queries_with_gold"] == 2 and metrics["recall@5"] == 100.0  # 6 passages: both gold in top 5
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert [r["gold_ids"] for r in rows] == [[POS["Marrow"], POS["Ada Quill"]], [POS["Marrow"], POS["Brin Hollow"]]]
+    assert [r["type"] for r in rows] == ["compositional", "comparison"]
+    groups = json.loads((tmp_path / "run" / "metrics.json").read_text())["by_type"]
+    assert list(groups) == ["compositional", "comparison"] and groups["comparison"]["queries"] == 1
+    assert groups["comparison"]["recall@5"] == 100.0
 
 
 def test_data_2wiki_default_folder_is_the_shared_split():
@@ -112,3 +116,20 @@ def test_data_2wiki_default_folder_is_the_shared_split():
     data = read_hipporag2_release(SHARED_DATA / "2wiki_dev", "2wikimultihopqa")
     assert len(data.queries) == 499 and len(data.corpus) == 6119
     assert all(len(q.gold_ids) in (2, 4) and q.type and q.evidences for q in data.queries)
+
+
+def test_figures_per_question_type():
+    """metrics.json's ``by_type``: score_rows's figures over each type's rows (rows without a type left out)."""
+    rows = [{"id": "a", "type": "comparison", "ranked_ids": ["1", "2", "3"], "gold_ids": ["1", "2"],
+             "answers": ["x"], "answer": "x", "answer_ok": True},
+            {"id": "b", "type": "compositional", "ranked_ids": ["3", "1", "2"], "gold_ids": ["1", "2"],
+             "answers": ["y"], "answer": "y", "answer_ok": True},
+            {"id": "c", "type": "comparison", "ranked_ids": ["3", "4", "1"], "gold_ids": ["1", "2"],
+             "answers": ["z"], "answer": "q", "answer_ok": True},
+            {"id": "d", "ranked_ids": ["1"], "gold_ids": ["1"], "answers": ["w"], "answer": "w", "answer_ok": True}]
+    groups = by_type(rows, (2,), answer_top_n=2)
+    assert list(groups) == ["comparison", "compositional"]
+    cmp, comp = groups["comparison"], groups["compositional"]
+    assert cmp["queries"] == 2 and cmp["recall@2"] == 50.0 and cmp["fcr@2"] == 50.0 and cmp["jsr"] == 50.0
+    assert comp["recall@2"] == 50.0 and comp["fcr@2"] == 0.0 and comp["jsr"] == 0.0 and comp["em"] == 100.0
+    assert by_type(rows[3:], (2,), answer_top_n=2) == {}
