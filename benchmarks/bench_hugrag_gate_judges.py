@@ -1,7 +1,7 @@
 """How many of a real model's "yes" gates a perfect verifier (the gold-hop oracle) accepts, on a slice.
 
     python benchmarks/bench_hugrag_gate_judges.py [--llm local] [--positives 30] [--negatives 60]
-        [--prompts paper,extended] [--out /tmp/i38/gate_judges.json]
+        [--prompts paper,paper_json,extended] [--llm-override max_invalid_retries=0] [--out FILE]
 
 The candidates are the paper preset's (``method/hugrag_paper.yaml``: each module's ``top_m`` most similar distant
 candidates per stage) on musique_dev's LLM-free hierarchy (the dataset's OpenIE graph, stand-in module texts: the
@@ -11,7 +11,9 @@ question lie in its two modules (``gates.verifier: oracle``: upper bound, transd
 seed 0: ``--positives`` candidates the oracle accepts and ``--negatives`` it refuses, each drawn uniformly; the
 model (``--llm``, each ``--prompts`` form of ``causal_gate``) judges every one. Reported with Wilson 95% intervals:
 the model's "yes" rate among oracle-accepted and among oracle-refused candidates, and in the slice how many of its
-"yes" the oracle accepts; the precision over the whole candidate list (the two strata reweighted by their sizes).
+"yes" the oracle accepts; the precision over the whole candidate list (the two strata reweighted by their sizes);
+the parse rate (replies the form's reader could read: Fig 9 as printed takes a bare yes / no, ``paper_json`` the
+JSON object; ``--llm-override max_invalid_retries=0`` makes it the first reply's).
 Prints one JSON object last (also written to ``--out``).
 """
 
@@ -50,6 +52,8 @@ def main() -> None:
     ap.add_argument("--negatives", type=int, default=60)
     ap.add_argument("--prompts", default="paper,extended")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--llm-override", nargs="*", default=[],
+                    help="further llm.* overrides, e.g. max_invalid_retries=0 (the first reply's parse rate)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -85,7 +89,8 @@ def main() -> None:
     inputs = [{"a_text": _cut(ret.module_texts[a], gates.text_words), "b_text": _cut(ret.module_texts[b], gates.text_words)}
               for a, b, _, _ in slice_]
     index_s = time.perf_counter() - t0
-    llm = build_llm(compose_config("retrieve", [f"llm={args.llm}"]).llm, dataset)
+    llm = build_llm(compose_config("retrieve", [f"llm={args.llm}", *(f"llm.{o}" for o in args.llm_override)]).llm,
+                    dataset)
     out: dict = {"bench": "hugrag_gate_judges", "llm": llm_label(llm), "data": dataset.name,
                  "candidates": len(cands), "oracle_accepted": len(pos), "oracle_refused": len(neg),
                  "slice": {"positives": sum(c[3] for c in slice_), "negatives": sum(not c[3] for c in slice_),
@@ -106,6 +111,10 @@ def main() -> None:
             exp_tp, exp_fp = tpr * len(pos), fpr * len(neg)
             out["forms"][form] = {
                 "calls": len(results), "failed": len(results) - sum(ok), "yes": tp + fp,
+                # the replies the form's reader could read (Fig 9 as printed: a bare yes / no; paper_json: JSON)
+                "parse_rate": wilson(sum(ok), len(results)),
+                "repaired": sum(bool(r.ok and r.repaired) for r in results),
+                "raw_examples": [(r.raw or "")[:80] for r in results[:6]],
                 "yes_rate_slice": wilson(tp + fp, n_pos + n_neg),
                 "yes_rate_among_oracle_accepted": wilson(tp, n_pos),
                 "yes_rate_among_oracle_refused": wilson(fp, n_neg),

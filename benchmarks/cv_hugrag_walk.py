@@ -19,7 +19,8 @@ retrieved subgraphs at the setting most folds chose.
 
 How the figures are obtained: ``--llm oracle`` is an upper bound (the gold-informed backend selects S*);
 ``--gates oracle`` accepts a gate candidate iff consecutive gold hops of a question lie in its two modules (upper
-bound, transductive). The graph is the dataset's OpenIE file (``extraction: none``).
+bound, transductive). The graph is the dataset's OpenIE file (``extraction: none``), or spaCy's LLM-free triples
+with ``--extractor spacy`` (2Wiki has no released OpenIE file).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def main() -> None:
     ap.add_argument("--data-config", default="musique", help="hydra data config (musique, 2wiki, ...)")
     ap.add_argument("--data", default=None, help="data.dir override")
     ap.add_argument("--data-override", nargs="*", default=[], help="further data.* overrides (key=value)")
+    ap.add_argument("--extractor", default="llm", choices=["llm", "spacy"],
+                    help="spacy: the graph from spaCy's LLM-free triples (extractor=spacy), as retrieve.py builds it")
     ap.add_argument("--llm", default="oracle", choices=["none", "oracle"])
     ap.add_argument("--gates", default="oracle", choices=["config", "oracle"])
     ap.add_argument("--folds", type=int, default=5)
@@ -75,7 +78,13 @@ def main() -> None:
     overrides = [f"data={args.data_config}", *(f"data.{o}" for o in args.data_override)]
     if args.data:
         overrides.append(f"data.dir={args.data}")
-    dataset = instantiate(compose_config("retrieve", overrides).data)
+    cfg = compose_config("retrieve", [*overrides, f"extractor={args.extractor}"])
+    dataset = instantiate(cfg.data)
+    if args.extractor == "spacy":
+        from hyperrag.embedding.encoder import default_cache_dir
+        from hyperrag.runners.prepare import resolve_openie
+
+        dataset = resolve_openie(dataset, None, default_cache_dir(), extractor=instantiate(cfg.extractor))
     encoder = TextEncoder()
     llm = build_llm(compose_config("retrieve", ["llm=oracle"]).llm, dataset) if args.llm == "oracle" else None
     queries = dataset.queries[: args.limit] if args.limit else dataset.queries
@@ -110,6 +119,7 @@ def main() -> None:
     graphs = {"on": ret.typed_graph, "off": ret.expansion_graph(torch.empty(2, 0, dtype=torch.long))}
     label = llm_label(llm) + (" + oracle gates (upper bound, transductive)" if args.gates == "oracle" else "")
     result: dict = {"bench": "cv_hugrag_walk", "dataset": dataset.name, "llm": label, "gates": args.gates,
+                    "extraction": getattr(dataset, "extraction", None) or {"source": "file"},
                     "gates_found": ret.num_gates, "token_budget": base.token_budget, "node_tokens": base.node_tokens,
                     "folds": args.folds, "seed": args.seed, "queries": len(questions), "grid": grid,
                     "index_seconds": round(index_s, 1), "settings": []}

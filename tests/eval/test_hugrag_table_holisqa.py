@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hierarchy.fake_llm import prompt_of, schema_text
+from tests.hierarchy.fake_llm import paper_figure, prompt_of, schema_text
 from tests.llm.fake_server import FakeOpenAIServer
 from tests.test_evaluate_entry import compose_evaluate, evaluate
 from tests.test_evaluate_entry import judge as judge_reply
@@ -59,6 +59,14 @@ def write_fixture(root: Path) -> Path:
 def scripted(body: dict) -> str:
     """SCRIPTED TEST SERVER: one reply per task, chosen by the reply schema it asks for."""
     spec, prompt = schema_text(body), prompt_of(body)
+    figure = paper_figure(body)  # HugRAG's prompts=paper: Figs 5/7/9 as printed, no schema
+    if figure == "9":  # causal gate: the bare token
+        return "yes"
+    if figure == "5":  # causal path identification: the first two items shown
+        ids = re.findall(r"^([NME]\d+) \|", prompt, re.MULTILINE)
+        return json.dumps({"precise": ids[:2], "ct_precise": ids[2:3], "p_answer": "acid phosphatase"})
+    if figure == "7":  # the answer: free text
+        return "Oil palm roots raise acid phosphatase activity. It releases phosphate."
     if '"relations"' in spec and '"entities"' in spec:  # openie_graphrag (the shared graph)
         names = next((v for k, v in ENTITIES.items() if k in prompt), ["oil palm"])
         return json.dumps({"entities": [{"name": n, "type": "concept", "description": f"{n} in the passage"}
