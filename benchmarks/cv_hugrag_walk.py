@@ -129,10 +129,9 @@ def main() -> None:
         row: dict = {**combo}
         for arm in ("on", "off"):
             t1 = time.perf_counter()
-            ret.settings = method_settings("hugrag_paper", **over, max_hops=combo.get("max_hops", base.max_hops),
-                                           path_selection={**over["path_selection"],
-                                                           "max_rows": combo.get("max_rows",
-                                                                                 base.path_selection.max_rows)})
+            rows_cap = combo.get("max_rows", base.path_selection.max_rows)
+            ret.settings = method_settings("hugrag_paper", **{**over, "path_selection": {
+                **over["path_selection"], "max_rows": rows_cap}}, max_hops=combo.get("max_hops", base.max_hops))
             ret.typed_graph = graphs[arm]
             out = ret.retrieve(questions, 5)
             ranked = [[ids[j] for j in r if j >= 0] for r in out.indices.tolist()]

@@ -241,3 +241,16 @@ def test_gold_digest_is_the_key_cached_replies_were_written_under():
     q = [Query("q1", "Which river flows through Zürich?", ("Limmat",), ("a",),
                (SubQuestion("Zürich >> river", "Limmat", "a"),))]
     assert GoldIndex(Dataset("toy-ü", Corpus(ps), q, None)).digest == "39bc91d1dac8c3e7"
+
+
+def test_path_selection_reply_keeps_to_the_prompts_limits(oracle):
+    """A long table (``path_selection.max_rows: null``): the oracle's lists keep to Fig 5's limits (``max_selected``,
+    ``max_spurious``; else the schema's bound), so its reply stays valid."""
+    cands = [{"id": i, "text": f"filler row {i}", "kind": "node", "passage_ids": ["c"]} for i in range(150)]
+    cands[3] = {"id": 3, "text": "Black Hawk Township located in Jefferson County", "kind": "edge",
+                "passage_ids": ["a"]}
+    for limits in ({"max_selected": 12, "max_spurious": 8}, {}):
+        res = oracle.complete_structured(get_task("causal_path_selection", variant="spurious", prompts="paper"),
+                                         {"query": QUESTION, "candidates": cands, **limits})
+        assert res.ok, res.error
+        assert res.value["kept"] == [3] and len(res.value["spurious"]) == limits.get("max_spurious", 64)

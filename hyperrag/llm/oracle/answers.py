@@ -18,7 +18,7 @@ from typing import Any
 
 from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, mentions, normalize
 from hyperrag.llm.prompting import Item
-from hyperrag.llm.tasks.base import Task
+from hyperrag.llm.tasks.base import ID_LIST_MAX, Task
 from hyperrag.utils.answers import option_letter
 
 UNKNOWN = "unknown"
@@ -333,10 +333,13 @@ def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex
     kept = [item.id for item, raw in items if gold_candidate_item(qg, item, raw)]
     draft = qg.answer if qg.answer and covers(qg, None, items) else UNKNOWN
     causal_key, spurious_key, draft_key = task.fields  # type: ignore[attr-defined]  # the prompt form's keys
+    # the lists' lengths as the prompt asks (Fig 5/6's constraints: max_selected / max_spurious; else the schema's
+    # bound): a long table (path_selection.max_rows null) must not make the reply invalid
+    cap, s_cap = (min(int(inputs.get(k) or ID_LIST_MAX), ID_LIST_MAX) for k in ("max_selected", "max_spurious"))
     if not task.spurious:  # type: ignore[attr-defined]
-        return {causal_key: kept, draft_key: draft}
+        return {causal_key: kept[:cap], draft_key: draft}
     spurious = [item.id for item, _ in reversed(items) if item.id not in set(kept)]
-    return {causal_key: kept, spurious_key: spurious, draft_key: draft}
+    return {causal_key: kept[:cap], spurious_key: spurious[:s_cap], draft_key: draft}
 
 
 @oracle_for("subgraph_answer")

@@ -29,7 +29,9 @@ Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
 #: JSON schema and the data rule) or ``extended`` (our restatement with our additions); HugRAG's ``prompts`` setting
 PromptForm = Literal["paper", "paper_json", "extended"]
 PROMPT_FORMS: tuple[str, ...] = ("paper", "paper_json", "extended")
-IdList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=40)]], Field(max_length=64)]
+ID_LIST_MAX = 64  # the most IDs one list of a reply holds (the schema's bound)
+IdList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=40)]],
+                   Field(max_length=ID_LIST_MAX)]
 
 
 def passage_string(p: Any) -> str:
