@@ -61,6 +61,13 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
             for k in ks:
                 out.setdefault(f"recall@{k}", {})[qid] = recall_at_k(r["ranked_ids"], gold, k)
                 out.setdefault(f"fcr@{k}", {})[qid] = full_chain_at_k(r["ranked_ids"], gold, k)
+    if any(r.get("gold_sentences") for r in rows):  # HolisQA: context recall of the gold sentences, LLM-free
+        from hyperrag.eval.context import row_context_recall
+
+        for r in rows:
+            value = row_context_recall(r, answer_top_n or 5)
+            if value is not None:
+                out.setdefault("context_recall", {})[str(r["id"])] = value
     if not any("answer" in r for r in rows):
         return out
     n = answer_top_n or 5
