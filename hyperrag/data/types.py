@@ -33,6 +33,22 @@ class SubQuestion:
 
 
 @dataclass(frozen=True)
+class GoldSentence:
+    """One gold sentence of a question (HolisQA's ``context_sentence_ids``): its id, its text, the passage that
+    holds it (``passage_id``: for ``gold_ids``) and every passage that holds it whole (``passage_ids``: chunks
+    overlap, so a sentence may lie in two; any one of them retrieved covers it)."""
+
+    id: str
+    text: str
+    passage_id: str
+    passage_ids: tuple[str, ...]
+
+    def record(self) -> dict[str, object]:
+        """The JSON record prediction rows and :func:`hyperrag.eval.context.context_recall` read."""
+        return {"id": self.id, "text": self.text, "passage_id": self.passage_id, "passage_ids": list(self.passage_ids)}
+
+
+@dataclass(frozen=True)
 class Query:
     """A question with its gold annotations (all optional).
 
@@ -42,6 +58,7 @@ class Query:
         decomposition: the gold hops, in order (MuSiQue); what the oracle backend decomposes into.
         options: answer options of a multiple-choice question (shown to the reader).
         answer_index: position of the correct option in ``options``.
+        gold_sentences: the gold sentences (HolisQA), what context recall counts.
         type: the question's type where the dataset gives one (2WikiMultiHopQA: ``compositional``,
             ``comparison``, ``bridge_comparison``, ``inference``); metrics are also broken down by it.
         evidences: the gold knowledge triples ``(subject, relation, object)`` where the dataset gives them
@@ -55,6 +72,7 @@ class Query:
     decomposition: tuple[SubQuestion, ...] = ()
     options: tuple[str, ...] = ()
     answer_index: int | None = None
+    gold_sentences: tuple[GoldSentence, ...] = ()
     type: str = ""
     evidences: tuple[tuple[str, str, str], ...] = ()
 

@@ -138,8 +138,7 @@ def subject_mention(sent: Span, mentions: list[Span]) -> Span | None:
     subj = next((t for t in sent.root.children if t.dep_ in _SUBJECTS), None)
     if subj is None:
         return None
-    return next((m for m in mentions if m.start <= subj.i < m.end or subj.i in [t.i for t in m.root.subtree]
-                 and m.root.head.i == subj.i), None)
+    return next((m for m in mentions if m.start <= subj.i < m.end), None)
 
 
 def passage_triples(doc: Doc, title: str, settings: ExtractorSettings) -> tuple[list[str], list[Triple]]:

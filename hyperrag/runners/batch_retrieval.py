@@ -94,6 +94,8 @@ class RetrievalModule(L.LightningModule):
                    "gold_ids": list(q.gold_ids), "answers": list(q.answers)}
             if out.details:
                 row["details"] = out.details[i]
+            if q.gold_sentences:  # HolisQA: what context_recall counts
+                row["gold_sentences"] = [g.record() for g in q.gold_sentences]
             if q.options:  # multiple choice: the reader picks one, `accuracy` scores it
                 row.update(options=list(q.options), answer_index=q.answer_index)
             if q.type:  # the question's type (2Wiki): metrics.json breaks the figures down by it
@@ -384,6 +386,8 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
     answer EM/F1 score, :func:`hyperrag.eval.qa.f1_answer_of`)."""
     metrics: dict[str, Any] = retrieval_metrics([r["ranked_ids"] for r in rows], [r["gold_ids"] for r in rows], ks)
     metrics["queries"] = len(rows)
+    if any(r.get("gold_sentences") for r in rows):  # HolisQA: context recall of the gold sentences, LLM-free
+        metrics.update(context_recall_metrics(rows, answer_top_n or 5))
     if any("answer" in r for r in rows):
         n = answer_top_n or 5
         # JSR needs the gold chain: without gold passages on any question there is none to report
@@ -397,6 +401,20 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
     return metrics
+
+
+def context_recall_metrics(rows: list[dict[str, Any]], top_n: int) -> dict[str, Any]:
+    """Context recall of the gold sentences (:func:`hyperrag.eval.context.row_context_recall`: the top ``top_n``
+    passages — the reader's — and the recorded evidence) in percent, with its 95% BCa interval and the cut-off."""
+    from hyperrag.eval.context import row_context_recall
+    from hyperrag.eval.intervals import mean_interval
+
+    values = [v for v in (row_context_recall(r, top_n) for r in rows) if v is not None]
+    if not values:
+        return {}
+    ci = mean_interval(values, binary=False)
+    return {"context_recall": ci.estimate, "context_recall_ci": [round(ci.low, 2), round(ci.high, 2)],
+            "context_recall_top_n": top_n}
 
 
 def by_type(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: int,
@@ -459,7 +477,7 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    keys = [k for k in metrics if "@" in k or k in ("em", "f1", "jsr", "accuracy")]
+    keys = [k for k in metrics if "@" in k or k in ("context_recall", "em", "f1", "jsr", "accuracy")]
     if not metrics.get("queries_with_gold", 1):
         Console().print(f"{title}: no question carries gold passages, so no recall, FCR or JSR"
                         + (f" ({', '.join(keys)} below)" if keys else ""), soft_wrap=True)
@@ -467,7 +485,11 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
         table = Table(title=title)
         for k in keys:
             table.add_column(k, justify="right")
-        table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
+        cells = [f"{metrics[k]:.1f}" for k in keys]
+        if "context_recall_ci" in metrics:  # CR with its 95% interval (HolisQA's gold sentences)
+            low, high = metrics["context_recall_ci"]
+            cells[keys.index("context_recall")] += f" [{low:.1f}, {high:.1f}]"
+        table.add_row(*cells)
         Console().print(table)
     extra = {k: v for k, v in metrics.items() if k not in keys and not k.startswith("cost.")}
     Console().print(extra)

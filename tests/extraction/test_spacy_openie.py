@@ -134,3 +134,16 @@ def test_no_triples_without_an_llm_names_extractor_spacy():
 
     with pytest.raises(InputError, match="extractor=spacy"):
         load_or_build_kg_index(Dataset("fixture", Corpus(PASSAGES), []), encoder=None, settings=None)
+
+
+@pytest.mark.slow  # MiniLM embeds the fixture's entities and facts
+def test_the_python_api_builds_an_entity_graph_without_an_llm(tmp_path, monkeypatch):
+    from hyperrag import RAG
+
+    monkeypatch.setenv("HYPERRAG_CACHE", str(tmp_path / "cache"))
+    docs = [{"id": p.id, "title": p.title, "text": p.text} for p in PASSAGES]
+    with RAG("hipporag2", index_dir=tmp_path / "idx", llm="none", extractor="spacy") as rag:
+        built = rag.index(docs)
+        assert built["entities"] > 0 and built["extraction"]["extracted"] == 3
+        hits = rag.retrieve(["Who directed Golmaal Again?"], k=2)[0]
+    assert {h.passage_id for h in hits} & {"p0", "p1"}

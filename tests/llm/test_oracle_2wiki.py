@@ -205,3 +205,22 @@ def test_every_hop_of_2wiki_dev_has_a_gold_passage_among_its_titles():
             stated += f" {words(h.answer)} " in f" {text} "
             total += 1
     assert total == 1248 and stated / total >= 0.99
+
+
+@pytest.mark.slow
+def test_oracle_run_on_the_2wiki_fixture(tmp_path):
+    """retrieve.py method=hipporag2 llm=oracle on the fixture: the fact filter runs on gold for every question,
+    each answer is the gold one exactly when the full chain is in the reader's top 5, figures per type."""
+    from tests.test_retrieve_oracle import compose_retrieve, retrieve
+
+    folder = write_wiki2(tmp_path / "wiki2")
+    metrics = retrieve.run(compose_retrieve(tmp_path, "method=hipporag2", "llm=oracle", "data=2wiki",
+                                            f"data.dir={folder}", f"data.openie={folder / 'openie.json'}"))
+    assert metrics["llm_label"] == "upper bound (oracle)" and metrics["llm_steps_skipped"] == {}
+    record = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert record["llm_usage"]["fact_filter/max5-ask4"]["ok"] == 4
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    for row in rows:
+        chain = set(row["gold_ids"]) <= set(row["ranked_ids"][:5])
+        assert (row["answer"] == row["answers"][0]) == chain and (row["answer"] == "unknown") != chain
+    assert list(record["by_type"]) == [q["type"] for q in QUESTIONS]
