@@ -1,7 +1,8 @@
 """HugRAG's walk settings by cross-validation, and its causal gates on vs off at the chosen walk.
 
     python benchmarks/cv_hugrag_walk.py [--data-config musique] [--data DIR] [--llm oracle|none]
-        [--gates oracle|config] [--grid max_hops=2,3,null max_rows=60,null] [--folds 5] [--out FILE]
+        [--gates oracle|config] [--gate-override prefilter=false min_distance=1] [--extractor llm|spacy]
+        [--grid max_hops=2,3,null max_rows=60,null] [--folds 5] [--out FILE]
 
 The paper preset (``method/hugrag_paper.yaml``: per-level seeds, token overlap, 4,096 / 128 budget — itself chosen by
 ``cv_hugrag_budget.py``) is indexed once (KG, hierarchy, module texts and gates cached in the index root); then for
@@ -55,6 +56,8 @@ def main() -> None:
                     help="spacy: the graph from spaCy's LLM-free triples (extractor=spacy), as retrieve.py builds it")
     ap.add_argument("--llm", default="oracle", choices=["none", "oracle"])
     ap.add_argument("--gates", default="oracle", choices=["config", "oracle"])
+    ap.add_argument("--gate-override", nargs="*", default=[],
+                    help="gates.* settings, key=json (e.g. prefilter=false min_distance=1: Algorithm 2 literally)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--grid", nargs="*", default=list(DEFAULT_GRID))
@@ -111,6 +114,9 @@ def main() -> None:
     over: dict = {"extraction": "none", "path_selection": {"answer": False}}
     if args.gates == "oracle":
         over["gates"] = {"verifier": "oracle"}
+    if args.gate_override:
+        over["gates"] = {**over.get("gates", {}), **parse_grid(args.gate_override)}
+        over["gates"] = {k: (v[0] if isinstance(v, list) else v) for k, v in over["gates"].items()}
     base = method_settings("hugrag_paper", **over)
     ret = HugRAGRetriever(base, encoder=encoder, llm=llm, device="cpu")
     ti = time.perf_counter()
@@ -119,6 +125,7 @@ def main() -> None:
     graphs = {"on": ret.typed_graph, "off": ret.expansion_graph(torch.empty(2, 0, dtype=torch.long))}
     label = llm_label(llm) + (" + oracle gates (upper bound, transductive)" if args.gates == "oracle" else "")
     result: dict = {"bench": "cv_hugrag_walk", "dataset": dataset.name, "llm": label, "gates": args.gates,
+                    "gate_settings": over.get("gates", {}),
                     "extraction": getattr(dataset, "extraction", None) or {"source": "file"},
                     "gates_found": ret.num_gates, "token_budget": base.token_budget, "node_tokens": base.node_tokens,
                     "folds": args.folds, "seed": args.seed, "queries": len(questions), "grid": grid,
