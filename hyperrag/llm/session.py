@@ -32,6 +32,11 @@ REPAIR_PROMPT = (
     "Your previous reply could not be used: {error}. Reply again with one JSON object that follows the "
     "required format exactly, and nothing else."
 )
+#: the same for a task read as free text (a paper's prompt as printed, ``Task.structured`` false): no JSON asked
+REPAIR_PROMPT_TEXT = (
+    "Your previous reply could not be used: {error}. Reply again exactly in the format the instructions ask for, "
+    "and nothing else."
+)
 
 
 @dataclass
@@ -175,7 +180,8 @@ class Session:
             except OutputInvalid as err:
                 res.error_kind, res.error = ErrorKind.INVALID_OUTPUT, str(err)
                 conversation = [*p.messages, {"role": "assistant", "content": (reply.text or "")[:4000]},
-                                {"role": "user", "content": REPAIR_PROMPT.format(error=str(err)[:300])}]
+                                {"role": "user", "content": (REPAIR_PROMPT if task.structured else
+                                                             REPAIR_PROMPT_TEXT).format(error=str(err)[:300])}]
                 continue
             res.ok, res.output, res.value = True, parsed.output, parsed.value
             res.dropped_ids, res.repaired = parsed.dropped_ids, parsed.repaired

@@ -94,3 +94,16 @@ def test_fig7_message_is_the_figure_and_the_reply_free_text(style):
         task.parse("  ", inputs)
     messages, _ = sent(AnswerFromSubgraph(style, prompts="paper_json"), inputs)
     assert messages[0]["role"] == "system" and "<item" in messages[1]["content"]
+
+
+def test_an_unreadable_printed_reply_is_asked_again_without_json(tmp_path):
+    """A retry after an unreadable Fig 9 reply asks for the figure's own format, not for JSON (a retry turn is ours)."""
+    from tests.hierarchy.fake_llm import fake_llm
+
+    replies = iter(["-Yes", "yes"])
+    with fake_llm(lambda body: next(replies), tmp_path, max_invalid_retries=1) as (llm, server):
+        res = llm.complete_structured(CausalGate("paper"), {"a_text": "rain", "b_text": "flood"})
+    assert res.ok and res.value["gate"] and res.parse_attempts == 2
+    retry = server.requests[-1]["messages"][-1]["content"]
+    assert "JSON" not in retry and "format the instructions ask for" in retry
+    assert "response_format" not in server.requests[-1]
