@@ -69,7 +69,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         run_title,
     )
     from hyperrag.runners.cross_fit import run_cross_fitted
-    from hyperrag.runners.prepare import build_retriever, defer_to_extractor, prepare_dataset
+    from hyperrag.runners.prepare import build_retriever, defer_to_extractor, prepare_dataset, retriever_class
     from hyperrag.utils.artifacts import check_unseen
 
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
@@ -93,7 +93,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         cost_mark = [CostMark.now(llm, reader)]
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
                                   extraction=getattr(settings, "extraction", None),
-                                  shared_graph=cfg.shared_graph, extractor=extractor)
+                                  shared_graph=cfg.shared_graph, extractor=extractor,
+                                  uses_triples=retriever_class(settings).uses_triples)
         run_labels["data"] = dataset_record(dataset)  # sizes and digests of what was scored (reports name it)
         run_labels["extraction"] = dataset.extraction  # {"source": spacy|llm|file|none, "model", "path"}
         if tracker is not None and os.path.isfile(os.path.join(cfg.out, "run_info.json")):

@@ -113,17 +113,29 @@ def defer_to_extractor(settings: Any, extractor: ExtractorSettings | None) -> An
 def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
                     index_dir: str | Path | None = None,
                     extraction: str | None = None, shared_graph: str | None = None,
-                    extractor: ExtractorSettings | None = None) -> Dataset:
+                    extractor: ExtractorSettings | None = None, uses_triples: bool = True) -> Dataset:
     """With ``index_dir``: the dataset over that index's passages (in index order; no OpenIE needed — the
-    index holds its graph); otherwise :func:`resolve_openie` (``extraction``: the method's
-    settings' ``extraction``, HugRAG's; ``extractor``: ``hydra_configs/extractor/``)."""
+    index holds its graph); for a method that reads passages only (``uses_triples`` false: dense, BM25) the
+    dataset as is, no extraction (``extraction.source`` ``none``); otherwise :func:`resolve_openie`
+    (``extraction``: the method's settings' ``extraction``, HugRAG's; ``extractor``: ``hydra_configs/extractor/``)."""
     if index_dir:
         from hyperrag.index.passages import dataset_for_index
 
         out = dataset_for_index(dataset, index_dir)
         out.extraction = _record("index", None, index_dir)
         return out
+    if not uses_triples:  # e.g. llm=oracle / local with method=bm25: no 6,119 OpenIE calls it would never read
+        dataset.extraction = _record("none", None, None, reason="the method reads passages only")
+        return dataset
     return resolve_openie(dataset, llm, cache_dir, extraction, shared_graph, extractor)
+
+
+def retriever_class(settings: Any) -> type[Retriever]:
+    """The retriever class a method's settings name (``settings.retriever``: a class or its dotted path)."""
+    from hydra.utils import get_class
+
+    target = settings.retriever
+    return target if isinstance(target, type) else get_class(target)
 
 
 def build_retriever(settings: Any, encoder: Encoder | None, llm: LanguageModel | None,
@@ -133,12 +145,9 @@ def build_retriever(settings: Any, encoder: Encoder | None, llm: LanguageModel |
 
     Raises :class:`InputError` when the method cannot retrieve over an index directory.
     """
-    from hydra.utils import get_class
-
     from hyperrag.retrievers.base import require_index_dir_support
 
-    target = settings.retriever
-    cls = target if isinstance(target, type) else get_class(target)
+    cls = retriever_class(settings)
     if index_dir:
         require_index_dir_support(cls)
     return cls(settings, encoder=encoder, llm=llm, device=device,

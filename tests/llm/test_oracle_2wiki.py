@@ -224,3 +224,21 @@ def test_oracle_run_on_the_2wiki_fixture(tmp_path):
         chain = set(row["gold_ids"]) <= set(row["ranked_ids"][:5])
         assert (row["answer"] == row["answers"][0]) == chain and (row["answer"] == "unknown") != chain
     assert list(record["by_type"]) == [q["type"] for q in QUESTIONS]
+
+
+def test_passage_only_methods_extract_no_triples(dataset, tmp_path):
+    """dense / BM25 read passages only: with an LLM (here the oracle) the runner asks it for no OpenIE (on 2wiki_dev
+    6,119 failed calls before, counted in the index cost); a graph method still gets its triples."""
+    from dataclasses import replace
+
+    from hyperrag.config import method_settings
+    from hyperrag.runners.prepare import prepare_dataset, retriever_class
+
+    assert not retriever_class(method_settings("dense")).uses_triples
+    assert not retriever_class(method_settings("bm25")).uses_triples
+    assert retriever_class(method_settings("hipporag2")).uses_triples
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, dataset)
+    with llm:
+        out = prepare_dataset(replace(dataset, openie_path=None), llm, tmp_path, uses_triples=False)
+        assert out.extraction["source"] == "none" and out.openie_path is None
+        assert not llm.accounting.tasks  # no call at all
