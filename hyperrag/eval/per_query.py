@@ -31,12 +31,15 @@ __all__ = ["BINARY_METRICS", "NOT_PERCENT", "RunValues", "comparable_metrics", "
 NOT_PERCENT = frozenset({"ccd"})
 #: metrics whose per-query values are 0/1 by definition (Wilson intervals); others keep the bootstrap even when a
 #: run's values happen to be all 0 or 1
-BINARY_METRICS = frozenset({"em", "jsr", "match_acc", "accuracy"})
+BINARY_METRICS = frozenset({"em", "jsr", "match_acc", "accuracy", "judge_acc", "hallucination_rate",
+                            "hallucination_rate_lexical"})
 
 
 def is_binary_metric(metric: str) -> bool:
-    """Whether ``metric`` is 0/1 per query by definition (EM, FCR@k, JSR, Match-Acc, accuracy)."""
+    """Whether ``metric`` is 0/1 per query by definition (EM, FCR@k, JSR, Match-Acc, accuracy, the judge's GPT-Acc,
+    the hallucination flags)."""
     return metric in BINARY_METRICS or metric.startswith("fcr@")
+
 #: evaluation.jsonl's per-query flags → the metric they average into
 _EVALUATION_KEYS = {"hallucinated": "hallucination_rate", "hallucinated_lexical": "hallucination_rate_lexical"}
 #: evaluation.jsonl keys that are not metric values

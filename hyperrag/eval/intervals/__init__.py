@@ -9,7 +9,7 @@ query ids): its bootstrap interval and a paired sign-flip permutation test.
 * Any other metric (recall@k, F1, cosines) gets the **BCa bootstrap** interval (10,000 resamples; percentile where
   BCa is undefined), from :func:`scipy.stats.bootstrap`.
 * The paired test flips the signs of the ``m`` non-zero per-query differences: **exact** (all ``2^m`` flips
-  enumerated, :func:`exact_sign_flip_p`) when ``m ≤ 20``, **Monte Carlo** (10,000 random flips, from
+  enumerated, :func:`exact_sign_flip_p`) when ``m ≤ 30``, **Monte Carlo** (10,000 random flips, from
   :func:`scipy.stats.permutation_test`) otherwise; :attr:`PairedComparison.test` says which.
 * :func:`holm` adjusts the p-values of a table's tests (several metrics, several rows against one baseline) for
   multiplicity (Holm 1979); a report decides "shown" on the adjusted p.
@@ -38,8 +38,9 @@ __all__ = ["EXACT_MAX_DIFFERING", "LEVEL", "RESAMPLES", "Interval", "PairedCompa
 
 LEVEL = 0.95
 RESAMPLES = 10_000
-#: the paired test enumerates every sign flip up to this many differing queries (2^20 ≈ 1M flips)
-EXACT_MAX_DIFFERING = 20
+#: the paired test enumerates every sign flip up to this many differing queries (2^30 ≈ 1.07e9 flips, counted by
+#: meeting in the middle: two halves of 2^15 sums each)
+EXACT_MAX_DIFFERING = 30
 
 WILSON = "Wilson"
 BCA = "BCa bootstrap"
@@ -225,7 +226,7 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], *, scale: float = 
     Returns:
         ``PairedComparison``: the mean of ``a − b`` with its bootstrap interval, the two-sided p-value of a
         sign-flip permutation test on the ``m`` non-zero differences (queries where the runs tie add nothing to
-        either tail) — exact over all ``2^m`` flips when ``m ≤ 20``, Monte Carlo with ``resamples`` flips
+        either tail) — exact over all ``2^m`` flips when ``m ≤ 30``, Monte Carlo with ``resamples`` flips
         otherwise — and ``m``.
     """
     x, y = _array(a), _array(b)
@@ -252,16 +253,31 @@ def exact_sign_flip_p(differences: np.ndarray) -> float:
     differences whose sum is at least as far from zero as the observed sum (the null distribution is symmetric,
     so this equals twice the smaller tail, as :func:`scipy.stats.permutation_test` defines it).
 
+    The ``2^m`` sums are counted, not listed: the signed sums of each half of the differences (``2^⌈m/2⌉`` each,
+    32,768 at ``m = 30``) are built by doubling, one half sorted, and for each sum of the other the sums of the
+    sorted half that reach the observed distance are found by binary search.
+
     Args:
-        differences: the non-zero per-query differences, shape ``[m]`` (``m`` ≤ 20: ``2^m`` sums, built by
-            doubling, 8 MiB at ``m = 20``).
+        differences: the non-zero per-query differences, shape ``[m]`` (``m`` ≤ :data:`EXACT_MAX_DIFFERING`).
     """
-    sums = np.zeros(1)
-    for d in differences:
-        sums = np.concatenate([sums + d, sums - d])
-    observed = abs(float(np.sum(differences)))
+    diffs = np.asarray(differences, dtype=float)
+    observed = abs(float(np.sum(diffs)))
     tol = 1e-9 * max(1.0, observed)
-    return float(np.mean(np.abs(sums) >= observed - tol))
+    if observed <= tol:
+        return 1.0
+
+    def signed_sums(part: np.ndarray) -> np.ndarray:
+        sums = np.zeros(1)
+        for d in part:
+            sums = np.concatenate([sums + d, sums - d])
+        return sums
+
+    half = diffs.size // 2
+    left, right = signed_sums(diffs[:half]), np.sort(signed_sums(diffs[half:]))
+    reach = observed - tol  # |l + r| >= reach  <=>  r >= reach - l  or  r <= -reach - l (reach > 0: disjoint)
+    upper = right.size - np.searchsorted(right, reach - left, side="left")
+    lower = np.searchsorted(right, -reach - left, side="right")
+    return float((upper.sum() + lower.sum()) / (left.size * right.size))
 
 
 def holm(comparisons: Sequence[PairedComparison]) -> list[PairedComparison]:
