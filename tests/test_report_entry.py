@@ -48,7 +48,7 @@ def test_methods_by_datasets_table_and_plots(tmp_path):
     assert "| hipporag2 | 40.0 | 60.0 | **70.0** | 30.0 |" in text  # tie on recall@10: both bold
     assert "| catrag | **45.0** | **65.0** | **70.0** | **32.5** | 65.0 |" in text
     assert "sample recall@5" in text and "**90.0**" in text and str(old) not in text
-    assert "Code: git abc1234567" in text and "table_stamp" in text
+    assert "Runs' code: git abc1234567" in text and "table_stamp" in text
     assert {p.name for p in path.parent.glob("*.png")} == {"recall_at_k.png", "method_comparison.png"}
     assert all(p.stat().st_size > 5000 for p in path.parent.glob("*.png"))
 

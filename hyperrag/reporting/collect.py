@@ -161,6 +161,13 @@ def load_run(metrics_path: Path) -> RunRecord | None:
               "info": {"hydra": {"overrides": _overrides(run_dir, info)}, "config": _config(run_dir, info),
                        "started_at": info.get("started_at") or str(int(metrics_path.stat().st_mtime)),
                        "tracking": info.get("tracking") or {}, "git": info.get("git") or {}}}
+    if not isinstance(record["metrics"].get("extraction"), dict):  # not recorded: inferred here, where the data is
+        from hyperrag.reporting.roles import infer_extraction
+
+        used = record["metrics"].get("models_used")
+        llm = used.get("llm") if isinstance(used, dict) else None
+        method = str(record.get("method") or "")
+        inputs["extraction_inferred"] = infer_extraction(method, flatten(inputs["info"]["config"]), llm)
     return run_from_inputs(run_dir, inputs)
 
 
@@ -183,6 +190,10 @@ def run_from_inputs(run_dir: Path, inputs: dict[str, Any]) -> RunRecord:
     method = record.get("method") or config.get("method.name") or "?"
     labels = {k: v for k, v in record["metrics"].items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
     tags = run_tags(record["metrics"])
+    extraction = labels.get("extraction") if isinstance(labels.get("extraction"), dict) else \
+        inputs.get("extraction_inferred")
+    if extraction:
+        tags += extraction_tags(extraction, labels, tags)
     if judge:
         tags += judge_tags(str(judge), labels)
     run = RunRecord(run_dir, str(method), str(record["dataset"]), metrics, overrides, config,
@@ -190,6 +201,24 @@ def run_from_inputs(run_dir: Path, inputs: dict[str, Any]) -> RunRecord:
                     labels=labels)
     run.inputs = inputs
     return run
+
+
+def extraction_tags(extraction: dict[str, Any], labels: dict[str, Any], tags: list[str]) -> list[str]:
+    """The extraction role (where the graph's triples came from), recorded in ``models_used``; an extraction
+    model other than the one the paper names (``paper_models.extraction``) makes the run 'substituted models'."""
+    from hyperrag.reporting.roles import extraction_id, extraction_model
+    from hyperrag.reporting.run_info import substituted_roles
+
+    labels["models_used"] = {**(labels.get("models_used") or {}), "extraction": extraction_id(extraction)}
+    model = extraction_model(extraction)
+    named = (labels.get("paper_models") or {}).get("extraction")
+    if model is None or not substituted_roles({"extraction": named}, {"extraction": model}):
+        return []
+    labels["substituted_roles"] = [*(labels.get("substituted_roles") or []), "extraction"]
+    if labels.get("models") != "substituted" and "substituted models" not in tags:
+        labels["models"] = "substituted"
+        return ["substituted models"]
+    return []
 
 
 def judge_tags(judge: str, labels: dict[str, Any]) -> list[str]:
