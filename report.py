@@ -43,7 +43,8 @@ def run(cfg: DictConfig) -> Path:
                         keep_latest=bool(cfg.latest_only), title=cfg.title, test_metrics=list(cfg.test_metrics),
                         methods=list(cfg.methods) if cfg.methods else None, experiment=cfg.published,
                         token_prices=(float(cfg.token_prices.prompt), float(cfg.token_prices.completion))
-                        if cfg.get("token_prices") else None)
+                        if cfg.get("token_prices") else None,
+                        equivalence_margin=None if cfg.equivalence_margin is None else float(cfg.equivalence_margin))
     print(path.read_text())
     log.info("report: %s (plots: %s)", path, ", ".join(p.name for p in sorted(path.parent.glob("*.png"))))
     return path

@@ -121,7 +121,7 @@ def test_intervals_paired_tests_and_published_rows(tmp_path):
     ours = text.index("| ours: catrag |", text.index("## Paper vs ours: Table 2"))
     # 40 queries against the paper's 1,000: no difference is printed, the reason is
     assert text[ours:].splitlines()[1].startswith("| Δ ours − paper (CatRAG) | not comparable (size 40 vs 1,000 "
-                                                  "queries) |")
+                                                  "queries; the run records no data label")
     assert "## Paper vs ours: Table 4" in text
     # cost per row: index and per-1,000-query LLM calls / tokens per backend, the index size; recall against cost
     assert "## Cost" in text

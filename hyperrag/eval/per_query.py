@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
+from hyperrag.eval.intervals import (
+    Equivalence,
+    Interval,
+    PairedComparison,
+    equivalence,
+    mean_interval,
+    paired_comparison,
+)
 from hyperrag.eval.qa import (
     answer_scores,
     option_correct,
@@ -108,6 +115,15 @@ class RunValues:
         common = sorted(set(mine) & set(theirs))
         return paired_comparison([mine[q] for q in common], [theirs[q] for q in common], scale=_scale(metric),
                                  **kwargs)
+
+
+    def equivalence(self, other: RunValues, metric: str, margin: float, **kwargs: Any) -> Equivalence:
+        """Whether ``self`` is within ``margin`` (points) of ``other`` on the metric: two one-sided tests over the
+        queries both runs scored (:func:`hyperrag.eval.intervals.equivalence`)."""
+        mine, theirs = self.values.get(metric, {}), other.values.get(metric, {})
+        common = sorted(set(mine) & set(theirs))
+        return equivalence([mine[q] for q in common], [theirs[q] for q in common], margin, scale=_scale(metric),
+                           **kwargs)
 
 
 def _scale(metric: str) -> float:

@@ -149,11 +149,9 @@ def not_comparable(run: RunRecord, table: PublishedTable, metric: str | None = N
     if stand_in is not None and metric is not None and stand_in != metric:
         reasons.append(f"{stand_in} stands in for the paper's {metric}")
     paper = table.sizes.get(run.dataset)
-    if not run_data(run):
-        reasons.append("the run records no data label (no size or digest to check against the paper's)")
     if paper is None:
         reasons.append(f"the paper's size for {run.dataset} is not typed")
-    elif run_data(run):
+    else:
         ours = run_sizes(run)
         sized = []
         for k in SIZE_KEYS:
@@ -162,11 +160,14 @@ def not_comparable(run: RunRecord, table: PublishedTable, metric: str | None = N
             if paper[k] is None:
                 sized.append(f"the paper states no {_SIZE_NAMES[k]}")
             elif ours[k] is None:
-                sized.append(f"our {_SIZE_NAMES[k]} not recorded (paper {paper[k]:,})")
+                if run_data(run):  # without a data label, that one reason says it
+                    sized.append(f"our {_SIZE_NAMES[k]} not recorded (paper {paper[k]:,})")
             elif int(ours[k]) != paper[k]:
                 sized.append(f"{int(ours[k]):,} vs {paper[k]:,} {k.replace('_', ' ')}")
         if sized:
             reasons.append("size " + ", ".join(sized))
+    if not run_data(run):
+        reasons.append("the run records no data label (no size or digest to check against the paper's)")
     return "; ".join(reasons) or None
 
 

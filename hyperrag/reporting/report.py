@@ -63,7 +63,7 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
                  metrics: Sequence[str] = DEFAULT_METRICS, plot_metrics: Sequence[str] = ("recall@5", "fcr@5"),
                  keep_latest: bool = True, title: str | None = None, test_metrics: Sequence[str] = TEST_METRICS,
                  methods: Sequence[str] | None = None, experiment: str | None = None,
-                 token_prices: tuple[float, float] | None = None) -> Path:
+                 token_prices: tuple[float, float] | None = None, equivalence_margin: float | None = None) -> Path:
     """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md.
 
     Every mean over queries carries its 95% interval (Wilson for 0/1 metrics, BCa bootstrap otherwise; from the
@@ -82,7 +82,8 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     settings = {"specs": specs, "name": name, "metrics": list(metrics), "plot_metrics": list(plot_metrics),
                 "title": title, "test_metrics": list(test_metrics), "methods": None if methods is None else
                 list(methods), "experiment": experiment,
-                "token_prices": None if token_prices is None else list(token_prices)}
+                "token_prices": None if token_prices is None else list(token_prices),
+                "equivalence_margin": equivalence_margin}
     save_values(folder, runs, settings)
     return render_report(runs, folder, settings)
 
@@ -119,7 +120,8 @@ def render_report(runs: list[RunRecord], folder: Path, settings: dict[str, Any])
         sections += [f"Runs' code: git {', '.join(sorted(c[:10] for c in commits))}.", ""]
     sections += ["## Results", "", comparison_table(runs, shown, intervals=True), ""]
     wanted_tests = present_metrics(runs, test_metrics)
-    tests = paired_tests(runs, wanted_tests, methods)
+    margin = settings.get("equivalence_margin")
+    tests = paired_tests(runs, wanted_tests, methods, None if margin is None else float(margin))
     oracle_qa = oracle_read_metrics(runs, wanted_tests)
     if tests or oracle_qa:
         tested = ", ".join(sorted({t.row.method for t in tests})) or "none"
@@ -133,7 +135,10 @@ def render_report(runs: list[RunRecord], folder: Path, settings: dict[str, Any])
                       "differ. ✓ better: the interval excludes 0 and the Holm-adjusted p < 0.05; ✗ worse, likewise; "
                       "~ no difference shown (the interval includes 0); ~* no difference shown although the "
                       "interval excludes 0 (the adjusted test does not reject: too few queries differ, or too many "
-                      "tests)."), ""]
+                      "tests)." + ("" if margin is None else
+                      f" ≡ ±{float(margin):g}: equivalent within ±{float(margin):g} points by two one-sided tests "
+                      "(the paired difference's 90% bootstrap interval inside the margin); not ≡: no equivalence "
+                      "shown — a difference not shown is not equivalence.")), ""]
         if oracle_qa:
             sections += [(f"Not tested: {', '.join(oracle_qa)} of the rows read by the oracle (`llm=oracle`). The "
                           "oracle answers from the gold whenever the evidence it is handed holds it, so these "

@@ -249,3 +249,17 @@ def test_exact_sign_flip_p_counts_every_assignment():
         observed = abs(diffs.sum())
         listed = np.mean([s >= observed - 1e-9 * max(1.0, observed) for s in sums])
         assert exact_sign_flip_p(diffs) == pytest.approx(listed, abs=1e-12)
+
+
+def test_equivalence_needs_the_90_percent_interval_inside_the_margin():
+    """A non-significant difference is not equivalence: −0.5 with a wide interval passes −2 (no equivalence shown);
+    a tight one inside ±2 is equivalent by two one-sided tests."""
+    from hyperrag.eval.intervals import equivalence
+
+    rng = np.random.default_rng(0)
+    base = rng.random(51)
+    tight = equivalence(base + rng.normal(0, 0.01, 51), base, 2.0)
+    assert tight.equivalent and tight.difference.level == pytest.approx(0.90) and tight.text().startswith("within ±2")
+    wide = equivalence(base + rng.normal(-0.005, 0.12, 51), base, 2.0)
+    assert not paired_comparison(base + rng.normal(-0.005, 0.12, 51), base).shown
+    assert not wide.equivalent and "no equivalence within ±2.0 shown" in wide.text()

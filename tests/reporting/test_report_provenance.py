@@ -64,8 +64,10 @@ def test_a_report_reprints_from_its_committed_values_alone(tmp_path):
         rows = [{"id": f"q{i}", "question": "?", "ranked_ids": h, "gold_ids": ["g1", "g2"]} for i, h in enumerate(hits)]
         (run / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
         runs.append(run)
-    path = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5,fcr@5]"))
+    path = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5,fcr@5]",
+                                     "equivalence_margin=2"))
     first = path.read_text()
+    assert "not ≡ ±2" in first and "two one-sided tests" in first  # +16.7 is no equivalence within ±2
     assert printed_by(first) is not None and "Runs' code: git abc1234567" in first
     assert (path.parent / "values.json").is_file()
     shutil.rmtree(tmp_path / "multirun")

@@ -11,6 +11,9 @@ query ids): its bootstrap interval and a paired sign-flip permutation test.
 * The paired test flips the signs of the ``m`` non-zero per-query differences: **exact** (all ``2^m`` flips
   enumerated, :func:`exact_sign_flip_p`) when ``m ≤ 30``, **Monte Carlo** (10,000 random flips, from
   :func:`scipy.stats.permutation_test`) otherwise; :attr:`PairedComparison.test` says which.
+* A claim that two runs are *within X* of each other needs an **equivalence test** (:func:`equivalence`: two
+  one-sided tests at ±X, read as the paired difference's 90% interval lying inside ±X); a difference that is not
+  shown is not equivalence ("no difference shown" is all a non-significant test says).
 * :func:`holm` adjusts the p-values of a table's tests (several metrics, several rows against one baseline) for
   multiplicity (Holm 1979); a report decides "shown" on the adjusted p.
 
@@ -33,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EXACT_MAX_DIFFERING", "LEVEL", "RESAMPLES", "Interval", "PairedComparison", "exact_sign_flip_p", "holm",
+__all__ = ["EXACT_MAX_DIFFERING", "LEVEL", "RESAMPLES", "Equivalence", "Interval", "PairedComparison", "equivalence",
+           "exact_sign_flip_p", "holm",
            "interval_legend", "mean_interval", "paired_comparison", "wilson_interval"]
 
 LEVEL = 0.95
@@ -278,6 +282,47 @@ def exact_sign_flip_p(differences: np.ndarray) -> float:
     upper = right.size - np.searchsorted(right, reach - left, side="left")
     lower = np.searchsorted(right, -reach - left, side="right")
     return float((upper.sum() + lower.sum()) / (left.size * right.size))
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided tests (TOST) of ``a − b`` against the margin ``±margin``: equivalent at level α (5%) when the
+    paired difference's ``1 − 2α`` (90%) bootstrap interval lies inside ``(−margin, +margin)``."""
+
+    difference: Interval  # the 90% interval
+    margin: float
+
+    @property
+    def equivalent(self) -> bool:
+        d = self.difference
+        return -self.margin < d.low and d.high < self.margin
+
+    def text(self, digits: int = 1) -> str:
+        """``within ±2.0 (TOST: 90% interval [−1.1, +0.9] inside ±2.0)`` or ``no equivalence within ±2.0 shown
+        (90% interval [−4.1, +2.9] passes −2.0)``."""
+        d, m = self.difference, self.margin
+        bracket = f"90% interval [{d.low:+.{digits}f}, {d.high:+.{digits}f}]"
+        if self.equivalent:
+            return f"within ±{m:.{digits}f} (TOST: {bracket} inside ±{m:.{digits}f})"
+        passes = ", ".join(f"{b:+.{digits}f}" for b, out in ((-m, d.low <= -m), (m, d.high >= m)) if out)
+        return f"no equivalence within ±{m:.{digits}f} shown ({bracket} passes {passes})"
+
+
+def equivalence(a: Sequence[float], b: Sequence[float], margin: float, *, scale: float = 100.0, alpha: float = 0.05,
+                resamples: int = RESAMPLES, seed: int = 0) -> Equivalence:
+    """Whether run ``a`` is within ``margin`` of run ``b`` on the same queries: two one-sided tests at level
+    ``alpha``, as the paired difference's ``1 − 2·alpha`` bootstrap interval inside ``(−margin, +margin)``.
+
+    Args:
+        a, b: per-query values of the two runs, shape ``[n]`` each, aligned by query.
+        margin: the equivalence margin, on the reported scale (points when ``scale`` is 100).
+        scale, resamples, seed: as in :func:`mean_interval`.
+        alpha: the level of each one-sided test (5% → the 90% interval).
+    """
+    x, y = _array(a), _array(b)
+    if x.shape != y.shape:
+        raise ValueError(f"paired runs need the same queries: {x.size} vs {y.size} values")
+    return Equivalence(_difference_interval(x - y, scale, 1 - 2 * alpha, resamples, seed), float(margin))
 
 
 def holm(comparisons: Sequence[PairedComparison]) -> list[PairedComparison]:
