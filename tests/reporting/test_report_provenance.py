@@ -165,3 +165,33 @@ def test_the_cdfrag_table1_section_prints_not_comparable_for_16_queries(tmp_path
     delta = next(x for x in table1.splitlines() if x.startswith("| Δ ours − paper"))
     assert "not comparable (LLM-free fallback, not the paper's LLM steps; size the paper states no query count)" \
         in delta
+
+
+def test_staleness_follows_the_reporting_code_only(tmp_path):
+    """In a scratch repository: a report printed at commit A is current; a later change elsewhere keeps it
+    current; a later change to a reporting module stales it; uncommitted reporting changes never count as current."""
+    from hyperrag.reporting.provenance import printed_by_line
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "hyperrag" / "reporting").mkdir(parents=True)
+    (tmp_path / "hyperrag" / "reporting" / "tables.py").write_text("x = 1\n")
+    (tmp_path / "other.py").write_text("y = 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "a")
+    report = tmp_path / "reports" / "r" / "report.md"
+    report.parent.mkdir(parents=True)
+    report.write_text(f"# r\n\n{printed_by_line(tmp_path)}\n")
+    assert stale_reason(report, tmp_path) is None
+    (tmp_path / "other.py").write_text("y = 2\n")
+    git("commit", "-qam", "elsewhere")
+    assert stale_reason(report, tmp_path) is None
+    (tmp_path / "hyperrag" / "reporting" / "tables.py").write_text("x = 2\n")
+    assert "uncommitted" in printed_by_line(tmp_path)
+    git("commit", "-qam", "reporting")
+    assert "older than" in stale_reason(report, tmp_path)
+    report.write_text(PREDATES + "\n\n# r\n")
+    assert stale_reason(report, tmp_path) is None
