@@ -54,6 +54,7 @@ def test_benchmarks_links_only_current_reports():
             assert not path.read_text().startswith(PREDATES), f"BENCHMARKS.md links {name}, which predates"
 
 
+@pytest.mark.slow  # two reports with plots and bootstrap intervals (~5 s idle)
 def test_a_report_reprints_from_its_committed_values_alone(tmp_path):
     """The run directories gone, ``values.json`` re-prints the same tables, intervals and tests."""
     root = tmp_path / "multirun" / "catrag_table" / "stamp"
