@@ -4,7 +4,8 @@ A figure over 51 questions moves by 2 points per question, so every mean over qu
 interval, and a claim that one run beats another rests on the paired difference of their per-query values (same
 query ids): its bootstrap interval and a paired sign-flip permutation test.
 
-* A metric whose per-query values are all 0 or 1 (EM, FCR@k, JSR, Match-Acc, accuracy) is a proportion: its interval
+* A metric whose per-query values are 0 or 1 by definition (EM, FCR@k, JSR, Match-Acc, accuracy, GPT-Acc, the
+  hallucination rates) is a proportion: its interval
   is the **Wilson score interval** (so 0 of 51 gives [0, 7.0], not the degenerate [0, 0] a bootstrap gives).
 * Any other metric (recall@k, F1, cosines) gets the **BCa bootstrap** interval (10,000 resamples; percentile where
   BCa is undefined), from :func:`scipy.stats.bootstrap`.
@@ -344,4 +345,4 @@ def holm(comparisons: Sequence[PairedComparison]) -> list[PairedComparison]:
 def interval_legend(level: float = LEVEL, resamples: int = RESAMPLES) -> str:
     """One sentence for a report's header: how its intervals were obtained."""
     return (f"{level:.0%} interval over the queries in brackets: Wilson score for 0/1 metrics (EM, FCR@k, JSR, "
-            f"Match-Acc, accuracy), BCa bootstrap ({resamples:,} resamples) for the others (recall, F1, hops, ...)")
+            f"Match-Acc, accuracy, GPT-Acc, hallucination rates), BCa bootstrap ({resamples:,} resamples) for the others (recall, F1, hops, ...)")
