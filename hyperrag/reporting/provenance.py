@@ -31,6 +31,7 @@ REPORTING_PATHS = (
     "hyperrag/reporting/published",
     "hyperrag/reporting/significance.py",
     "hyperrag/reporting/roles.py",
+    "hyperrag/reporting/run_info.py",  # substituted_roles: the judge and extraction roles are checked at print time
     "hyperrag/reporting/tables.py",
     "hyperrag/reporting/plots.py",
     "hyperrag/reporting/ceiling.py",
