@@ -37,7 +37,7 @@ REPORTING_PATHS = (
     "hyperrag/reporting/ceiling.py",
     "hyperrag/reporting/cost.py",
     "hyperrag/reporting/csv_log.py",
-    "hyperrag/eval/intervals",
+    "hyperrag/eval/intervals/__init__.py",
     "hyperrag/eval/per_query.py",
 )
 PRINTED_BY = "printed by: git "
