@@ -32,11 +32,13 @@ def save_values(folder: Path, runs: Sequence[RunRecord], settings: dict[str, Any
     for r in runs:
         pq = r.per_query
         entries.append({"path": str(r.path), "inputs": r.inputs,
-                        "per_query": None if pq is None else {m: {q: round(float(v), 6) for q, v in vals.items()}
-                                                              for m, vals in sorted(pq.values.items())}})
+                        "per_query": None if pq is None else {m: {q: float(v) for q, v in vals.items()}
+                                                              for m, vals in pq.values.items()}})
     path = folder / VALUES_FILE
+    # exact floats (a BCa interval of discrete values moves with the last digit) and the runs' own key order (the
+    # order a report lists roles and metrics in)
     path.write_text(json.dumps({"version": VERSION, "settings": settings, "runs": entries}, separators=(",", ":"),
-                               sort_keys=True, default=str) + "\n")
+                               default=str) + "\n")
     return path
 
 
