@@ -50,7 +50,15 @@ STAND_IN_METRICS = {
     ("accuracy", "adversarialqa"): ("em", ("AdversarialQA is extractive (no options to pick): its accuracy is read "
                                           "as EM of the short answer, the strict reading (Match-Acc, gold contained "
                                           "in the response, is the lenient one and is in the results table)")),
+    **{("context_recall_claims", f"holisqa_{domain}"): (
+        "context_recall", ("HolisQA's CR without a judge (context_recall): the share of the question's gold sentences "
+                           "held by the reader's top 3 passages or the method's recorded evidence; the paper's CR "
+                           "is Ragas's judge-attributed recall of the reference answer's statements (another "
+                           "measure: no Δ)"))
+       for domain in ("medicine", "computer_science", "business", "biology", "psychology")},
 }
+#: stand-ins that measure something else than the paper's metric: their Δ is "not comparable"
+OTHER_MEASURE = frozenset(k for k in STAND_IN_METRICS if k[0] == "context_recall_claims")
 
 
 def ours_metric(run: RunRecord | None, metric: str, dataset: str) -> str:
@@ -138,6 +146,9 @@ def not_comparable(run: RunRecord, table: PublishedTable, metric: str | None = N
     than the paper's, or one the paper does not state (the table gives none, or ``null``); and a stand-in metric
     (``stand_in``, our metric read for the paper's ``metric``, e.g. EM for AdversarialQA's accuracy)."""
     reasons = []
+    if stand_in is not None and metric is not None and stand_in != metric:
+        reasons.append(f"{stand_in} is another measure than the paper's {metric}"
+                       if (metric, run.dataset) in OTHER_MEASURE else f"{stand_in} stands in for the paper's {metric}")
     if run.config.get("method.paper_form") is False:
         reasons.append("not the paper's method")
     if uses_oracle(run) or any(t == f"reader: {ORACLE}" for t in run.tags):
@@ -146,8 +157,6 @@ def not_comparable(run: RunRecord, table: PublishedTable, metric: str | None = N
         reasons.append("substituted models")
     if any(t == LLM_FREE or t.startswith(LLM_FREE + " ") or t == f"reader: {LLM_FREE}" for t in run.tags):
         reasons.append("LLM-free fallback, not the paper's LLM steps")
-    if stand_in is not None and metric is not None and stand_in != metric:
-        reasons.append(f"{stand_in} stands in for the paper's {metric}")
     paper = table.sizes.get(run.dataset)
     if paper is None:
         reasons.append(f"the paper's size for {run.dataset} is not typed")
