@@ -48,7 +48,7 @@ def test_methods_by_datasets_table_and_plots(tmp_path):
     assert "| hipporag2 | 40.0 | 60.0 | **70.0** | 30.0 |" in text  # tie on recall@10: both bold
     assert "| catrag | **45.0** | **65.0** | **70.0** | **32.5** | 65.0 |" in text
     assert "sample recall@5" in text and "**90.0**" in text and str(old) not in text
-    assert "Code: git abc1234567" in text and "table_stamp" in text
+    assert "Runs' code: git abc1234567" in text and "table_stamp" in text
     assert {p.name for p in path.parent.glob("*.png")} == {"recall_at_k.png", "method_comparison.png"}
     assert all(p.stat().st_size > 5000 for p in path.parent.glob("*.png"))
 
@@ -121,7 +121,7 @@ def test_intervals_paired_tests_and_published_rows(tmp_path):
     ours = text.index("| ours: catrag |", text.index("## Paper vs ours: Table 2"))
     # 40 queries against the paper's 1,000: no difference is printed, the reason is
     assert text[ours:].splitlines()[1].startswith("| Δ ours − paper (CatRAG) | not comparable (size 40 vs 1,000 "
-                                                  "queries) |")
+                                                  "queries; the run records no data label")
     assert "## Paper vs ours: Table 4" in text
     # cost per row: index and per-1,000-query LLM calls / tokens per backend, the index size; recall against cost
     assert "## Cost" in text

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
+from hyperrag.eval.intervals import (
+    Equivalence,
+    Interval,
+    PairedComparison,
+    equivalence,
+    mean_interval,
+    paired_comparison,
+)
 from hyperrag.eval.qa import (
     answer_scores,
     option_correct,
@@ -31,12 +38,15 @@ __all__ = ["BINARY_METRICS", "NOT_PERCENT", "RunValues", "comparable_metrics", "
 NOT_PERCENT = frozenset({"ccd"})
 #: metrics whose per-query values are 0/1 by definition (Wilson intervals); others keep the bootstrap even when a
 #: run's values happen to be all 0 or 1
-BINARY_METRICS = frozenset({"em", "jsr", "match_acc", "accuracy"})
+BINARY_METRICS = frozenset({"em", "jsr", "match_acc", "accuracy", "judge_acc", "hallucination_rate",
+                            "hallucination_rate_lexical"})
 
 
 def is_binary_metric(metric: str) -> bool:
-    """Whether ``metric`` is 0/1 per query by definition (EM, FCR@k, JSR, Match-Acc, accuracy)."""
+    """Whether ``metric`` is 0/1 per query by definition (EM, FCR@k, JSR, Match-Acc, accuracy, the judge's GPT-Acc,
+    the hallucination flags)."""
     return metric in BINARY_METRICS or metric.startswith("fcr@")
+
 #: evaluation.jsonl's per-query flags → the metric they average into
 _EVALUATION_KEYS = {"hallucinated": "hallucination_rate", "hallucinated_lexical": "hallucination_rate_lexical"}
 #: evaluation.jsonl keys that are not metric values
@@ -126,6 +136,15 @@ class RunValues:
         common = sorted(set(mine) & set(theirs))
         return paired_comparison([mine[q] for q in common], [theirs[q] for q in common], scale=_scale(metric),
                                  **kwargs)
+
+
+    def equivalence(self, other: RunValues, metric: str, margin: float, **kwargs: Any) -> Equivalence:
+        """Whether ``self`` is within ``margin`` (points) of ``other`` on the metric: two one-sided tests over the
+        queries both runs scored (:func:`hyperrag.eval.intervals.equivalence`)."""
+        mine, theirs = self.values.get(metric, {}), other.values.get(metric, {})
+        common = sorted(set(mine) & set(theirs))
+        return equivalence([mine[q] for q in common], [theirs[q] for q in common], margin, scale=_scale(metric),
+                           **kwargs)
 
 
 def _scale(metric: str) -> float:

@@ -42,6 +42,13 @@ class RunRecord:
     #: metrics.json's non-numeric entries: models_used, paper_models, data (sizes and digests), ...
     labels: dict[str, Any] = field(default_factory=dict)
     _per_query: RunValues | None | bool = field(default=False, repr=False, compare=False)
+    #: what the report read of the run (``record``, ``evaluation``, ``info``): committed beside the report
+    inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def commit(self) -> str:
+        """The git commit of the code that ran it (``run_info.json``), ``""`` when not recorded."""
+        return str(((self.inputs.get("info") or {}).get("git") or {}).get("commit") or "")
 
     @property
     def per_query(self) -> RunValues | None:
@@ -144,13 +151,35 @@ def load_run(metrics_path: Path) -> RunRecord | None:
     info: dict[str, Any] = {}
     if (run_dir / "run_info.json").is_file():
         info = read_json_file(run_dir / "run_info.json")
-    metrics = {k: v for k, v in record["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     evaluation = run_dir / "evaluation.json"
-    judge = None
+    scored: dict[str, Any] | None = None
     if evaluation.is_file():  # re-scored metrics (evaluate.py) extend the run's own
         scored = read_json_file(evaluation)
         if not isinstance(scored, dict) or not isinstance(scored.get("metrics", {}), dict):
             raise InputError("expected a JSON object with a 'metrics' object", path=evaluation)
+    inputs = {"record": record, "evaluation": scored,
+              "info": {"hydra": {"overrides": _overrides(run_dir, info)}, "config": _config(run_dir, info),
+                       "started_at": info.get("started_at") or str(int(metrics_path.stat().st_mtime)),
+                       "tracking": info.get("tracking") or {}, "git": info.get("git") or {}}}
+    if not isinstance(record["metrics"].get("extraction"), dict):  # not recorded: inferred here, where the data is
+        from hyperrag.reporting.roles import infer_extraction
+
+        used = record["metrics"].get("models_used")
+        llm = used.get("llm") if isinstance(used, dict) else None
+        method = str(record.get("method") or "")
+        inputs["extraction_inferred"] = infer_extraction(method, flatten(inputs["info"]["config"]), llm)
+    return run_from_inputs(run_dir, inputs)
+
+
+def run_from_inputs(run_dir: Path, inputs: dict[str, Any]) -> RunRecord:
+    """A run from what a report reads of it (``inputs``): ``record`` (``metrics.json``), ``evaluation``
+    (``evaluation.json`` or ``None``) and ``info`` (``run_info.json``'s overrides, config, start, tracking and git)
+    — from the run's directory (:func:`load_run`) or from a report's committed values
+    (:mod:`hyperrag.reporting.snapshot`)."""
+    record, info, scored = inputs["record"], inputs.get("info") or {}, inputs.get("evaluation")
+    metrics = {k: v for k, v in record["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    judge = None
+    if scored:
         metrics.update(scored.get("metrics", {}))
         judge = scored.get("llm")  # the judge model of its LLM-judged metrics, if any
     overrides = {}
@@ -159,13 +188,37 @@ def load_run(metrics_path: Path) -> RunRecord | None:
         overrides[key] = value
     config = flatten(_config(run_dir, info))
     method = record.get("method") or config.get("method.name") or "?"
-    started = info.get("started_at") or str(int(metrics_path.stat().st_mtime))
     labels = {k: v for k, v in record["metrics"].items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
     tags = run_tags(record["metrics"])
+    extraction = labels.get("extraction") if isinstance(labels.get("extraction"), dict) else \
+        inputs.get("extraction_inferred")
+    if extraction:
+        tags += extraction_tags(extraction, labels, tags)
     if judge:
         tags += judge_tags(str(judge), labels)
-    return RunRecord(run_dir, str(method), str(record["dataset"]), metrics, overrides, config, started,
-                     (info.get("tracking") or {}).get("group"), tags=tags, labels=labels)
+    run = RunRecord(run_dir, str(method), str(record["dataset"]), metrics, overrides, config,
+                    str(info.get("started_at") or ""), (info.get("tracking") or {}).get("group"), tags=tags,
+                    labels=labels)
+    run.inputs = inputs
+    return run
+
+
+def extraction_tags(extraction: dict[str, Any], labels: dict[str, Any], tags: list[str]) -> list[str]:
+    """The extraction role (where the graph's triples came from), recorded in ``models_used``; an extraction
+    model other than the one the paper names (``paper_models.extraction``) makes the run 'substituted models'."""
+    from hyperrag.reporting.roles import extraction_id, extraction_model
+    from hyperrag.reporting.run_info import substituted_roles
+
+    labels["models_used"] = {**(labels.get("models_used") or {}), "extraction": extraction_id(extraction)}
+    model = extraction_model(extraction)
+    named = (labels.get("paper_models") or {}).get("extraction")
+    if model is None or not substituted_roles({"extraction": named}, {"extraction": model}):
+        return []
+    labels["substituted_roles"] = [*(labels.get("substituted_roles") or []), "extraction"]
+    if labels.get("models") != "substituted" and "substituted models" not in tags:
+        labels["models"] = "substituted"
+        return ["substituted models"]
+    return []
 
 
 def judge_tags(judge: str, labels: dict[str, Any]) -> list[str]:

@@ -2,8 +2,10 @@
 
 For each row the paper prints (``paper (published): <label>``) come our runs of the same method (with their 95%
 intervals over the queries) and the difference ``Δ ours − paper`` — only where the two are comparable: a run whose
-LLM decisions came from the oracle (an upper bound), whose models differ from the paper's (substituted models), or
-whose query or corpus size differs from the paper's gets ``not comparable`` with the reason instead of a Δ. A paper row names a variant (an ablation, an
+LLM decisions came from the oracle (an upper bound), that ran the LLM-free fallback, whose models differ from the
+paper's (substituted models), whose query or corpus size differs from the paper's (or the paper states none, or the run
+records no data label), or that reads a stand-in metric for the paper's gets ``not comparable`` with the reason
+instead of a Δ. A paper row names a variant (an ablation, an
 embedder) when the paper prints several rows of one method: our run is set against the row whose variant is one of
 the run's own varying settings, else against the method's row without a variant, else against its last row (the
 paper's own configuration), and the Δ line names the row it was taken against. Values are in percent (a table
@@ -99,9 +101,25 @@ def run_data(run: RunRecord) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+SIZE_KEYS = ("queries", "passages", "corpus_chars")
+_SIZE_NAMES = {"queries": "query count", "passages": "passage count", "corpus_chars": "corpus size in characters"}
+
+
+def _size_text(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def run_sizes(run: RunRecord) -> dict[str, int | None]:
+    """The run's query and passage counts and corpus characters (``metrics.json``'s ``data``); ``None`` where not
+    recorded."""
+    data = run_data(run)
+    return {"queries": data.get("queries", run.metrics.get("queries")), "passages": data.get("passages"),
+            "corpus_chars": data.get("corpus_chars")}
+
+
 def data_text(run: RunRecord, table: PublishedTable | None = None) -> str:
     """``musique_dev (51 q / 1,890 p; paper 1,000 / 11,656)``: the data the run scored, by its stand-in name when
-    known, with the paper's sizes when the table gives them."""
+    known, with the paper's sizes when the table gives them (``?`` where the paper does not state one)."""
     data = run_data(run)
     queries = data.get("queries", run.metrics.get("queries"))
     passages = data.get("passages")
@@ -110,26 +128,55 @@ def data_text(run: RunRecord, table: PublishedTable | None = None) -> str:
     ours += f" / {int(passages):,} p" if passages is not None else ""
     paper = (table.sizes.get(run.dataset) if table is not None else None) or {}
     if paper:
-        ours += "; paper " + " / ".join(f"{paper[k]:,}" for k in ("queries", "passages") if k in paper)
+        ours += "; paper " + " / ".join(_size_text(paper[k]) + (" chars" if k == "corpus_chars" else "")
+                                        for k in SIZE_KEYS if k in paper)
     return f"{name} ({ours})"
 
 
-def not_comparable(run: RunRecord, table: PublishedTable) -> str | None:
-    """Why the run's figures cannot be set against the paper's (``None``: they can)."""
+#: the tag a run without any LLM carries (collect.run_tags, from ``llm_label``)
+LLM_FREE = "LLM-free"
+
+
+def not_comparable(run: RunRecord, table: PublishedTable, metric: str | None = None,
+                   stand_in: str | None = None) -> str | None:
+    """Why the run's figure cannot be set against the paper's (``None``: it can).
+
+    Not comparable: not the paper's method; gold in any step (oracle); another model in a role the paper names;
+    the LLM-free fallback (the paper's LLM steps not run); no record of the data the run scored; a size other
+    than the paper's, or one the paper does not state (the table gives none, or ``null``); and a stand-in metric
+    (``stand_in``, our metric read for the paper's ``metric``, e.g. EM for AdversarialQA's accuracy)."""
     reasons = []
+    if stand_in is not None and metric is not None and stand_in != metric:
+        reasons.append(f"{stand_in} is another measure than the paper's {metric}"
+                       if (metric, run.dataset) in OTHER_MEASURE else f"{stand_in} stands in for the paper's {metric}")
     if run.config.get("method.paper_form") is False:
         reasons.append("not the paper's method")
     if uses_oracle(run) or any(t == f"reader: {ORACLE}" for t in run.tags):
         reasons.append("oracle upper bound")
     if "substituted models" in run.tags:
         reasons.append("substituted models")
-    paper = table.sizes.get(run.dataset) or {}
-    data = run_data(run)
-    ours = {"queries": data.get("queries", run.metrics.get("queries")), "passages": data.get("passages")}
-    sized = [f"{ours[k]:,} vs {paper[k]:,} {k}" for k in ("queries", "passages")
-             if k in paper and ours[k] is not None and int(ours[k]) != paper[k]]
-    if sized:
-        reasons.append("size " + ", ".join(sized))
+    if any(t == LLM_FREE or t.startswith(LLM_FREE + " ") or t == f"reader: {LLM_FREE}" for t in run.tags):
+        reasons.append("LLM-free fallback, not the paper's LLM steps")
+    paper = table.sizes.get(run.dataset)
+    if paper is None:
+        reasons.append(f"the paper's size for {run.dataset} is not typed")
+    else:
+        ours = run_sizes(run)
+        sized = []
+        for k in SIZE_KEYS:
+            if k not in paper:
+                continue
+            if paper[k] is None:
+                sized.append(f"the paper states no {_SIZE_NAMES[k]}")
+            elif ours[k] is None:
+                if run_data(run):  # without a data label, that one reason says it
+                    sized.append(f"our {_SIZE_NAMES[k]} not recorded (paper {paper[k]:,})")
+            elif int(ours[k]) != paper[k]:
+                sized.append(f"{int(ours[k]):,} vs {paper[k]:,} {k.replace('_', ' ')}")
+        if sized:
+            reasons.append("size " + ", ".join(sized))
+    if not run_data(run):
+        reasons.append("the run records no data label (no size or digest to check against the paper's)")
     return "; ".join(reasons) or None
 
 
@@ -166,9 +213,7 @@ def comparison_for(table: PublishedTable, runs: Sequence[RunRecord]) -> str:
                 ours.append("–" if value is None else (f"{value:.{k}f} [{ci.low:.{k}f}, {ci.high:.{k}f}]{tag}"
                                                        if ci is not None and ci.n > 1 else f"{value:.{k}f}{tag}"))
                 paper = table.as_percent(m, (ref.values.get(d) or {}).get(m))
-                why = not_comparable(run, table) if run is not None else None
-                if mine != m and (m, d) in OTHER_MEASURE:
-                    why = "; ".join(x for x in (why, f"{mine} is another measure than the paper's {m}") if x)
+                why = not_comparable(run, table, m, mine) if run is not None else None
                 if value is None or paper is None:
                     delta.append("–")
                 else:
@@ -193,10 +238,11 @@ def paper_sections(experiment: str, runs: Sequence[RunRecord]) -> list[str]:
                      f"Paper's setting: {table.setting}.", "",
                      (f"Ours: {', '.join(ours) if ours else 'see the row labels'}; {sized or 'no run of its datasets'};"
                      " the 95% interval over our queries in brackets; – where we have no figure. No Δ is printed "
-                     "for a run that is an oracle upper bound, uses other models than the paper's, or scored "
-                     "another number of queries or passages (\"not comparable\", with the reason): a difference "
-                     "from the paper on other queries, another corpus or other models is not a replication "
-                     "result."), "",
+                     "for a run that is an oracle upper bound, LLM-free, uses other models than the paper's, scored "
+                     "another number of queries or passages (or a size the paper does not state, or records no data "
+                     "label), or reads another metric for the paper's (\"not comparable\", with the reason): a "
+                     "difference from the paper on other queries, another corpus, other models or another metric is "
+                     "not a replication result."), "",
                      comparison_for(table, runs), ""]
         ran = [r for r in runs if r.dataset in table.datasets]
         unmeasured = [m for m in dict.fromkeys(table.metrics.values())
@@ -209,6 +255,8 @@ def paper_sections(experiment: str, runs: Sequence[RunRecord]) -> list[str]:
             sections += [f"Not measured in these runs: {', '.join(unmeasured)} — "
                          + "; ".join(UNMEASURED_HOW.get(m, "no run of this collection computes it") for m in unmeasured)
                          + ".", ""]
+        if table.sizes_note:
+            sections += [f"Sizes: {table.sizes_note}.", ""]
         if table.note:
             sections += [f"Note: {table.note}", ""]
     return sections

@@ -23,7 +23,11 @@ File schema (every field is checked; a bad file stops with one line naming the f
         scale: percent | fraction                        # how ratio metrics are printed (default percent)
         values_from_plot: false                          # true: values only in a plot, rows: []
         metrics: {"<paper's column name>": <our metric key>}     # keys of KNOWN_METRICS
-        sizes: {<dataset>: {queries: 1000, passages: 11656}}     # optional: the paper's query / corpus sizes
+        sizes: {<dataset>: {queries: 1000, passages: 11656}}     # the paper's query / corpus sizes (required for
+                                                         #   a table with an experiment: every dataset of its
+                                                         #   rows); null: the paper does not state it;
+                                                         #   corpus_chars: a corpus size in characters
+        sizes_note: "..."                                # optional: where the sizes come from, what is unstated
         rows:
           - label: "HippoRAG 2"                          # as printed
             method: hipporag2 | null                     # hydra_configs/method/<name>.yaml, null if we have none
@@ -166,8 +170,10 @@ class PublishedTable(BaseModel):
     values_from_plot: bool = False
     metrics: dict[str, str]
     rows: list[PublishedRow]
-    #: the paper's query and passage counts per dataset (a run of another size is not comparable to its rows)
-    sizes: dict[str, dict[Literal["queries", "passages"], int]] = Field(default_factory=dict)
+    #: the paper's query and passage counts (or corpus characters) per dataset, ``None`` where the paper does not
+    #: state one: a run of another size, or of a size the paper does not state, is not comparable to its rows
+    sizes: dict[str, dict[Literal["queries", "passages", "corpus_chars"], int | None]] = Field(default_factory=dict)
+    sizes_note: str | None = None
 
     @field_validator("metrics")
     @classmethod
@@ -179,7 +185,7 @@ class PublishedTable(BaseModel):
 
     @field_validator("sizes")
     @classmethod
-    def _known_size_datasets(cls, sizes: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    def _known_size_datasets(cls, sizes: dict[str, dict[str, int | None]]) -> dict[str, dict[str, int | None]]:
         for dataset in sizes:
             if dataset not in KNOWN_DATASETS:
                 raise ValueError(f"unknown dataset '{dataset}' (known: {', '.join(KNOWN_DATASETS)})")
@@ -193,6 +199,10 @@ class PublishedTable(BaseModel):
             raise ValueError("no rows: type the printed values, or set values_from_plot: true")
         if not self.values_from_plot and not self.metrics:
             raise ValueError("no metrics: map the paper's column names to our metric keys")
+        unsized = [d for d in self.datasets if d not in self.sizes]
+        if self.experiment is not None and unsized:
+            raise ValueError(f"no sizes for {', '.join(unsized)}: give the paper's query / passage counts (null "
+                             "where the paper does not state one) — a run is compared with the paper only at its size")
         ours = set(self.metrics.values())
         seen: set[tuple[str, str | None]] = set()
         for i, row in enumerate(self.rows):

@@ -13,14 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from hyperrag.errors import InputError
-from hyperrag.eval.intervals import interval_legend
+from hyperrag.eval.intervals import EXACT_MAX_DIFFERING, interval_legend
 from hyperrag.reporting.ceiling import ceiling_table, plot_ceiling
 from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_key
 from hyperrag.reporting.cost import add_api_cost, cost_table, has_cost, plot_recall_vs_cost
 from hyperrag.reporting.paper_rows import data_text, paper_sections
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
+from hyperrag.reporting.provenance import printed_by_line
 from hyperrag.reporting.published import PublishedTable, tables_for_experiment
 from hyperrag.reporting.significance import oracle_read_metrics, paired_table, paired_tests
+from hyperrag.reporting.snapshot import VALUES_FILE, load_values, save_values
 from hyperrag.reporting.tables import comparison_table, present_metrics, runs_table
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10", "context_recall", "em", "f1",
@@ -61,7 +63,7 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
                  metrics: Sequence[str] = DEFAULT_METRICS, plot_metrics: Sequence[str] = ("recall@5", "fcr@5"),
                  keep_latest: bool = True, title: str | None = None, test_metrics: Sequence[str] = TEST_METRICS,
                  methods: Sequence[str] | None = None, experiment: str | None = None,
-                 token_prices: tuple[float, float] | None = None) -> Path:
+                 token_prices: tuple[float, float] | None = None, equivalence_margin: float | None = None) -> Path:
     """Gather the runs under ``specs`` and write ``<out>/<name>/report.md`` plus its PNGs. Returns report.md.
 
     Every mean over queries carries its 95% interval (Wilson for 0/1 metrics, BCa bootstrap otherwise; from the
@@ -74,36 +76,69 @@ def build_report(specs: str | Sequence[str], out: str | Path = "reports", name: 
     if not runs:
         raise InputError("no retrieval runs (metrics.json) found", path=", ".join(specs))
     runs = latest_only(runs) if keep_latest else sorted(runs, key=sort_key)
-    add_api_cost(runs, token_prices)
     name = name or default_name(specs, runs)
     folder = Path(out) / name
     folder.mkdir(parents=True, exist_ok=True)
+    settings = {"specs": specs, "name": name, "metrics": list(metrics), "plot_metrics": list(plot_metrics),
+                "title": title, "test_metrics": list(test_metrics), "methods": None if methods is None else
+                list(methods), "experiment": experiment,
+                "token_prices": None if token_prices is None else list(token_prices),
+                "equivalence_margin": equivalence_margin}
+    save_values(folder, runs, settings)
+    return render_report(runs, folder, settings)
+
+
+def reprint_report(folder: str | Path) -> Path:
+    """Re-print ``<folder>/report.md`` (and its PNGs) from its committed ``values.json`` with today's code."""
+    folder = Path(folder)
+    settings, runs = load_values(folder / VALUES_FILE)
+    return render_report(runs, folder, settings)
+
+
+def reprint_all(out: str | Path = "reports") -> list[Path]:
+    """Re-print every report under ``out`` that has its values (``<out>/*/values.json``); returns the reports."""
+    return [reprint_report(v.parent) for v in sorted(Path(out).glob(f"*/{VALUES_FILE}"))]
+
+
+def render_report(runs: list[RunRecord], folder: Path, settings: dict[str, Any]) -> Path:
+    """Write ``<folder>/report.md`` and its PNGs for ``runs`` under the report's ``settings`` (the arguments of
+    :func:`build_report`)."""
+    specs, name, title = settings["specs"], settings["name"], settings.get("title")
+    metrics, plot_metrics = settings["metrics"], settings["plot_metrics"]
+    test_metrics, methods, experiment = settings["test_metrics"], settings.get("methods"), settings.get("experiment")
+    prices = settings.get("token_prices")
+    add_api_cost(runs, None if prices is None else (float(prices[0]), float(prices[1])))
     shown = present_metrics(runs, metrics)
     sources = ", ".join(f"`{s}`" for s in specs)
     intro = (f"{len(runs)} run(s) from {sources} — generated {time.strftime('%Y-%m-%d %H:%M')}. "
              f"Values in %, best per column in **bold**, with the {interval_legend()}.")
-    sections = [f"# {title or name}", "", intro, ""]
+    sections = [f"# {title or name}", "", intro, "", printed_by_line(), ""]
     sections += obtained_lines(runs)
     sections += data_and_model_lines(runs, tables_for_experiment(experiment or name))
-    commits = {c for r in runs if (c := _commit(r))}
+    commits = {r.commit for r in runs if r.commit}
     if commits:
-        sections += [f"Code: git {', '.join(sorted(c[:10] for c in commits))}.", ""]
+        sections += [f"Runs' code: git {', '.join(sorted(c[:10] for c in commits))}.", ""]
     sections += ["## Results", "", comparison_table(runs, shown, intervals=True), ""]
     wanted_tests = present_metrics(runs, test_metrics)
-    tests = paired_tests(runs, wanted_tests, methods)
+    margin = settings.get("equivalence_margin")
+    tests = paired_tests(runs, wanted_tests, methods, None if margin is None else float(margin))
     oracle_qa = oracle_read_metrics(runs, wanted_tests)
     if tests or oracle_qa:
         tested = ", ".join(sorted({t.row.method for t in tests})) or "none"
         sections += ["## Paired tests against the strongest baseline", "",
                      (f"Rows under test: {tested}. Δ = row − the strongest baseline of that dataset and metric, over "
                       "the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
-                      "paired sign-flip test (exact: all 2^m flips of the m differing queries, m ≤ 20; MC: Monte "
+                      f"paired sign-flip test (exact: all 2^m flips of the m differing queries, m ≤ {EXACT_MAX_DIFFERING}; "
+                      "MC: Monte "
                       "Carlo, 10,000 random flips), Holm = that p adjusted over all of this table's tests (the "
                       "baseline is picked after the fact and the metrics are correlated), and how many queries "
                       "differ. ✓ better: the interval excludes 0 and the Holm-adjusted p < 0.05; ✗ worse, likewise; "
                       "~ no difference shown (the interval includes 0); ~* no difference shown although the "
                       "interval excludes 0 (the adjusted test does not reject: too few queries differ, or too many "
-                      "tests)."), ""]
+                      "tests)." + ("" if margin is None else
+                      f" ≡ ±{float(margin):g}: equivalent within ±{float(margin):g} points by two one-sided tests "
+                      "(the paired difference's 90% bootstrap interval inside the margin); not ≡: no equivalence "
+                      "shown — a difference not shown is not equivalence.")), ""]
         if oracle_qa:
             sections += [(f"Not tested: {', '.join(oracle_qa)} of the rows read by the oracle (`llm=oracle`). The "
                           "oracle answers from the gold whenever the evidence it is handed holds it, so these "
@@ -207,11 +242,3 @@ def data_and_model_lines(runs: Sequence[RunRecord], tables: Sequence[PublishedTa
         lines += ["Models (the id each role used):", ""]
         lines += [f"- {text} — {', '.join(dict.fromkeys(methods))}" for text, methods in models.items()] + [""]
     return lines
-
-
-def _commit(run: RunRecord) -> str:
-    try:
-        info: dict[str, Any] = json.loads((run.path / "run_info.json").read_text())
-        return (info.get("git") or {}).get("commit", "")
-    except (OSError, ValueError):
-        return ""

@@ -144,8 +144,9 @@ def update_run_info(out_dir: str | Path, **fields: Any) -> None:
     path.write_text(json.dumps(info, indent=1, default=str))
 
 
-#: the roles a preset's ``paper_models`` may name: the config node that holds each role's model
-MODEL_ROLES = ("llm", "reader", "embedder", "judge")
+#: the roles a preset's ``paper_models`` may name: the config node that holds each role's model (``extraction``:
+#: the triples a graph is built from; ``causal_classifier``: CDF-RAG's cause-effect pair classifier)
+MODEL_ROLES = ("llm", "reader", "embedder", "judge", "extraction", "causal_classifier")
 
 
 def _llm_model_id(node: Any) -> str | None:
@@ -157,7 +158,8 @@ def _llm_model_id(node: Any) -> str | None:
         return None
     if target.endswith(".OracleLLM"):
         return "oracle"
-    for key in ("served_model_name", "model", "model_alias", "model_path"):
+    for key in ("model", "served_model_name", "model_alias", "model_path"):  # the weights loaded, not the name
+        # they are served under (llm=vllm llm.served_model_name=gpt-4o-mini still answers with llm.model)
         value = node.get(key)
         if value:
             return str(value)
@@ -171,6 +173,9 @@ def role_models(cfg: Any) -> dict[str, str]:
     llm = _llm_model_id(cfg.get("llm"))
     if llm:
         used["llm"] = llm
+        served = (cfg.get("llm") or {}).get("served_model_name")
+        if served and str(served) != llm:  # recorded beside the model, never in its place
+            used["llm_served_as"] = str(served)
     reader_node = cfg.get("reader_llm")
     reader = llm if reader_node is None or reader_node.get("same_as_llm", False) else _llm_model_id(reader_node)
     if reader:
@@ -178,7 +183,21 @@ def role_models(cfg: Any) -> dict[str, str]:
     embedder = cfg.get("embedder")
     if embedder is not None and embedder.get("model"):
         used["embedder"] = str(embedder.get("model"))
+    retriever = (cfg.get("method") or {}).get("retriever") or {}
+    if "classifier" in retriever and retriever.get("causal_retrieval", True) is not False:  # CDF-RAG's pair classifier
+        used["causal_classifier"] = causal_classifier_id(retriever.get("classifier"),
+                                                         retriever.get("classifier_encoder"))
     return used
+
+
+def causal_classifier_id(classifier: Any, encoder: Any) -> str:
+    """What scored CDF-RAG's candidate cause-effect pairs: a checkpoint path, the newest UniCausal-trained
+    checkpoint on ``encoder`` (``auto``; rule priors when there is none), or the rule priors alone (``null``)."""
+    if classifier is None or str(classifier).lower() in ("null", "none", ""):
+        return "rule priors (no classifier)"
+    if str(classifier) == "auto":
+        return f"auto: newest models/causal_pair/* on {encoder}, else rule priors"
+    return str(classifier)
 
 
 def _same_model(a: str, b: str) -> bool:

@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hyperrag.eval.intervals import PairedComparison, holm
+from hyperrag.eval.intervals import Equivalence, PairedComparison, holm
 from hyperrag.reporting.collect import RunRecord
 from hyperrag.reporting.tables import lower_is_better, markdown_table
 
@@ -54,6 +54,8 @@ class PairedTest:
     row: RunRecord
     baseline: RunRecord
     result: PairedComparison
+    #: two one-sided tests at the report's margin (``equivalence_margin``), when one is set
+    equivalence: Equivalence | None = None
 
     @property
     def better(self) -> bool | None:
@@ -84,9 +86,10 @@ def _reference_variant(runs: Sequence[RunRecord]) -> RunRecord:
 
 
 def paired_tests(runs: Sequence[RunRecord], metrics: Sequence[str],
-                 methods: Sequence[str] | None = None) -> list[PairedTest]:
+                 methods: Sequence[str] | None = None, margin: float | None = None) -> list[PairedTest]:
     """Every tested row against its strongest baseline, per dataset and metric (rows need per-query values), the
-    p-values Holm-adjusted over all of them; answer metrics of oracle-read rows are left out."""
+    p-values Holm-adjusted over all of them; answer metrics of oracle-read rows are left out. ``margin`` (points):
+    each test also gets two one-sided tests of equivalence within ±margin."""
     tests: list[PairedTest] = []
     datasets = list(dict.fromkeys(r.dataset for r in runs))
     single_method = len({r.method for r in runs}) == 1 and len(runs) > 1
@@ -112,7 +115,9 @@ def paired_tests(runs: Sequence[RunRecord], metrics: Sequence[str],
             else:
                 pairs = [(r, _best([b for b in scored if b is not r], m)) for r in scored]
             for row, base in pairs:
-                tests.append(PairedTest(d, m, row, base, row.per_query.compare(base.per_query, m)))
+                tests.append(PairedTest(d, m, row, base, row.per_query.compare(base.per_query, m),
+                                        None if margin is None else row.per_query.equivalence(base.per_query, m,
+                                                                                              margin)))
     adjusted = holm([t.result for t in tests])
     return [dataclasses.replace(t, result=r) for t, r in zip(tests, adjusted)]
 
@@ -147,8 +152,12 @@ def paired_table(tests: Sequence[PairedTest], digits: int = 1) -> str:
                 mark = "~*"  # the interval excludes 0, the (adjusted) test does not reject
             kind = "exact" if t.result.test == "exact" else "MC"
             holm_part = f", Holm {t.result.p_adjusted:.3f}" if t.result.p_adjusted is not None else ""
+            same = ""
+            if t.equivalence is not None:
+                same = f"; ≡ ±{t.equivalence.margin:g}" if t.equivalence.equivalent else \
+                    f"; not ≡ ±{t.equivalence.margin:g}"
             row.append(f"{d.estimate:+.{digits}f} [{d.low:+.{digits}f}, {d.high:+.{digits}f}] "
-                       f"p={t.result.p_value:.3f} {kind}{holm_part} ({t.result.discordant} differ) {mark}")
+                       f"p={t.result.p_value:.3f} {kind}{holm_part} ({t.result.discordant} differ) {mark}{same}")
         n = max(c.result.difference.n for c in cells.values())
         rows.append(row + [str(n)])
     header = ["row", "data", "against (strongest baseline)"] + [f"Δ {m}" for m in metrics] + ["queries"]

@@ -10,6 +10,7 @@ import pytest
 
 from hyperrag.eval.intervals import (
     EXACT_MAX_DIFFERING,
+    exact_sign_flip_p,
     holm,
     mean_interval,
     paired_comparison,
@@ -157,6 +158,23 @@ def test_wilson_goes_by_the_metric_and_the_same_values_in_any_order_give_the_sam
     assert mean_interval(spread) == mean_interval(spread[::-1]) == mean_interval(sorted(spread))
 
 
+def test_every_0_1_metric_by_definition_gets_wilson_hallucination_rate_and_gpt_acc_included(tmp_path):
+    """HR constant 0 over 51 judged answers (evaluation.jsonl's ``hallucinated`` flags): [0, 7.0], not a point."""
+    from hyperrag.eval.per_query import RunValues, is_binary_metric
+
+    assert all(is_binary_metric(m) for m in ("judge_acc", "hallucination_rate", "hallucination_rate_lexical"))
+    rows = [{"id": f"q{i}", "question": "?", "ranked_ids": ["p"], "gold_ids": ["p"]} for i in range(51)]
+    (tmp_path / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (tmp_path / "evaluation.jsonl").write_text("\n".join(
+        json.dumps({"id": f"q{i}", "groundedness": 1.0, "hallucinated": 0.0, "judge_acc": 1.0}) for i in range(51)))
+    run = run_per_query(tmp_path)
+    hr = run.interval("hallucination_rate")
+    assert hr.method == "Wilson" and hr.text() == "0.0 [0.0, 7.0]"
+    assert run.interval("judge_acc").text() == "100.0 [93.0, 100.0]"
+    assert RunValues("r", values={"groundedness": run.values["groundedness"]}).interval("groundedness").method == \
+        "point"  # a continuous score that happens to be constant stays a point
+
+
 def test_three_differing_queries_get_the_exact_sign_flip_p_value():
     """3 queries gained, none lost: of the 2^3 = 8 sign flips, all-plus and all-minus are as extreme as the
     observed sum, so the two-sided exact p is 2/8 = 0.25; two gained and one lost: every flip is as extreme
@@ -170,11 +188,11 @@ def test_three_differing_queries_get_the_exact_sign_flip_p_value():
     mixed = base.copy()
     mixed[:2], mixed[2] = 1.0, -1.0
     assert paired_comparison(mixed, base).p_value == pytest.approx(1.0)
-    # 20 differing queries are still enumerated (2^20 flips); 21 are Monte Carlo, and say so
+    # 30 differing queries are still enumerated (2^30 flips, counted); 31 are Monte Carlo, and say so
     many = base.copy()
     many[:EXACT_MAX_DIFFERING] = 1.0
     exact = paired_comparison(many, base)
-    assert exact.test == "exact" and exact.p_value == pytest.approx(2 / 2 ** 20)
+    assert exact.test == "exact" and exact.p_value == pytest.approx(2 / 2 ** EXACT_MAX_DIFFERING)
     many[EXACT_MAX_DIFFERING] = 1.0
     sampled = paired_comparison(many, base)
     assert sampled.test.startswith("Monte Carlo") and "exact" not in sampled.verdict()
@@ -207,6 +225,44 @@ def test_intervals_cli_stops_on_runs_with_no_query_in_common(tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(tmp_path / "a") in err and str(tmp_path / "b") in err
+
+
+def test_exact_enumeration_reaches_25_differing_queries_and_matches_the_binomial():
+    """±1 differences: the sign-flip test is the two-sided binomial (sign) test; 17 gained and 8 lost of 25 is
+    enumerated exactly (2^25 flips), the same p on any seed."""
+    from scipy.stats import binomtest
+
+    diff = np.r_[np.ones(17), -np.ones(8), np.zeros(26)]
+    cmp = paired_comparison(diff, np.zeros(51))
+    assert EXACT_MAX_DIFFERING >= 25 and cmp.test == "exact" and cmp.discordant == 25
+    assert cmp.p_value == pytest.approx(binomtest(17, 25).pvalue, abs=1e-12)
+
+
+def test_exact_sign_flip_p_counts_every_assignment():
+    """Against listing all 2^m signed sums, on unequal and repeated differences (odd and even m)."""
+    import itertools
+
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 5, 8, 11):
+        diffs = rng.choice([-1.0, 1.0, 0.5, -0.25, 0.2], size=m)
+        sums = [abs(sum(s * d for s, d in zip(signs, diffs))) for signs in itertools.product((1, -1), repeat=m)]
+        observed = abs(diffs.sum())
+        listed = np.mean([s >= observed - 1e-9 * max(1.0, observed) for s in sums])
+        assert exact_sign_flip_p(diffs) == pytest.approx(listed, abs=1e-12)
+
+
+def test_equivalence_needs_the_90_percent_interval_inside_the_margin():
+    """A non-significant difference is not equivalence: −0.5 with a wide interval passes −2 (no equivalence shown);
+    a tight one inside ±2 is equivalent by two one-sided tests."""
+    from hyperrag.eval.intervals import equivalence
+
+    rng = np.random.default_rng(0)
+    base = rng.random(51)
+    tight = equivalence(base + rng.normal(0, 0.01, 51), base, 2.0)
+    assert tight.equivalent and tight.difference.level == pytest.approx(0.90) and tight.text().startswith("within ±2")
+    wide = equivalence(base + rng.normal(-0.005, 0.12, 51), base, 2.0)
+    assert not paired_comparison(base + rng.normal(-0.005, 0.12, 51), base).shown
+    assert not wide.equivalent and "no equivalence within ±2.0 shown" in wide.text()
 
 
 def test_intervals_cli_per_question_type(tmp_path, capsys):

@@ -4,13 +4,17 @@ A figure over 51 questions moves by 2 points per question, so every mean over qu
 interval, and a claim that one run beats another rests on the paired difference of their per-query values (same
 query ids): its bootstrap interval and a paired sign-flip permutation test.
 
-* A metric whose per-query values are all 0 or 1 (EM, FCR@k, JSR, Match-Acc, accuracy) is a proportion: its interval
+* A metric whose per-query values are 0 or 1 by definition (EM, FCR@k, JSR, Match-Acc, accuracy, GPT-Acc, the
+  hallucination rates) is a proportion: its interval
   is the **Wilson score interval** (so 0 of 51 gives [0, 7.0], not the degenerate [0, 0] a bootstrap gives).
 * Any other metric (recall@k, F1, cosines) gets the **BCa bootstrap** interval (10,000 resamples; percentile where
   BCa is undefined), from :func:`scipy.stats.bootstrap`.
 * The paired test flips the signs of the ``m`` non-zero per-query differences: **exact** (all ``2^m`` flips
-  enumerated, :func:`exact_sign_flip_p`) when ``m ≤ 20``, **Monte Carlo** (10,000 random flips, from
+  enumerated, :func:`exact_sign_flip_p`) when ``m ≤ 30``, **Monte Carlo** (10,000 random flips, from
   :func:`scipy.stats.permutation_test`) otherwise; :attr:`PairedComparison.test` says which.
+* A claim that two runs are *within X* of each other needs an **equivalence test** (:func:`equivalence`: two
+  one-sided tests at ±X, read as the paired difference's 90% interval lying inside ±X); a difference that is not
+  shown is not equivalence ("no difference shown" is all a non-significant test says).
 * :func:`holm` adjusts the p-values of a table's tests (several metrics, several rows against one baseline) for
   multiplicity (Holm 1979); a report decides "shown" on the adjusted p.
 
@@ -33,13 +37,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EXACT_MAX_DIFFERING", "LEVEL", "RESAMPLES", "Interval", "PairedComparison", "exact_sign_flip_p", "holm",
+__all__ = ["EXACT_MAX_DIFFERING", "LEVEL", "RESAMPLES", "Equivalence", "Interval", "PairedComparison", "equivalence",
+           "exact_sign_flip_p", "holm",
            "interval_legend", "mean_interval", "paired_comparison", "wilson_interval"]
 
 LEVEL = 0.95
 RESAMPLES = 10_000
-#: the paired test enumerates every sign flip up to this many differing queries (2^20 ≈ 1M flips)
-EXACT_MAX_DIFFERING = 20
+#: the paired test enumerates every sign flip up to this many differing queries (2^30 ≈ 1.07e9 flips, counted by
+#: meeting in the middle: two halves of 2^15 sums each)
+EXACT_MAX_DIFFERING = 30
 
 WILSON = "Wilson"
 BCA = "BCa bootstrap"
@@ -225,7 +231,7 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], *, scale: float = 
     Returns:
         ``PairedComparison``: the mean of ``a − b`` with its bootstrap interval, the two-sided p-value of a
         sign-flip permutation test on the ``m`` non-zero differences (queries where the runs tie add nothing to
-        either tail) — exact over all ``2^m`` flips when ``m ≤ 20``, Monte Carlo with ``resamples`` flips
+        either tail) — exact over all ``2^m`` flips when ``m ≤ 30``, Monte Carlo with ``resamples`` flips
         otherwise — and ``m``.
     """
     x, y = _array(a), _array(b)
@@ -252,16 +258,72 @@ def exact_sign_flip_p(differences: np.ndarray) -> float:
     differences whose sum is at least as far from zero as the observed sum (the null distribution is symmetric,
     so this equals twice the smaller tail, as :func:`scipy.stats.permutation_test` defines it).
 
+    The ``2^m`` sums are counted, not listed: the signed sums of each half of the differences (``2^⌈m/2⌉`` each,
+    32,768 at ``m = 30``) are built by doubling, one half sorted, and for each sum of the other the sums of the
+    sorted half that reach the observed distance are found by binary search.
+
     Args:
-        differences: the non-zero per-query differences, shape ``[m]`` (``m`` ≤ 20: ``2^m`` sums, built by
-            doubling, 8 MiB at ``m = 20``).
+        differences: the non-zero per-query differences, shape ``[m]`` (``m`` ≤ :data:`EXACT_MAX_DIFFERING`).
     """
-    sums = np.zeros(1)
-    for d in differences:
-        sums = np.concatenate([sums + d, sums - d])
-    observed = abs(float(np.sum(differences)))
+    diffs = np.asarray(differences, dtype=float)
+    observed = abs(float(np.sum(diffs)))
     tol = 1e-9 * max(1.0, observed)
-    return float(np.mean(np.abs(sums) >= observed - tol))
+    if observed <= tol:
+        return 1.0
+
+    def signed_sums(part: np.ndarray) -> np.ndarray:
+        sums = np.zeros(1)
+        for d in part:
+            sums = np.concatenate([sums + d, sums - d])
+        return sums
+
+    half = diffs.size // 2
+    left, right = signed_sums(diffs[:half]), np.sort(signed_sums(diffs[half:]))
+    reach = observed - tol  # |l + r| >= reach  <=>  r >= reach - l  or  r <= -reach - l (reach > 0: disjoint)
+    upper = right.size - np.searchsorted(right, reach - left, side="left")
+    lower = np.searchsorted(right, -reach - left, side="right")
+    return float((upper.sum() + lower.sum()) / (left.size * right.size))
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided tests (TOST) of ``a − b`` against the margin ``±margin``: equivalent at level α (5%) when the
+    paired difference's ``1 − 2α`` (90%) bootstrap interval lies inside ``(−margin, +margin)``."""
+
+    difference: Interval  # the 90% interval
+    margin: float
+
+    @property
+    def equivalent(self) -> bool:
+        d = self.difference
+        return -self.margin < d.low and d.high < self.margin
+
+    def text(self, digits: int = 1) -> str:
+        """``within ±2.0 (TOST: 90% interval [−1.1, +0.9] inside ±2.0)`` or ``no equivalence within ±2.0 shown
+        (90% interval [−4.1, +2.9] passes −2.0)``."""
+        d, m = self.difference, self.margin
+        bracket = f"90% interval [{d.low:+.{digits}f}, {d.high:+.{digits}f}]"
+        if self.equivalent:
+            return f"within ±{m:.{digits}f} (TOST: {bracket} inside ±{m:.{digits}f})"
+        passes = ", ".join(f"{b:+.{digits}f}" for b, out in ((-m, d.low <= -m), (m, d.high >= m)) if out)
+        return f"no equivalence within ±{m:.{digits}f} shown ({bracket} passes {passes})"
+
+
+def equivalence(a: Sequence[float], b: Sequence[float], margin: float, *, scale: float = 100.0, alpha: float = 0.05,
+                resamples: int = RESAMPLES, seed: int = 0) -> Equivalence:
+    """Whether run ``a`` is within ``margin`` of run ``b`` on the same queries: two one-sided tests at level
+    ``alpha``, as the paired difference's ``1 − 2·alpha`` bootstrap interval inside ``(−margin, +margin)``.
+
+    Args:
+        a, b: per-query values of the two runs, shape ``[n]`` each, aligned by query.
+        margin: the equivalence margin, on the reported scale (points when ``scale`` is 100).
+        scale, resamples, seed: as in :func:`mean_interval`.
+        alpha: the level of each one-sided test (5% → the 90% interval).
+    """
+    x, y = _array(a), _array(b)
+    if x.shape != y.shape:
+        raise ValueError(f"paired runs need the same queries: {x.size} vs {y.size} values")
+    return Equivalence(_difference_interval(x - y, scale, 1 - 2 * alpha, resamples, seed), float(margin))
 
 
 def holm(comparisons: Sequence[PairedComparison]) -> list[PairedComparison]:
@@ -283,4 +345,4 @@ def holm(comparisons: Sequence[PairedComparison]) -> list[PairedComparison]:
 def interval_legend(level: float = LEVEL, resamples: int = RESAMPLES) -> str:
     """One sentence for a report's header: how its intervals were obtained."""
     return (f"{level:.0%} interval over the queries in brackets: Wilson score for 0/1 metrics (EM, FCR@k, JSR, "
-            f"Match-Acc, accuracy), BCa bootstrap ({resamples:,} resamples) for the others (recall, F1, hops, ...)")
+            f"Match-Acc, accuracy, GPT-Acc, hallucination rates), BCa bootstrap ({resamples:,} resamples) for the others (recall, F1, hops, ...)")

@@ -1,0 +1,198 @@
+"""Reports that cannot go stale or let a comparison through (issue 48): the committed reports are current (printed
+by the tree's reporting code, or saying in their first line that they predate it), a report re-prints from its
+committed values alone, a served name never hides the model, the extraction model is a role, and LLM-free,
+stand-in-metric, unsized and unlabelled runs get no Δ against a paper."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from hyperrag.reporting.collect import RunRecord
+from hyperrag.reporting.paper_rows import not_comparable
+from hyperrag.reporting.provenance import PREDATES, last_reporting_change, printed_by, stale_reason
+from hyperrag.reporting.published import load_published
+from tests.conftest import REPO_ROOT
+from tests.test_report_entry import compose_report, make_run, report
+
+
+def _git_history() -> bool:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-list", "--count", "HEAD"], capture_output=True,
+                             text=True, check=True, timeout=30).stdout.strip()
+        shallow = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--is-shallow-repository"],
+                                 capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return int(out) > 0 and shallow != "true"
+
+
+@pytest.mark.skipif(not _git_history(), reason="needs the repository's full git history (not a shallow clone)")
+def test_no_committed_report_was_printed_by_reporting_code_older_than_the_trees():
+    """Each reports/*/report.md names the commit that printed it (``printed by: git <sha>``), and no commit after
+    it changed the reporting code (provenance.REPORTING_PATHS) — or its first line says it predates the current
+    statistics. Re-print with ``python report.py --all`` after changing the reporting code."""
+    reports = sorted((REPO_ROOT / "reports").glob("*/report.md"))
+    assert reports
+    stale = {str(p.relative_to(REPO_ROOT)): why for p in reports if (why := stale_reason(p, REPO_ROOT))}
+    assert not stale, stale
+    for p in reports:  # a current report has its values beside it; one that predates says so first
+        assert (p.parent / "values.json").is_file() or p.read_text().startswith(PREDATES), p
+    assert last_reporting_change(REPO_ROOT)
+
+
+def test_benchmarks_links_only_current_reports():
+    text = (REPO_ROOT / "BENCHMARKS.md").read_text()
+    for name in sorted({part.split("/")[0] for part in text.split("(reports/")[1:]}):
+        path = REPO_ROOT / "reports" / name / "report.md"
+        if path.is_file():
+            assert not path.read_text().startswith(PREDATES), f"BENCHMARKS.md links {name}, which predates"
+
+
+@pytest.mark.slow  # two reports with plots and bootstrap intervals (~5 s idle)
+def test_a_report_reprints_from_its_committed_values_alone(tmp_path):
+    """The run directories gone, ``values.json`` re-prints the same tables, intervals and tests."""
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    runs = []
+    for method, hits in (("dense", [["g1", "x"]] * 8 + [["g1", "g2"]] * 4), ("catrag", [["g1", "g2"]] * 12)):
+        run = make_run(root, method, method, "musique", (50.0, 60.0, 70.0), ["experiment=catrag_table",
+                       f"method={method}"])
+        rows = [{"id": f"q{i}", "question": "?", "ranked_ids": h, "gold_ids": ["g1", "g2"]} for i, h in enumerate(hits)]
+        (run / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        runs.append(run)
+    path = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5,fcr@5]",
+                                     "equivalence_margin=2"))
+    first = path.read_text()
+    assert "not ≡ ±2" in first and "two one-sided tests" in first  # +16.7 is no equivalence within ±2
+    assert printed_by(first) is not None and "Runs' code: git abc1234567" in first
+    assert (path.parent / "values.json").is_file()
+    shutil.rmtree(tmp_path / "multirun")
+    from hyperrag.reporting.report import reprint_all
+
+    assert reprint_all(tmp_path / "reports") == [path]
+    again = path.read_text()
+
+    def body(text: str) -> str:
+        return "\n".join(line for line in text.splitlines() if "generated" not in line)
+
+    assert body(again) == body(first) and "## Paired tests" in again and "[" in again
+
+
+def test_a_served_name_never_hides_the_model_it_serves():
+    """``llm=vllm llm.served_model_name=gpt-4o-mini`` under a GPT-4o-mini preset: Qwen answers, so the run is
+    'substituted models'; the served name is recorded beside the model."""
+    import retrieve
+
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+        cfg = compose("retrieve", overrides=["experiment=hyperrag_paper", "llm=vllm", "tracking=none",
+                                             "llm.served_model_name=gpt-4o-mini"])
+    labels = retrieve.substituted_models(cfg)
+    assert labels["models_used"]["llm"] == "Qwen/Qwen2.5-7B-Instruct"
+    assert labels["models_used"]["llm_served_as"] == "gpt-4o-mini"
+    assert labels["models"] == "substituted" and "llm" in labels["substituted_roles"]
+
+
+def test_the_cdfrag_and_hugrag_presets_name_their_roles():
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "hydra_configs"), version_base="1.3"):
+        cdf = compose("retrieve", overrides=["experiment=cdfrag_table", "method=cdfrag", "tracking=none"])
+        abl = compose("retrieve", overrides=["experiment=hugrag_ablation", "tracking=none"])
+    assert cdf.paper_models.embedder == "all-MiniLM-L6-v2" and "UniCausal" in cdf.paper_models.causal_classifier
+    from hyperrag.reporting.run_info import role_models
+
+    assert "causal_classifier" in role_models(cdf)  # ours: a checkpoint or the rule priors, printed as such
+    assert abl.paper_models.llm == "gpt-5-nano" and abl.paper_models.extraction == "gpt-5-nano"
+
+
+def test_a_run_on_released_gpt35_triples_names_the_extraction_model_in_its_report(tmp_path):
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    released = tmp_path / "openie_results_ner_gpt-3.5-turbo-1106.json"
+    for method in ("hipporag2", "catrag"):
+        run = make_run(root, method, method, "musique", (50.0, 60.0, 70.0),
+                       ["experiment=catrag_table", f"method={method}"], llm_label="model:gpt-4o-mini",
+                       models_used={"llm": "gpt-4o-mini", "reader": "gpt-4o-mini"},
+                       paper_models={"llm": "gpt-4o-mini", "extraction": "gpt-4o-mini"})
+        if method == "catrag":  # recorded by the run; hipporag2's is inferred from its config's OpenIE file
+            saved = json.loads((run / "metrics.json").read_text())
+            saved["metrics"]["extraction"] = {"source": "file", "model": "gpt-3.5-turbo-1106", "path": str(released)}
+            (run / "metrics.json").write_text(json.dumps(saved))
+        else:
+            info = json.loads((run / "run_info.json").read_text())
+            info["config"]["data"]["openie"] = str(released)
+            (run / "run_info.json").write_text(json.dumps(info))
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    assert ("extraction `gpt-3.5-turbo-1106 (released file openie_results_ner_gpt-3.5-turbo-1106.json)` "
+            "(paper: gpt-4o-mini)") in text
+    assert "gpt-3.5-turbo-1106 (released file openie_results_ner_gpt-3.5-turbo-1106.json, inferred)" in text
+    assert "substituted models" in text  # another extraction model than the paper's
+
+
+def _run(dataset: str, queries: int, tags: list[str], data: bool = True, passages: int | None = None) -> RunRecord:
+    labels = {"data": {"name": dataset, "queries": queries, "passages": passages}} if data else {}
+    return RunRecord(Path("run"), "catrag", dataset, {"queries": queries}, tags=tags, labels=labels)
+
+
+def _table(table_id: str):
+    return next(t for t in load_published() if t.id == table_id)
+
+
+def test_llm_free_unsized_unlabelled_and_stand_in_runs_are_not_comparable():
+    catrag2 = _table("catrag_table2")
+    # an LLM-free run at the paper's size (1,000 q / 11,656 p)
+    why = not_comparable(_run("musique", 1000, ["LLM-free"], passages=11656), catrag2, "recall@5", "recall@5")
+    assert why == "LLM-free fallback, not the paper's LLM steps"
+    assert not_comparable(_run("musique", 1000, ["model:gpt-4o-mini"], passages=11656), catrag2) is None
+    # no data label: no size or digest to check
+    assert "records no data label" in not_comparable(_run("musique", 1000, [], data=False), catrag2)
+    # a CDF-RAG Table 1 run of 16 queries: the paper states no per-set count, ours is 16
+    cdf1 = _table("cdfrag_table1")
+    why = not_comparable(_run("adversarialqa", 16, ["model:gpt-4"]), cdf1, "accuracy", "em")
+    assert "the paper states no query count" in why and "em stands in for the paper's accuracy" in why
+    assert all(t.sizes for t in load_published() if t.experiment and t.rows)
+
+
+def test_the_cdfrag_table1_section_prints_not_comparable_for_16_queries(tmp_path):
+    root = tmp_path / "multirun" / "cdfrag_table" / "stamp"
+    run = make_run(root, "cdfrag", "cdfrag", "adversarialqa", (50.0, 60.0, 70.0),
+                   ["experiment=cdfrag_table", "method=cdfrag"], llm_label="LLM-free", accuracy=40.0, queries=16,
+                   data={"name": "adversarialqa", "queries": 16, "passages": 30})
+    assert run.is_dir()
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    table1 = text.split("## Paper vs ours: Table 1")[1].split("## ")[0]
+    delta = next(x for x in table1.splitlines() if x.startswith("| Δ ours − paper"))
+    assert "not comparable (LLM-free fallback, not the paper's LLM steps; size the paper states no query count)" \
+        in delta
+
+
+def test_staleness_follows_the_reporting_code_only(tmp_path):
+    """In a scratch repository: a report printed at commit A is current; a later change elsewhere keeps it
+    current; a later change to a reporting module stales it; uncommitted reporting changes never count as current."""
+    from hyperrag.reporting.provenance import printed_by_line
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "hyperrag" / "reporting").mkdir(parents=True)
+    (tmp_path / "hyperrag" / "reporting" / "tables.py").write_text("x = 1\n")
+    (tmp_path / "other.py").write_text("y = 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "a")
+    report = tmp_path / "reports" / "r" / "report.md"
+    report.parent.mkdir(parents=True)
+    report.write_text(f"# r\n\n{printed_by_line(tmp_path)}\n")
+    assert stale_reason(report, tmp_path) is None
+    (tmp_path / "other.py").write_text("y = 2\n")
+    git("commit", "-qam", "elsewhere")
+    assert stale_reason(report, tmp_path) is None
+    (tmp_path / "hyperrag" / "reporting" / "tables.py").write_text("x = 2\n")
+    assert "uncommitted" in printed_by_line(tmp_path)
+    git("commit", "-qam", "reporting")
+    assert "older than" in stale_reason(report, tmp_path)
+    report.write_text(PREDATES + "\n\n# r\n")
+    assert stale_reason(report, tmp_path) is None
