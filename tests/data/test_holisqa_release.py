@@ -114,6 +114,22 @@ def test_context_recall_by_hand():
     assert row_context_recall({"ranked_ids": ["a"]}, 3) is None
 
 
+def test_per_query_context_recall_matches_the_runs_figure():
+    """The values behind a run's context_recall (intervals, paired tests) are the rows' own, at the reader's cut-off,
+    and score_rows's figure is their mean."""
+    from hyperrag.eval.per_query import per_query_values
+    from hyperrag.runners.batch_retrieval import score_rows
+
+    gold = [{"id": "S1", "text": A1[0], "passage_id": "p1", "passage_ids": ["p1"]},
+            {"id": "S2", "text": A1[1], "passage_id": "p2", "passage_ids": ["p2", "p3"]}]
+    rows = [{"id": "a", "ranked_ids": ["p1", "p3", "x"], "gold_ids": ["p1", "p2"], "gold_sentences": gold},
+            {"id": "b", "ranked_ids": ["x", "p1", "p2"], "gold_ids": ["p1", "p2"], "gold_sentences": gold}]
+    assert per_query_values(rows, answer_top_n=2)["context_recall"] == {"a": 1.0, "b": 0.5}
+    metrics = score_rows(rows, (2,), answer_top_n=2)
+    assert metrics["context_recall"] == 75.0 and metrics["context_recall_top_n"] == 2
+    assert metrics["context_recall_ci"][0] <= 75.0 <= metrics["context_recall_ci"][1]
+
+
 def test_paper_data_reads_the_release_under_the_domain_folders(tmp_path):
     write_domain(tmp_path / "holisqa_release")
     root = tmp_path / "holisqa_release"
