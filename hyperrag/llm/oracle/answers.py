@@ -247,12 +247,14 @@ def _open(text: str) -> str:
     return " ".join(_HOP_PLACEHOLDER.sub(" ", text).split())
 
 
-def _new_words(text: str, seen: set[str]) -> list[str]:
-    """The words of ``text`` not yet in ``seen`` (compared normalised; ``seen`` grows)."""
+def _new_words(text: str, seen: set[str], *, keep_stopwords: bool = True) -> list[str]:
+    """The words of ``text`` (end punctuation stripped) not yet in ``seen`` (compared normalised; ``seen`` grows);
+    without ``keep_stopwords`` stop words are skipped."""
     out = []
-    for w in text.split():
+    for raw in text.split():
+        w = raw.strip("?!.,;:\"'()")
         key = normalize(w)
-        if key and key not in seen:
+        if key and key not in seen and (keep_stopwords or not is_stopword(key)):
             seen.add(key)
             out.append(w)
     return out
@@ -269,7 +271,8 @@ def question_entities(qg: QueryGold) -> list[str]:
             if not _HOP_PLACEHOLDER.search(h.raw_subject):
                 out.append(h.raw_subject)
         elif not _HOP_PLACEHOLDER.search(h.question):
-            shared = [w for w in h.question.split() if normalize(w) in question and not is_stopword(normalize(w))]
+            words = [w.strip("?!.,;:\"'()") for w in h.question.split()]
+            shared = [w for w in words if normalize(w) in question and not is_stopword(normalize(w))]
             if shared:
                 out.append(" ".join(shared))
     return list(dict.fromkeys(out))
@@ -278,8 +281,8 @@ def question_entities(qg: QueryGold) -> list[str]:
 def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
     """The oracle's rewrites of the question for one action under one reading.
 
-    ``no_answers`` (no gold answer in any rewrite): expand — the question + the words of the unresolved
-    sub-questions it does not hold (the hops' entities and relations, bridges left open); decompose — the
+    ``no_answers`` (no gold answer in any rewrite): expand — the question + the content words (no stop words) of
+    the unresolved sub-questions it does not hold (the hops' entities and relations, bridges left open); decompose — the
     sub-questions with the bridge left open; simplify — the question's own entities (:func:`question_entities`)
     + the last hop's relation (its unresolved text, bridge dropped).
     ``gold_answers`` (every action may use the gold answers of the hops): expand — the question + the bridge
@@ -302,13 +305,13 @@ def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
         return [_open(h.question) for h in hops]
     if mode == "expand":
         seen = {normalize(w) for w in qg.query.question.split()}
-        extra = [w for h in hops for w in _new_words(_open(h.question), seen)]
+        extra = [w for h in hops for w in _new_words(_open(h.question), seen, keep_stopwords=False)]
         return [f"{qg.query.question} {' '.join(extra)}"] if extra else []
     if mode == "simplify":
         last = hops[-1]
-        seen: set[str] = set()
-        words = [w for part in (*question_entities(qg), _open(last.relation or last.question))
-                 for w in _new_words(part, seen)]
+        entities = question_entities(qg)
+        seen = {normalize(w) for e in entities for w in e.split()}
+        words = [*entities, *_new_words(_open(last.relation or last.question), seen)]
         return [" ".join(words)] if words else []
     return []
 
