@@ -15,9 +15,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hyperrag.data.types import Dataset
 from hyperrag.errors import InputError
+
+if TYPE_CHECKING:
+    from hyperrag.index.chunking import ChunkSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +47,12 @@ class PaperDataset:
             the corpus), ``medmcqa`` (the release's dev split + its train split's explanations as the corpus).
         source: where the files are published.
         papers: the papers whose tables use it.
+            ``holisqa_release`` (HolisQA as released: ``<domain>/all_abstracts.txt``, ``sentences.jsonl``,
+            ``articles.jsonl``, ``qa.jsonl``; :mod:`hyperrag.data.holisqa_release`).
         reader_issue: set when no reader exists yet (the line names the issue that adds it).
+        alternates: other ``(layout, files)`` it may be found in, tried in order when ``files`` are not all there
+            (HolisQA's domains: the release under ``paper_data/<domain>/`` — ``paper_data`` the folder holding the
+            five domain folders — or under ``paper_data/holisqa/<domain>/``, or the project's generated layout).
     """
 
     name: str
@@ -52,6 +61,27 @@ class PaperDataset:
     source: str
     papers: tuple[str, ...]
     reader_issue: str | None = None
+    alternates: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def options(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Every ``(layout, files)`` it may be read from, preferred first."""
+        return [(self.layout, self.files), *self.alternates]
+
+
+#: the release files of a HolisQA domain folder (hyperrag/data/holisqa_release.py)
+HOLISQA_RELEASE_FILES = ("all_abstracts.txt", "sentences.jsonl", "articles.jsonl", "qa.jsonl")
+
+
+def _holisqa_domain(domain: str) -> PaperDataset:
+    release = tuple(f"{domain}/{f}" for f in HOLISQA_RELEASE_FILES)
+    return PaperDataset(
+        f"holisqa_{domain}", release, "holisqa_release",
+        f"HolisQA-{domain} (HugRAG Table 3) as its authors released it (paper_data = the folder holding the five "
+        f"domain folders, or one holding holisqa/{domain}/); else python -m hyperrag.holisqa over 2025 "
+        f"{domain.replace('_', ' ')} papers in holisqa/{domain}/{{queries,corpus}}.jsonl, labelled as such",
+        ("HugRAG",),
+        alternates=(("holisqa_release", tuple(f"holisqa/{f}" for f in release)),
+                    ("jsonl", (f"holisqa/{domain}/queries.jsonl", f"holisqa/{domain}/corpus.jsonl"))))
 
 
 def _release(name: str, papers: tuple[str, ...], source: str = HIPPORAG2_RELEASE) -> PaperDataset:
@@ -88,10 +118,7 @@ PAPER_DATASETS: dict[str, PaperDataset] = {d.name: d for d in (
     PaperDataset("holisqa", ("holisqa/queries.jsonl", "holisqa/corpus.jsonl"), "jsonl",
                  "HolisQA (HugRAG; where its release is not available, the output of python -m hyperrag.holisqa, "
                  "labelled as such)", ("HugRAG",)),
-    *(PaperDataset(f"holisqa_{domain}", (f"holisqa/{domain}/queries.jsonl", f"holisqa/{domain}/corpus.jsonl"),
-                   "jsonl", f"HolisQA-{domain} (HugRAG Table 3; its release, or python -m hyperrag.holisqa over 2025 "
-                   f"{domain.replace('_', ' ')} papers, labelled as such)", ("HugRAG",))
-      for domain in HOLISQA_DOMAINS),
+    *(_holisqa_domain(domain) for domain in HOLISQA_DOMAINS),
 )}
 
 
@@ -103,9 +130,15 @@ def known(name: str) -> PaperDataset:
 
 def present(paper_data: str | Path | None, name: str) -> bool:
     """Whether every file ``name`` needs is under ``paper_data`` (and it has a reader)."""
+    return _found(paper_data, name) is not None
+
+
+def _found(paper_data: str | Path | None, name: str) -> tuple[str, tuple[str, ...]] | None:
+    """The first ``(layout, files)`` of ``name`` whose files are all under ``paper_data``."""
     spec = known(name)
-    return (paper_data is not None and spec.reader_issue is None
-            and all(_exists(Path(paper_data), f) for f in spec.files))
+    if paper_data is None or spec.reader_issue is not None:
+        return None
+    return next((o for o in spec.options() if all(_exists(Path(paper_data), f) for f in o[1])), None)
 
 
 def _exists(root: Path, name: str) -> bool:
@@ -119,7 +152,8 @@ def missing_line(paper_data: str | Path | None, name: str) -> str:
         return f"{name}: no reader yet ({spec.reader_issue}); its files would be {', '.join(spec.files)} ({spec.source})"
     where = Path(paper_data) if paper_data is not None else Path("<paper_data>")
     lacking = [f for f in spec.files if not _exists(where, f)]
-    return f"{name}: put {' + '.join(lacking)} under {where}/ (from {spec.source})"
+    others = "".join(f" (or {' + '.join(files)})" for _, files in spec.alternates)
+    return f"{name}: put {' + '.join(lacking)} under {where}/{others} (from {spec.source})"
 
 
 def find_openie(paper_data: str | Path, name: str) -> Path | None:
@@ -151,7 +185,8 @@ def find_openie(paper_data: str | Path, name: str) -> Path | None:
 
 
 def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None = "auto",
-                  chunk_words: int | None = None) -> Dataset:
+                  chunk_words: int | None = None, chunking: ChunkSettings | None = None,
+                  cache_dir: str | Path | None = None) -> Dataset:
     """Read the paper dataset ``name`` from the ``paper_data`` directory ``dir``.
 
     Args:
@@ -161,6 +196,8 @@ def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None =
             extracts), a file, or ``null`` (always extract with the LLM).
         chunk_words: words per passage at most when a textbook corpus is cut into passages (MedQA;
             ``data/paper.yaml``).
+        chunking: how HolisQA's abstracts are cut into passages (``chunking/``; ``data/paper.yaml``).
+        cache_dir: where HolisQA's chunking is cached.
 
     Raises:
         InputError: ``paper_data`` unset, or the dataset's files are missing (the message is :func:`missing_line`).
@@ -169,24 +206,34 @@ def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None =
         raise InputError("set paper_data=DIR: the directory holding the papers' dataset files (docs/reproduce.md)",
                          field="paper_data")
     spec = known(name)
-    if not present(dir, name):
+    found = _found(dir, name)
+    if found is None:
         raise InputError(missing_line(dir, name), field="paper_data")
+    layout, files = found
     root = Path(dir)
     openie_path = find_openie(root, name) if openie == "auto" else (Path(openie) if openie else None)
-    if spec.layout == "hipporag2_release":
+    if layout == "holisqa_release":
+        from hyperrag.data.holisqa_release import read_holisqa_release
+
+        if chunking is None:
+            raise InputError("set data.chunking (how HolisQA's abstracts become passages: chunking/)",
+                             setting="data.chunking")
+        folder = (root / files[0]).parent
+        dataset = read_holisqa_release(folder.parent, folder.name, chunking, cache_dir, name=name)
+    elif layout == "hipporag2_release":
         from hyperrag.data.hipporag2_release import read_hipporag2_release
 
         dataset = read_hipporag2_release(root, name, openie_path)
-    elif spec.layout == "multiple_choice":
+    elif layout == "multiple_choice":
         from hyperrag.data.datasets import multiple_choice_dataset
 
         corpus = next((root / f for f in spec.files[1:]), None)
         dataset = multiple_choice_dataset(root / spec.files[0], cop_base=0, corpus=corpus, name=name)
-    elif spec.layout == "adversarialqa":
+    elif layout == "adversarialqa":
         from hyperrag.data.adversarialqa import read_adversarialqa
 
         dataset = read_adversarialqa(root / spec.files[0], name=name)
-    elif spec.layout == "medqa":
+    elif layout == "medqa":
         from hyperrag.data.medical import textbook_corpus
         from hyperrag.data.multiple_choice import read_multiple_choice
 
@@ -194,27 +241,27 @@ def paper_dataset(dir: str | Path | None, name: str, openie: str | Path | None =
             raise InputError("set data.chunk_words (words per textbook passage)", setting="data.chunk_words")
         dataset = read_multiple_choice(root / spec.files[0], textbook_corpus(root / spec.files[1], chunk_words),
                                        name, cop_base=0)
-    elif spec.layout == "medmcqa":
+    elif layout == "medmcqa":
         from hyperrag.data.medical import explanation_corpus
         from hyperrag.data.multiple_choice import read_multiple_choice
 
         # the release numbers the correct option 1-4 (cop)
         dataset = read_multiple_choice(root / spec.files[0], explanation_corpus(root / spec.files[1]), name,
                                        cop_base=1)
-    elif spec.layout == "msmarco":
+    elif layout == "msmarco":
         from hyperrag.data.msmarco import read_msmarco
 
         dataset = read_msmarco(root / spec.files[0], name=name)
         dataset.openie_path = openie_path
-    elif spec.layout == "qasc":
+    elif layout == "qasc":
         from hyperrag.data.qasc import read_qasc
 
         dataset = read_qasc(root / spec.files[0], name=name)
         dataset.openie_path = openie_path
-    elif spec.layout == "jsonl":
+    elif layout == "jsonl":
         from hyperrag.data.datasets import jsonl_dataset
 
-        dataset = jsonl_dataset(root / spec.files[1], root / spec.files[0], openie_path, name=name)
+        dataset = jsonl_dataset(root / files[1], root / files[0], openie_path, name=name)
     else:  # pragma: no cover - guarded by reader_issue
         raise InputError(missing_line(dir, name), field="data.name")
     if openie_path is None:

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 def _sentence_covered(sentence: Any, ids: set[str], context_norm: str | None) -> bool:
     if isinstance(sentence, Mapping):
-        pid = sentence.get("passage_id")
-        if pid is not None and str(pid) in ids:
+        holders = [sentence.get("passage_id"), *(sentence.get("passage_ids") or ())]
+        if any(pid is not None and str(pid) in ids for pid in holders):
             return True
         text = sentence.get("text")
     else:
@@ -38,7 +38,8 @@ def context_recall(context_ids: Sequence[str], gold_ids: Sequence[str] = (),
     Args:
         context_ids: passage ids of the retrieved context (e.g. the top 5 the reader saw).
         gold_ids: gold passage ids (used when there are no gold sentences).
-        gold_sentences: gold sentences, each ``{"id", "passage_id", "text"}`` or a plain string.
+        gold_sentences: gold sentences, each ``{"id", "passage_id", "text"}`` (optionally ``passage_ids``: every
+            passage holding it, any one of which covers it) or a plain string.
         context_text: the context's text, to match sentences given without a passage id.
     """
     ids = {str(i) for i in context_ids}
@@ -49,6 +50,18 @@ def context_recall(context_ids: Sequence[str], gold_ids: Sequence[str] = (),
     if not gold:
         return None
     return len(gold & ids) / len(gold)
+
+
+def row_context_recall(row: Mapping[str, Any], top_n: int) -> float | None:
+    """LLM-free context recall of one prediction row, as the run scored it: its gold sentences (else gold passages)
+    covered by its top ``top_n`` ranked passages or by the text of the evidence it recorded answering from
+    (``details["evidence"]``: HugRAG's S*); ``None`` without gold. Needs no corpus: a sentence's holding passages
+    are in the row (``passage_ids``)."""
+    details = row.get("details")
+    evidence = details.get("evidence") if isinstance(details, Mapping) else None
+    text = "\n".join(map(str, evidence)) if isinstance(evidence, list) and evidence else None
+    return context_recall([str(i) for i in row.get("ranked_ids", [])[:top_n]], row.get("gold_ids") or [],
+                          row.get("gold_sentences") or None, text)
 
 
 def _pair_ends(pair: Any) -> tuple[str, str]:

@@ -61,6 +61,13 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
             for k in ks:
                 out.setdefault(f"recall@{k}", {})[qid] = recall_at_k(r["ranked_ids"], gold, k)
                 out.setdefault(f"fcr@{k}", {})[qid] = full_chain_at_k(r["ranked_ids"], gold, k)
+    if any(r.get("gold_sentences") for r in rows):  # HolisQA: context recall of the gold sentences, LLM-free
+        from hyperrag.eval.context import row_context_recall
+
+        for r in rows:
+            value = row_context_recall(r, answer_top_n or 5)
+            if value is not None:
+                out.setdefault("context_recall", {})[str(r["id"])] = value
     if not any("answer" in r for r in rows):
         return out
     n = answer_top_n or 5
@@ -72,6 +79,8 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
         chosen = option_correct(pred, r.get("options") or [], r.get("answer_index"))
         if chosen is not None:
             out.setdefault("accuracy", {})[qid] = chosen
+    if not any(r.get("gold_ids") for r in rows):  # no gold chain on any question: no JSR (as score_rows)
+        out.pop("jsr", None)
     return out
 
 
@@ -82,6 +91,18 @@ class RunValues:
     name: str
     path: Path | None = None
     values: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: query id → its type where the rows carry one (2Wiki's ``type``): :meth:`by_type` splits by it
+    types: dict[str, str] = field(default_factory=dict)
+
+    def by_type(self) -> dict[str, RunValues]:
+        """One :class:`RunValues` per query type (in order of first appearance), named ``<run> [<type>]``;
+        ``{}`` when no query has a type."""
+        groups: dict[str, set[str]] = {}
+        for qid, qtype in self.types.items():
+            groups.setdefault(qtype, set()).add(qid)
+        return {t: RunValues(f"{self.name} [{t}]", self.path,
+                             {m: {q: v for q, v in vals.items() if q in ids} for m, vals in self.values.items()},
+                             {q: t for q in ids}) for t, ids in groups.items()}
 
     @property
     def query_ids(self) -> set[str]:
@@ -144,7 +165,8 @@ def run_per_query(run_dir: str | Path, name: str | None = None) -> RunValues:
                 if key in _NOT_METRICS or isinstance(value, bool) or not isinstance(value, (int, float)):
                     continue
                 values.setdefault(_EVALUATION_KEYS.get(key, key), {})[qid] = float(value)
-    return RunValues(name or run_dir.name, run_dir, values)
+    types = {str(r["id"]): str(r["type"]) for r in rows if r.get("type")}
+    return RunValues(name or run_dir.name, run_dir, values, types)
 
 
 def _f1_answer(run_dir: Path) -> str:

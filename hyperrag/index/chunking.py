@@ -43,6 +43,11 @@ class ChunkSettings:
     chunk_size: PositiveInt
     overlap: NonNegativeInt
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The character spans of ``text``'s chunks (:func:`chunk_spans`): what a reader below this layer (the
+        HolisQA release reader) calls to cut text without importing the index package."""
+        return chunk_spans(text, self)
+
 
 @dataclass(frozen=True)
 class Document:
@@ -168,6 +173,18 @@ def chunk_documents(docs: Sequence[Document], chunking: ChunkSettings) -> tuple[
     return passages, triples
 
 
+def chunk_spans(text: str, chunking: ChunkSettings) -> list[tuple[int, int]]:
+    """The character spans ``[start, end)`` of ``text``'s chunks, cut exactly as :func:`chunk_documents` cuts a
+    document (the same semchunk chunker, size and overlap; blank chunks dropped): ``text[start:end]`` is a passage.
+    A reader that must map units inside the text (sentences) to the passages holding them uses these."""
+    import semchunk
+
+    chunker = semchunk.chunkerify(token_counter(chunking.tokenizer), chunking.chunk_size)
+    pieces, spans = chunker(text, offsets=True, overlap=chunking.overlap or None)
+    kept = [(int(a), int(b)) for p, (a, b) in zip(pieces, spans) if p.strip()]
+    return kept or [(0, len(text))]
+
+
 def chunking_record(chunking: ChunkSettings) -> dict[str, Any]:
     """What the index manifest records about its chunks."""
     from importlib.metadata import version
@@ -181,5 +198,5 @@ def document_passages(document_id: str, passage_ids: Iterable[str]) -> list[str]
     return [pid for pid in passage_ids if pid == document_id or chunk.fullmatch(pid)]
 
 
-__all__ = ["ChunkSettings", "Document", "chunk_documents", "chunking_record", "document_passages",
+__all__ = ["ChunkSettings", "Document", "chunk_documents", "chunk_spans", "chunking_record", "document_passages",
            "read_documents", "token_counter"]

@@ -48,7 +48,15 @@ STAND_IN_METRICS = {
     ("accuracy", "adversarialqa"): ("em", ("AdversarialQA is extractive (no options to pick): its accuracy is read "
                                           "as EM of the short answer, the strict reading (Match-Acc, gold contained "
                                           "in the response, is the lenient one and is in the results table)")),
+    **{("context_recall_claims", f"holisqa_{domain}"): (
+        "context_recall", ("HolisQA's CR without a judge (context_recall): the share of the question's gold sentences "
+                           "held by the reader's top 3 passages or the method's recorded evidence; the paper's CR "
+                           "is Ragas's judge-attributed recall of the reference answer's statements (another "
+                           "measure: no Δ)"))
+       for domain in ("medicine", "computer_science", "business", "biology", "psychology")},
 }
+#: stand-ins that measure something else than the paper's metric: their Δ is "not comparable"
+OTHER_MEASURE = frozenset(k for k in STAND_IN_METRICS if k[0] == "context_recall_claims")
 
 
 def ours_metric(run: RunRecord | None, metric: str, dataset: str) -> str:
@@ -159,6 +167,8 @@ def comparison_for(table: PublishedTable, runs: Sequence[RunRecord]) -> str:
                                                        if ci is not None and ci.n > 1 else f"{value:.{k}f}{tag}"))
                 paper = table.as_percent(m, (ref.values.get(d) or {}).get(m))
                 why = not_comparable(run, table) if run is not None else None
+                if mine != m and (m, d) in OTHER_MEASURE:
+                    why = "; ".join(x for x in (why, f"{mine} is another measure than the paper's {m}") if x)
                 if value is None or paper is None:
                     delta.append("–")
                 else:

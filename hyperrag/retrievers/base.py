@@ -67,6 +67,9 @@ class Retriever(ABC):
     supports_index_dir: bool = False
     #: whether the method embeds with ``encoder`` (an index directory must then come from the same embedder)
     uses_encoder: ClassVar[bool] = True
+    #: whether the method builds on the corpus's OpenIE triples; ``False`` (passages only: dense, BM25, no
+    #: retrieval): the runner extracts none for it (no LLM, spaCy or released file is read)
+    uses_triples: ClassVar[bool] = True
     #: set when retrieving over an index directory: its manifest key (part of the batch runner's resume key)
     index_key: str | None = None
 

@@ -20,6 +20,7 @@ class BM25Retriever(Retriever):
     name = "bm25"
     supports_index_dir = True
     uses_encoder = False
+    uses_triples = False
     settings: BM25Settings
 
     def __init__(self, settings: BM25Settings, **kwargs: Unpack[RetrieverArgs]) -> None:

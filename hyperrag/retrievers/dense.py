@@ -21,6 +21,7 @@ class DenseRetriever(Retriever):
 
     name = "dense"
     supports_index_dir = True
+    uses_triples = False
     settings: DenseSettings
 
     def __init__(self, settings: DenseSettings, **kwargs: Unpack[RetrieverArgs]) -> None:

@@ -27,6 +27,7 @@ class NoRetrievalRetriever(Retriever):
     name = "no_retrieval"
     supports_index_dir = True
     uses_encoder = False
+    uses_triples = False
     settings: NoRetrievalSettings
 
     def __init__(self, settings: NoRetrievalSettings, **kwargs: Unpack[RetrieverArgs]) -> None:

@@ -207,3 +207,21 @@ def test_intervals_cli_stops_on_runs_with_no_query_in_common(tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(tmp_path / "a") in err and str(tmp_path / "b") in err
+
+
+def test_intervals_cli_per_question_type(tmp_path, capsys):
+    """--by-type: each type's queries on their own (the rows' ``type``), paired across runs within the type."""
+    rows = [{"id": f"q{i}", "question": "?", "ranked_ids": ["x", "y"], "gold_ids": ["x" if i % 2 else "z"],
+             "type": "comparison" if i < 4 else "compositional"} for i in range(6)]
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = run_per_query(tmp_path / "a")
+    groups = run.by_type()
+    assert list(groups) == ["comparison", "compositional"]
+    assert set(groups["comparison"].values["recall@2"]) == {"q0", "q1", "q2", "q3"}
+    assert groups["compositional"].interval("fcr@2").estimate == pytest.approx(50.0)
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--by-type", "--metrics", "fcr@2"]) == 0
+    out = capsys.readouterr().out
+    assert "--- type comparison" in out and "a [compositional]  (2 queries)" in out
+    assert "b [comparison] − a [comparison]" in out

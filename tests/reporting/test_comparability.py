@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.test_report_entry import compose_report, make_run, report
 
 GOLD = [["g1", "g2"]] * 12
@@ -90,3 +92,28 @@ def test_a_run_of_a_composition_of_ours_gets_no_delta_against_the_paper(tmp_path
                      config={"method.paper_form": False}, labels={"data": {"queries": 1000, "passages": 11656}})
     assert not_comparable(kept, table) is None
     assert not_comparable(ours, table) == "not the paper's method"
+
+
+@pytest.mark.slow  # a report with plots (~12 s)
+def test_holisqa_context_recall_stands_beside_the_papers_cr_without_a_delta(tmp_path):
+    """HugRAG Table 3's CR (Ragas, judged) against our LLM-free gold-sentence recall: shown with its interval and
+    named (``context_recall``), but the Δ is "not comparable" — another measure, even for an LLM-free, unsubstituted
+    run."""
+    root = tmp_path / "multirun" / "hugrag_table" / "stamp"
+    gold = [{"id": "s1", "text": "a", "passage_id": "p1", "passage_ids": ["p1"]},
+            {"id": "s2", "text": "b", "passage_id": "p2", "passage_ids": ["p2"]}]
+    hits = [["p1", "p2"]] * 6 + [["p1", "x"]] * 4 + [["x"]] * 2
+    cr = 100 * sum(len({"p1", "p2"} & set(h)) / 2 for h in hits) / len(hits)
+    run = make_run(root, "bm25", "bm25", "holisqa_medicine", (cr, cr, cr),
+                   ["experiment=hugrag_table", "method=bm25"], queries=len(hits), context_recall=cr,
+                   llm_label="LLM-free")
+    rows = [{"id": f"q{i}", "question": "?", "ranked_ids": h, "gold_ids": ["p1", "p2"], "gold_sentences": gold,
+             "answers": ["a b"]} for i, h in enumerate(hits)]
+    (run / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    table3 = text.split("## Paper vs ours: Table 3")[1].split("## ")[0]
+    ours = next(x for x in table3.splitlines() if x.startswith("| ours: "))
+    assert f"{cr:.1f} [" in ours and "(context_recall)" in ours
+    delta = next(x for x in table3.splitlines() if x.startswith("| Δ ours − paper (BM25)"))
+    assert "not comparable (context_recall is another measure than the paper's context_recall_claims)" in delta
+    assert "Stand-in metric: HolisQA's CR without a judge" in table3 + text

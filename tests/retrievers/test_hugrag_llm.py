@@ -120,8 +120,9 @@ def test_prepare_leaves_extraction_to_hugrag(sample):
     """With ``extraction: graphrag`` the HippoRAG-style OpenIE of ``openie_source: llm`` datasets is skipped."""
     from hyperrag.runners.prepare import resolve_openie
 
-    class NoCalls:  # an available LLM that must not be asked anything
+    class NoCalls:  # an available LLM that must not be asked anything (its name is read for the run's record)
         available = True
+        model = "no-calls"
 
         def __getattr__(self, name):
             raise AssertionError(f"LLM used: {name}")

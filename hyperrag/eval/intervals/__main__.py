@@ -1,5 +1,5 @@
-"""``python -m hyperrag.eval.intervals RUN_DIR [RUN_DIR ...]``: every run's metrics with their 95% intervals, then
-the paired differences of each later run against the first.
+"""``python -m hyperrag.eval.intervals RUN_DIR [RUN_DIR ...] [--by-type]``: every run's metrics with their 95%
+intervals, then the paired differences of each later run against the first (``--by-type``: also per question type).
 
 The command line lives here, apart from the statistics (``intervals/__init__.py``): it reads runs through
 :mod:`hyperrag.eval.per_query`, which itself builds on the statistics, so neither file imports the other back.
@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Sequence
 
 from hyperrag.errors import InputError, exit_on_input_error
-from hyperrag.eval.per_query import comparable_metrics, metric_order, run_per_query
+from hyperrag.eval.per_query import RunValues, comparable_metrics, metric_order, run_per_query
 
 
 @exit_on_input_error
@@ -22,13 +22,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", help="run directories (predictions.jsonl [+ evaluation.jsonl])")
     parser.add_argument("--metrics", default=None,
                         help="comma-separated metric names (default: every metric the runs have)")
+    parser.add_argument("--by-type", action="store_true",
+                        help="also per question type (the prediction rows' type, e.g. 2Wiki's comparison)")
     args = parser.parse_args(argv)
     runs = [run_per_query(r) for r in args.runs]
+    report(runs, args.metrics)
+    if args.by_type:
+        for qtype in dict.fromkeys(t for r in runs for t in r.by_type()):
+            group = [r.by_type()[qtype] for r in runs if qtype in r.by_type()]
+            print(f"--- type {qtype}")
+            report(group, args.metrics)
+    return 0
+
+
+def report(runs: list[RunValues], metrics: str | None) -> None:
+    """Each run's metrics with intervals, then each later run's paired differences against the first."""
     for other in runs[1:]:
         if not set(runs[0].query_ids) & set(other.query_ids):
             raise InputError(f"no query in common with {runs[0].path}: nothing to pair", path=other.path)
-    if args.metrics:
-        wanted = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    if metrics:
+        wanted = [m.strip() for m in metrics.split(",") if m.strip()]
     else:
         wanted = sorted({m for r in runs for m in r.values}, key=metric_order)
     for run in runs:
@@ -41,7 +54,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{other.name} − {runs[0].name}")
         for m in comparable_metrics(runs[0], other, wanted):
             print(f"  {m:>12}: {other.compare(runs[0], m).verdict(other.name, runs[0].name)}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ from hyperrag.utils.answers import option_letter
 from hyperrag.utils.stopwords import is_stopword
 
 UNKNOWN = "unknown"
+#: answers that are no entity: a neighbour whose name holds the word is not the answer
+YES_NO = ("yes", "no")
 
 
 class NoGold(Exception):
@@ -151,6 +153,8 @@ def neighbor_scoring(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
     provenance (``passage_ids``) is judged by it instead: 8 from a supporting passage, else 0."""
     qg = query_gold(inputs, gold)
     answer = normalize(qg.answer)
+    if answer in YES_NO:  # a yes / no answer (2Wiki's comparisons) names no neighbour
+        answer = ""
     bridges = {normalize(h.answer) for h in qg.hops[:-1]} | {normalize(p.title) for p in qg.passages}
     bridges.discard(answer)
     scores = []
@@ -240,6 +244,8 @@ def missing_concepts(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
 #: same gold under one reading, so no action is favoured by what the oracle hands it
 REFINEMENT_READINGS: tuple[str, ...] = ("no_answers", "gold_answers")
 _HOP_PLACEHOLDER = re.compile(r"#\d+")
+#: the longest query the refinement task accepts (``hyperrag.llm.tasks.base.Name``): a longer resolved hop is left out
+QUERY_MAX_CHARS = 200
 
 
 def _open(text: str) -> str:
@@ -287,19 +293,20 @@ def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
     + the last hop's relation (its unresolved text, bridge dropped).
     ``gold_answers`` (every action may use the gold answers of the hops): expand — the question + the bridge
     answers; decompose — the resolved sub-questions (``#k`` → the gold answer k); simplify — the last hop
-    resolved (the one question left once the bridges are known).
+    resolved (the one question left once the bridges are known). A resolved hop longer than the task accepts
+    (:data:`QUERY_MAX_CHARS`; a 2Wiki comparison hop with its givens) is left out (simplify: the last one that fits).
     """
     if reading not in REFINEMENT_READINGS:
         raise ValueError(f"oracle refinement reading must be one of {REFINEMENT_READINGS}, got {reading!r}")
     hops = qg.hops
     if reading == "gold_answers":
         if mode == "decompose":
-            return [h.resolved for h in hops]
+            return [h.resolved for h in hops if len(h.resolved) <= QUERY_MAX_CHARS]
         if mode == "expand":
             bridges = [h.answer for h in hops[:-1] if h.answer]
             return [f"{qg.query.question} {' '.join(bridges)}"] if bridges else []
-        if mode == "simplify":
-            return [hops[-1].resolved]
+        if mode == "simplify":  # the last hop that fits (a 2Wiki comparison hop lists its givens: too long)
+            return next(([h.resolved] for h in reversed(hops) if len(h.resolved) <= QUERY_MAX_CHARS), [])
         return []
     if mode == "decompose":
         return [_open(h.question) for h in hops]

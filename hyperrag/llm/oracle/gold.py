@@ -60,9 +60,9 @@ class GoldPassage:
 @dataclass(frozen=True)
 class Hop:
     """One gold sub-question: as decomposed (``#k`` kept), resolved (``#k`` → gold answer k), the entity it
-    asks about (MuSiQue's part before ``>>``, resolved), its answer and its supporting passage; and, unresolved,
-    MuSiQue's subject as written (``"#1"`` or an entity; "" for a natural-language hop) and relation (the part
-    after ``>>``; "" for a natural-language hop)."""
+    asks about (resolved), its answer and its supporting passage; and, unresolved, the subject as written
+    (``"#1"`` or an entity: ``SubQuestion.subject``, else MuSiQue's part before ``>>``; "" when neither) and the
+    relation (MuSiQue's part after ``>>``; "" otherwise)."""
 
     question: str
     resolved: str
@@ -137,8 +137,9 @@ class GoldIndex:
             for h in q.decomposition:
                 text = render_hop(h.question)
                 resolved = _resolve(text, answers)
-                raw_subject, relation = ((render_hop(h.question.split(">>")[0]), render_hop(h.question.split(">>", 1)[1]))
-                                         if ">>" in h.question else ("", ""))
+                musique = ">>" in h.question
+                raw_subject = h.subject or (render_hop(h.question.split(">>")[0]) if musique else "")
+                relation = render_hop(h.question.split(">>", 1)[1]) if musique else ""
                 subject = _resolve(raw_subject, answers) if raw_subject else ""
                 hops.append(Hop(text, resolved, subject, h.answer, gold_passages.get(h.gold_id or ""), raw_subject,
                                 relation))
@@ -177,8 +178,11 @@ class GoldIndex:
     @cached_property
     def digest(self) -> str:
         """A hash of the gold annotations (part of the oracle's cache key: other gold → other replies)."""
-        blob = [(q.id, q.question, list(q.answers), list(q.gold_ids), [(h.question, h.answer, h.gold_id)
-                for h in q.decomposition], list(q.options), q.answer_index) for q in self.dataset.queries]
+        # a hop's own subject (2Wiki's evidence hops) joins its entry only where one is given: MuSiQue's blob,
+        # and the replies cached under its digest, are unchanged
+        blob = [(q.id, q.question, list(q.answers), list(q.gold_ids),
+                 [(h.question, h.answer, h.gold_id, *((h.subject,) if h.subject else ())) for h in q.decomposition],
+                 list(q.options), q.answer_index) for q in self.dataset.queries]
         # the JSON text as written since the oracle's first release (order kept, non-ASCII as is): the digest, and
         # the oracle replies cached under it, stay the same
         return text_digest(json.dumps([self.dataset.name, blob], ensure_ascii=False), length=16)
