@@ -52,7 +52,7 @@ from bench_results import emit  # benchmarks/bench_results.py
 from cdfrag_setup import bench_llm, shared_graph_settings  # benchmarks/cdfrag_setup.py
 
 from hyperrag.config.validation import plain
-from hyperrag.data import musique_dataset
+from hyperrag.data import hipporag2_release_dataset, musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.intervals import mean_interval, paired_comparison
 from hyperrag.refinement.datamodule import RolloutDataModule
@@ -159,6 +159,8 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=None, help="actions per episode (default: the method's)")
     ap.add_argument("--max-requery", type=int, default=None,
                     help="feedback rounds per outcome (default: the method's, method/cdfrag.yaml ships 1; 0 = off)")
+    ap.add_argument("--dataset", choices=("musique", "2wiki"), default="musique",
+                    help="--data's reader: musique_dataset | the 2Wiki release (data=2wiki's reader)")
     ap.add_argument("--oracle-refinement", choices=("no_answers", "gold_answers"), default=None,
                     help="the oracle's refinement reading (default: llm/oracle.yaml's)")
 
@@ -170,7 +172,8 @@ def main() -> None:
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
     torch.set_num_threads(1)
 
-    ds = musique_dataset(args.data)
+    ds = (musique_dataset(args.data) if args.dataset == "musique"
+          else hipporag2_release_dataset(args.data, "2wikimultihopqa"))
     encoder = TextEncoder(show_progress=False)
     llm = bench_llm(args.llm, ds, [f"llm.refinement={args.oracle_refinement}"] if args.oracle_refinement else [])
     t0 = time.perf_counter()
