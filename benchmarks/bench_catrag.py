@@ -131,7 +131,7 @@ def main() -> None:
     ap.add_argument("--llm-cache", default=None, help="sqlite response cache of the oracle (default: none)")
     args = ap.parse_args()
     ds = musique_dataset(args.musique_dir)
-    llm = OracleLLM(cache_path=args.llm_cache, show_usage=False).bind_gold(ds)
+    llm = OracleLLM(refinement="gold_answers", cache_path=args.llm_cache, show_usage=False).bind_gold(ds)
     r = CatRAGRetriever(method_settings("catrag"), encoder=TextEncoder(show_progress=False), llm=llm, device="cpu")
     with llm:
         r.index(ds)

@@ -10,16 +10,18 @@ and SmolLM2 verifying every pair is out of a shared 2-core machine's budget.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 
-def bench_llm(name: str, dataset: Any) -> Any:
-    """The started LLM of ``hydra_configs/llm/<name>.yaml`` (``none``: no LLM), bound to ``dataset`` (the oracle
-    answers from its gold); the caller stops it."""
+def bench_llm(name: str, dataset: Any, overrides: Sequence[str] = ()) -> Any:
+    """The started LLM of ``hydra_configs/llm/<name>.yaml`` (``none``: no LLM) with Hydra ``overrides`` (e.g.
+    ``llm.refinement=no_answers``), bound to ``dataset`` (the oracle answers from its gold); the caller stops it."""
     from hyperrag.config import compose_config
     from hyperrag.llm import build_llm
 
-    llm = build_llm(compose_config("retrieve", [f"llm={name}"]).llm if name != "none" else None, dataset=dataset)
+    cfg = compose_config("retrieve", [f"llm={name}", *overrides]).llm if name != "none" else None
+    llm = build_llm(cfg, dataset=dataset)
     llm.start()
     return llm
 

@@ -117,7 +117,7 @@ def main() -> None:
             return None
         from hyperrag.llm import build_llm
 
-        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, ds)
+        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False}, ds)
         llm.__enter__()
         return llm
 

@@ -52,7 +52,7 @@ def main() -> None:
     if args.llm == "oracle":
         from hyperrag.llm import build_llm
 
-        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False},
+        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False},
                         ds).start()
     settings = method_settings("hyperrag", index_root=str(cache / "index"),
                                models_dir=os.environ.get("HYPERRAG_MODELS", str(ROOT / "models")))

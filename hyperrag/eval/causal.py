@@ -53,8 +53,10 @@ def pair_key(cause: str, effect: str) -> tuple[str, str]:
 
 def causal_retrieval_coverage(passage_ids: Sequence[str], pairs: Iterable[Sequence[str]],
                               reference_passages: set[str], reference_pairs: set[tuple[str, str]]) -> float | None:
-    """CRC, pooled as the paper counts it: the share of retrieved items on a reference causal path — a passage
-    when it holds an edge of one, a ``(cause, effect)`` triple when it is one of their edges. None for no
+    """CRC, pooled as the paper counts it: the share of retrieved items in the reference — a passage when it is one
+    of ``reference_passages`` (against ``crc_reference=gold`` these are the gold supporting passages, so the passage
+    part is gold-passage precision; against ``graph`` the passages holding an edge of a causal path from the
+    question), a ``(cause, effect)`` triple when it is one of the reference pairs. None for no
     retrieved item. Pooling mixes kinds (a method with triples has more items than one without): across methods
     compare :func:`crc_by_kind`'s separate shares."""
     pairs = [pair_key(p[0], p[1]) for p in pairs]

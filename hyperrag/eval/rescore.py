@@ -185,6 +185,7 @@ def evaluate_file(pred: Path, cfg: Any, llm: LanguageModel, encoder: Encoder, da
                         relevancy_questions=int(cfg.relevancy_questions), progress=bool(cfg.progress),
                         hr_delta=float(cfg.get("hr_delta") or 0.0), span_threshold=float(cfg.get("span_threshold", 0.8)),
                         causal_reference=causal_reference(cfg, saved, run_cfg, rows, encoder, reference),
+                        crc_reference=str(cfg.get("crc_reference") or "gold"),
                         crc_budget=int(cfg.crc_budget))
     metrics = cfg.metrics if isinstance(cfg.metrics, str) else list(cfg.metrics)
     before = CostMark.now(llm)

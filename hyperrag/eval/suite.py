@@ -32,7 +32,9 @@ name                     reports (percent, mean over the queries it applies to) 
                          and the causal pairs the fixed reference graph extracted from them;
                          graph — the paths a causal graph holds from the question); like for
                          like: the first ``crc_budget`` passages and triples of every method,
-                         ``crc_passages`` and ``crc_pairs`` separately, ``crc`` pooled
+                         the passage share (``gold_passage_precision`` against gold: nothing
+                         causal; ``crc_passages_causal`` against graph) and ``crc_pairs``
+                         separately, ``crc`` pooled
 ``ccd``                  CDF-RAG CCD: mean hops of the retrieved causal paths (in hops)       causal paths
 ``srs``                  CDF-RAG SRS: cosine of the original and the refined queries          refinements
 ``causal_coverage``      gold causal pairs with both ends in the context                     causal_pairs
@@ -107,6 +109,8 @@ class EvalInputs:
     hr_delta: float = 0.0         # a response is flagged as hallucinated when its unsupported share exceeds this
     span_threshold: float = 0.8   # span alignment at which an answer sentence counts as traced (groundedness_span)
     causal_reference: list[tuple[set[str], set[tuple[str, str]]] | None] | None = None  # per row, for CRC
+    crc_reference: str = "gold"   # which reference causal_reference holds (evaluate.py crc_reference): names CRC's
+    #                               passage share (CRC_PASSAGE_KEYS)
     crc_budget: int = 10          # CRC: ranked passages and retrieved triples scored per method (each kind)
     _texts: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -360,15 +364,26 @@ def m_context_relevance(e: EvalInputs) -> Result:
     return {"context_relevance": _mean([p["context_relevance"] for p in per])}, per
 
 
+#: the name of CRC's passage share per reference: against ``gold`` it is the share of the first ``crc_budget``
+#: passages that are gold supporting passages — **gold-passage precision**, nothing causal; against ``graph`` it is
+#: the share that hold an edge of a causal path the graph has from the question — the causal form
+CRC_PASSAGE_KEYS = {"gold": "gold_passage_precision", "graph": "crc_passages_causal"}
+
+
 def m_crc(e: EvalInputs) -> Result:
     """CRC like for like: every method's first ``crc_budget`` ranked passages and first ``crc_budget`` retrieved
-    triples against the same reference; ``crc_passages`` and ``crc_pairs`` separately, ``crc`` pooled (the
-    paper's count, which mixes the kinds)."""
+    triples against the same reference; the passage share (named by the reference, :data:`CRC_PASSAGE_KEYS`) and
+    ``crc_pairs`` separately, ``crc`` pooled (the paper's count, which mixes the kinds)."""
     assert e.causal_reference is not None
-    empty = {"crc": None, "crc_passages": None, "crc_pairs": None}
-    per = [empty if ref is None else crc_by_kind([str(i) for i in r.get("ranked_ids", [])], retrieved_pairs(r),
-                                                  ref[0], ref[1], e.crc_budget)
-           for r, ref in zip(e.rows, e.causal_reference)]
+    key = CRC_PASSAGE_KEYS[e.crc_reference]
+    empty = {"crc": None, key: None, "crc_pairs": None}
+    per = []
+    for r, ref in zip(e.rows, e.causal_reference):
+        if ref is None:
+            per.append(dict(empty))
+            continue
+        got = crc_by_kind([str(i) for i in r.get("ranked_ids", [])], retrieved_pairs(r), ref[0], ref[1], e.crc_budget)
+        per.append({"crc": got["crc"], key: got["crc_passages"], "crc_pairs": got["crc_pairs"]})
     return {k: _mean([p[k] for p in per]) for k in empty}, per
 
 

@@ -233,9 +233,29 @@ class RefinementEnv:
             self._evaluate(todo)
         return [self._memo[k] for k in keys]
 
+    @property
+    def requery(self) -> bool:
+        """Whether an outcome includes the method's feedback loop (the retriever's ``generation.max_requery`` with
+        an LLM generating): a refined question whose answer fails the checks re-enters refinement (one more action,
+        :meth:`~hyperrag.retrievers.cdfrag.CDFRAGRetriever.requery_action`) and retrieval, and the round the checks
+        rate best is the outcome. The unrefined question (the empty sequence, Table 3's baseline) never
+        re-queries."""
+        return self.llm_hallucination and bool(self.retriever.settings.generation.max_requery)
+
     def _evaluate(self, todo: list[tuple[int, Seq]]) -> None:
         refs = self.refinements([i for i, _ in todo], [s for _, s in todo])
         out, _ = self.retriever.evaluate_refinements(refs, max(self.k, 10), generate=self.llm_hallucination)
+        refined = [b for b, (_, s) in enumerate(todo) if s]
+        if self.requery and refined:  # the method's feedback loop, on the refined questions
+            from hyperrag.retrievers.base import RetrievalOutput
+
+            for row in out.details:
+                row.setdefault("refinement_steps", [])
+            sub = RetrievalOutput(out.indices[refined], out.scores[refined], [out.details[b] for b in refined])
+            again = self.retriever._feedback([refs[b].question for b in refined], [refs[b] for b in refined], sub,
+                                             max(self.k, 10))
+            for j, b in enumerate(refined):
+                out.indices[b], out.scores[b], out.details[b] = again.indices[j], again.scores[j], again.details[j]
         self.env_calls += len(todo)
         if self.reward == "a3" and self.relevance == "gain":
             self.matches([i for i, _ in todo], [d["knowledge_ids"] for d in out.details])
@@ -346,6 +366,8 @@ class RefinementEnv:
                 "full_chain": full_chain, "causal_depth": depth, "similarity": similarity,
                 "hallucination": h, "h_status": h_status, "infra_failure": h_status == "infra_failure",
                 "em": em, "f1": f1, "actions": list(seq), "queries": details.get("queries", []),
+                "requeried": len(details.get("feedback") or []) > 1,
+                "kept_round": next((r["round"] for r in details.get("feedback") or [] if r["kept"]), 0),
                 "k_size": n_sem + n_causal, "c_graph_share": n_causal / max(1, n_sem + n_causal)}
 
     def knowledge_relevance(self, i: int, knowledge: Sequence[str]) -> float:

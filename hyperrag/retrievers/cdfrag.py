@@ -325,8 +325,8 @@ class CDFRAGRetriever(Retriever):
         indices, info = [], []
         originals = self.encoder.encode([r.question for r in refinements], desc="queries")
         for b, r in enumerate(refinements):
-            causal_order = [j for j in torch.argsort(path_scores[b], descending=True).tolist()
-                            if path_scores[b, j] > 0]
+            by_path = torch.argsort(path_scores[b], descending=True)
+            causal_order = by_path[path_scores[b][by_path] > 0].tolist()  # C_graph's passages, best path first
             semantic, causal, ranked = knowledge_union(order[b].tolist(), causal_order, s.semantic_k, s.causal_k,
                                                        s.union_order)
             indices.append(ranked[:k_out])

@@ -30,7 +30,7 @@ def test_every_method_is_scored_on_the_same_item_budget():
     assert crc_by_kind(CDFRAG["ranked_ids"], CDFRAG["details"]["causal_pairs"], *ref, budget=2)["crc_pairs"] == 0.5
     with_budget = evaluate_rows(EvalInputs(rows=[DENSE, CDFRAG], context_top_n=2, causal_reference=[ref, ref],
                                            crc_budget=5), ["crc"])[1]
-    assert [p["crc_passages"] for p in with_budget] == [pytest.approx(0.2), pytest.approx(0.2)]  # not context_top_n
+    assert [p["gold_passage_precision"] for p in with_budget] == [pytest.approx(0.2)] * 2  # not context_top_n
 
 
 def test_passage_and_pair_crc_are_reported_separately():
@@ -39,9 +39,19 @@ def test_passage_and_pair_crc_are_reported_separately():
     ref = (GOLD, {pair_key("rain", "flood"), pair_key("flood", "famine")})
     agg, per, _ = evaluate_rows(EvalInputs(rows=[DENSE, CDFRAG], causal_reference=[ref, ref], crc_budget=5), ["crc"])
     assert per[0]["crc_pairs"] is None and per[1]["crc_pairs"] == pytest.approx(2 / 3)
-    assert per[0]["crc_passages"] == per[1]["crc_passages"] == pytest.approx(0.2)
+    assert per[0]["gold_passage_precision"] == per[1]["gold_passage_precision"] == pytest.approx(0.2)
     assert per[0]["crc"] == pytest.approx(1 / 5) and per[1]["crc"] == pytest.approx(3 / 8)
-    assert agg["crc_pairs"] == pytest.approx(200 / 3) and agg["crc_passages"] == pytest.approx(20.0)
+    assert agg["crc_pairs"] == pytest.approx(200 / 3) and agg["gold_passage_precision"] == pytest.approx(20.0)
+
+
+def test_the_passage_share_is_named_for_what_it_measures():
+    """Against the gold reference the passage share is gold-passage precision (nothing causal in it); against a
+    causal graph's paths from the question it is the causal form, ``crc_passages_causal``."""
+    ref = (GOLD, {pair_key("rain", "flood")})
+    for mode, key in (("gold", "gold_passage_precision"), ("graph", "crc_passages_causal")):
+        agg, per, _ = evaluate_rows(EvalInputs(rows=[DENSE], causal_reference=[ref], crc_budget=5,
+                                               crc_reference=mode), ["crc"])
+        assert per[0][key] == pytest.approx(0.2) and "crc_passages" not in per[0] and key in agg
 
 
 def test_one_reference_graph_from_the_gold_passages_is_shared_by_every_method(tmp_path, encoder):

@@ -137,7 +137,7 @@ def test_every_verification_failing_stops_the_build_and_the_rerun_verifies(tmp_p
         built = load_or_build_causal_index(ds, encoder, settings, llm=llm, root=root)
     assert built.graph.stats["llm_verified"] == 10 and built.graph.stats["llm_failed"] == 0
     # llm=oracle has no gold for a verification: every call fails by design, the pairs stay unverified, no stop
-    with build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, ds) as oracle:
+    with build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False}, ds) as oracle:
         g = build_causal_graph(ds, encoder, settings, llm=oracle)
     assert g.stats["llm_asked"] == 10 and g.stats["llm_failed"] == 10 and g.num_edges == 10
 

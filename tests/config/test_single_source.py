@@ -90,4 +90,4 @@ def test_an_http_backend_without_client_settings_stops_at_construction():
 
     with pytest.raises(InputError, match=r"llm\.client: missing"):
         OpenAICompatible(base_url="http://127.0.0.1:9/v1", api_key_env=None)
-    assert NoLLM().client_config is None and OracleLLM(cache_path=None).client_config is None  # they send nothing
+    assert NoLLM().client_config is None and OracleLLM(refinement="gold_answers", cache_path=None).client_config is None  # they send nothing

@@ -86,9 +86,9 @@ def test_cdfrag_metrics_from_details_and_reference_paths():
     # budget 2 per kind — c1: passages p1, p2 + 2 triples; on a reference path: p2 and (logging, erosion) → 2/4
     # pooled, 1/2 passages, 1/2 triples; c2: p4, p3 → 0/2, no triple
     assert per[0]["crc"] == 0.5 and per[1]["crc"] == 0.0 and agg["crc"] == pytest.approx(25.0)
-    assert (per[0]["crc_passages"], per[0]["crc_pairs"]) == (0.5, 0.5)
-    assert (per[1]["crc_passages"], per[1]["crc_pairs"]) == (0.0, None)
-    assert agg["crc_passages"] == pytest.approx(25.0) and agg["crc_pairs"] == pytest.approx(50.0)
+    assert (per[0]["gold_passage_precision"], per[0]["crc_pairs"]) == (0.5, 0.5)
+    assert (per[1]["gold_passage_precision"], per[1]["crc_pairs"]) == (0.0, None)
+    assert agg["gold_passage_precision"] == pytest.approx(25.0) and agg["crc_pairs"] == pytest.approx(50.0)
     assert agg["ccd"] == pytest.approx(2.0) and per[1]["ccd"] is None  # hops, not percent
     assert agg["srs"] == pytest.approx(80.0) and per[1]["srs"] is None
     # c1's first sentence is a span of p2 (top 2), "It is blue." aligns nowhere → 0.5; c2 abstains

@@ -17,4 +17,19 @@ def test_content_tokens_and_abstentions():
     assert content_tokens("The Vistula flows into the Baltic Sea.") == ["vistula", "flows", "baltic", "sea"]
     assert is_abstention("") and is_abstention(None) and is_abstention("Unknown.") and is_abstention("I don't know")
     assert not is_abstention("Warsaw")
+
+
+def test_free_text_abstentions_of_an_explanatory_reader():
+    """The "cannot answer" forms an explanatory reader writes are abstentions (the oracle's own among them); an
+    answer whose first sentence answers is not, whatever it adds."""
+    for text in ("The passages do not give the answer.", "The evidence does not give the answer.",
+                 "The provided context does not mention when the bridge opened.",
+                 "The passages don't say who directed it.", "There is not enough information to answer.",
+                 "I cannot determine the answer from the passages.", "It cannot be determined from the evidence.",
+                 "Not enough information is given. The first passage is about Iowa.", "It is not stated."):
+        assert is_abstention(text), text
+    for text in ("The answer is Dodge County. The passages do not say when it was founded.",
+                 "Dodge County borders Jefferson County.", "No one knows the cause; the passages say it rained.",
+                 "Information theory was founded by Claude Shannon."):
+        assert not is_abstention(text), text
     assert contains_text("marie curie was born in warsaw", "Warsaw!") and not contains_text("warsawa", "Warsaw")

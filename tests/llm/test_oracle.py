@@ -40,7 +40,7 @@ def dataset(tmp_path):
 
 @pytest.fixture
 def oracle(dataset):
-    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, dataset)
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False}, dataset)
     with llm:
         yield llm
 
@@ -51,7 +51,7 @@ def passages(*ids):
 
 
 def test_needs_gold_and_is_labelled(dataset):
-    llm = OracleLLM(cache_path=None)
+    llm = OracleLLM(refinement="gold_answers", cache_path=None)
     with pytest.raises(LLMUnavailableError):
         llm.start()
     llm.bind_gold(dataset)
@@ -100,13 +100,36 @@ def test_missing_concepts_names_the_next_hop(oracle):
     assert done.output.sufficient
 
 
-def test_decomposition_and_expansion(oracle):
-    dec = oracle.complete_structured(get_task("query_refinement", mode="decompose"), {"query": QUESTION})
-    assert dec.value == ["Black Hawk Township located in", "#1 shares border with"]
-    exp = oracle.complete_structured(get_task("query_refinement", mode="expand"), {"query": QUESTION})
-    assert exp.value == [f"{QUESTION} Jefferson County"]
-    simp = oracle.complete_structured(get_task("query_refinement", mode="simplify"), {"query": QUESTION})
-    assert not simp.ok and simp.error_kind == "no_gold"
+def refine(llm, mode):
+    return llm.complete_structured(get_task("query_refinement", mode=mode), {"query": QUESTION})
+
+
+def test_refinement_gold_answers_reading_gives_every_action_the_answers(oracle):
+    """``gold_answers``: decompose resolves the bridge, expand adds it, simplify is the last hop resolved."""
+    assert oracle.refinement == "gold_answers"
+    assert refine(oracle, "decompose").value == ["Black Hawk Township located in", "Jefferson County shares border with"]
+    assert refine(oracle, "expand").value == [f"{QUESTION} Jefferson County"]
+    assert refine(oracle, "simplify").value == ["Jefferson County shares border with"]
+
+
+def test_refinement_no_answers_reading_names_no_gold_answer(dataset):
+    """``no_answers``: no action's rewrite holds a hop's answer (Jefferson County, Dodge County); the question's own
+    entity comes from the *unresolved* subject (the resolved one of hop 2 would be the bridge answer)."""
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "no_answers", "cache_path": None,
+                     "show_usage": False}, dataset)
+    with llm:
+        dec, exp, simp = (refine(llm, m) for m in ("decompose", "expand", "simplify"))
+    assert dec.value == ["Black Hawk Township located in", "shares border with"]
+    assert exp.value == [f"{QUESTION} located shares border"]  # content words only
+    assert simp.value == ["Black Hawk Township shares border with"]
+    for res in (dec, exp, simp):
+        assert res.ok and not any("jefferson" in q.lower() or "dodge" in q.lower() for q in res.value)
+    assert llm.model.endswith("-no_answers")  # the reading is part of the cache key
+
+
+def test_refinement_reading_is_checked():
+    with pytest.raises(ValueError, match="refinement"):
+        OracleLLM(refinement="some_answers", cache_path=None)
 
 
 def test_answer_only_when_every_gold_passage_is_shown(oracle):
@@ -207,7 +230,7 @@ def test_replies_are_cached_under_the_oracle_key(dataset, tmp_path):
     cache = tmp_path / "responses.sqlite"
     inputs = {"query": QUESTION, "passages": passages("a", "b")}
     for expected_cached in (False, True):
-        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": str(cache),
+        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": str(cache),
                          "show_usage": False}, dataset)
         with llm:
             res = llm.complete_structured("passage_selection", inputs)
@@ -218,7 +241,7 @@ def test_multiple_choice_answer_is_the_correct_option(tmp_path):
     corpus = Corpus([Passage("ctx0", "", "Tom missed the bus, so he walked to school in the rain.")])
     query = Query("m1", "Why did Tom walk?", ("He missed the bus",), ("ctx0",),
                   options=("He likes rain", "He missed the bus", "The school moved"), answer_index=1)
-    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False},
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False},
                     Dataset("mc", corpus, [query]))
     with llm:
         res = llm.complete_structured("grounded_answer", {"question": query.question, "options": list(query.options),

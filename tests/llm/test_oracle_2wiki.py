@@ -34,7 +34,7 @@ def dataset(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def oracle(dataset):
-    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, dataset)
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False}, dataset)
     with llm:
         yield llm
 
@@ -87,7 +87,7 @@ def test_yes_no_answer_names_no_neighbour(tmp_path):
     records[2].update(question="Were Lena Ardmore and Mira Kost born in the same year?", answer="no")
     (folder / "2wikimultihopqa.json").write_text(json.dumps(records))
     data = read_hipporag2_release(folder, "2wikimultihopqa")
-    with build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False},
+    with build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False},
                    data) as llm:
         res = llm.complete_structured("neighbor_scoring", {
             "query": records[2]["question"], "entity": "x", "facts": [],
@@ -123,10 +123,13 @@ def test_follow_ups_name_the_missing_hops(oracle, qid):
 
 @pytest.mark.parametrize("qid", TYPES)
 def test_decomposition_routing_and_expansion(oracle, qid):
-    """CDF-RAG's refinement actions and the router: the gold sub-questions, the bridges they imply."""
+    """CDF-RAG's refinement actions (the oracle's ``gold_answers`` reading) and the router: the resolved gold
+    sub-questions, the bridges they imply."""
     hops = [q for q, _, _ in EXPECTED_HOPS[qid]]
+    resolved = [h.resolved for h in oracle.gold.find(Q[qid]).hops]
     dec = oracle.complete_structured(get_task("query_refinement", mode="decompose"), {"query": Q[qid]})
-    assert dec.ok and dec.value == hops[:4]  # the task keeps at most four (bridge comparison: the look-ups)
+    assert dec.ok and dec.value == resolved[:4]  # the task keeps at most four (bridge comparison: the look-ups)
+    assert all("#" not in q for q in dec.value)
     route = oracle.complete_structured("question_routing", {"query": Q[qid]})
     assert route.ok and route.output.multi_hop and route.output.sub_questions == hops
     exp = oracle.complete_structured(get_task("query_refinement", mode="expand"), {"query": Q[qid]})
@@ -237,7 +240,7 @@ def test_passage_only_methods_extract_no_triples(dataset, tmp_path):
     assert not retriever_class(method_settings("dense")).uses_triples
     assert not retriever_class(method_settings("bm25")).uses_triples
     assert retriever_class(method_settings("hipporag2")).uses_triples
-    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, dataset)
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False}, dataset)
     with llm:
         out = prepare_dataset(replace(dataset, openie_path=None), llm, tmp_path, uses_triples=False)
         assert out.extraction["source"] == "none" and out.openie_path is None

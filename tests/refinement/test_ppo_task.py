@@ -66,5 +66,5 @@ def test_ppo_with_an_llm_trains_on_the_deployed_actions_with_the_hallucination_t
     assert record["compatibility"] != policy_compatibility(settings, encoder) and len(record["query_ids"]) == 4
     from hyperrag.llm.oracle import OracleLLM
 
-    oracle = OracleLLM(cache_path=str(tmp_path / "oracle.sqlite"), show_usage=False)  # any oracle: its label
+    oracle = OracleLLM(refinement="gold_answers", cache_path=str(tmp_path / "oracle.sqlite"), show_usage=False)  # any oracle: its label
     assert record["compatibility"] == policy_compatibility(settings, encoder, oracle)

@@ -33,7 +33,7 @@ def oracle_retriever(tmp_path_factory, encoder):
     from hyperrag.llm.oracle import OracleLLM
 
     tmp = tmp_path_factory.mktemp("gain")
-    llm = OracleLLM(cache_path=str(tmp / "oracle.sqlite"), show_usage=False)
+    llm = OracleLLM(refinement="gold_answers", cache_path=str(tmp / "oracle.sqlite"), show_usage=False)
     llm.bind_gold(causal_dataset(tmp))
     llm.start()
     yield make_retriever(tmp, encoder, llm)

@@ -43,7 +43,7 @@ def _retriever(tmp_path, encoder, llm=None, **over):
 def _oracle(dataset):
     from hyperrag.llm import build_llm
 
-    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "cache_path": None, "show_usage": False}, dataset)
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers", "cache_path": None, "show_usage": False}, dataset)
     return llm.start()
 
 

@@ -12,6 +12,7 @@ question is not in the query file raise :class:`NoGold`; the oracle backend turn
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -20,6 +21,7 @@ from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, ite
 from hyperrag.llm.prompting import Item
 from hyperrag.llm.tasks.base import ID_LIST_MAX, Task
 from hyperrag.utils.answers import option_letter
+from hyperrag.utils.stopwords import is_stopword
 
 UNKNOWN = "unknown"
 #: answers that are no entity: a neighbour whose name holds the word is not the answer
@@ -44,8 +46,15 @@ def oracle_for(*names: str) -> Callable[[OracleFn], OracleFn]:
     return register
 
 
-def oracle_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
-    """The perfect reply to one call; raises :class:`NoGold` when there is none."""
+def oracle_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, refinement: str) -> Reply:
+    """The perfect reply to one call; raises :class:`NoGold` when there is none.
+
+    Args:
+        refinement: the reading of CDF-RAG's refinement actions (:data:`REFINEMENT_READINGS`; the backend passes
+            ``llm/oracle.yaml``'s ``refinement``).
+    """
+    if task.name == "query_refinement":
+        return query_refinement(task, inputs, gold, refinement)
     fn = ORACLES.get(task.name)
     if fn is None:
         raise NoGold(f"the oracle has no gold for task {task.name!r}")
@@ -230,21 +239,101 @@ def missing_concepts(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
             "follow_up_questions": [h.resolved for h in missing][:4]}
 
 
-@oracle_for("query_refinement")
-def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
-    """decompose → the gold sub-questions; expand → the question plus the bridge entities it implies."""
+#: the oracle's readings of CDF-RAG's refinement actions (``llm/oracle.yaml`` ``refinement``): each action gets the
+#: same gold under one reading, so no action is favoured by what the oracle hands it
+REFINEMENT_READINGS: tuple[str, ...] = ("no_answers", "gold_answers")
+_HOP_PLACEHOLDER = re.compile(r"#\d+")
+#: the longest query the refinement task accepts (``hyperrag.llm.tasks.base.Name``): a longer resolved hop is left out
+QUERY_MAX_CHARS = 200
+
+
+def _open(text: str) -> str:
+    """A sub-question with its ``#k`` bridge left open (the placeholder dropped)."""
+    return " ".join(_HOP_PLACEHOLDER.sub(" ", text).split())
+
+
+def _new_words(text: str, seen: set[str], *, keep_stopwords: bool = True) -> list[str]:
+    """The words of ``text`` (end punctuation stripped) not yet in ``seen`` (compared normalised; ``seen`` grows);
+    without ``keep_stopwords`` stop words are skipped."""
+    out = []
+    for raw in text.split():
+        w = raw.strip("?!.,;:\"'()")
+        key = normalize(w)
+        if key and key not in seen and (keep_stopwords or not is_stopword(key)):
+            seen.add(key)
+            out.append(w)
+    return out
+
+
+def question_entities(qg: QueryGold) -> list[str]:
+    """The question's own entities, from the gold decomposition *unresolved*: each hop's subject as written that
+    is not a ``#k`` bridge (MuSiQue's part before ``>>``); a natural-language hop with no bridge in it (the
+    first) gives the words it shares with the question instead."""
+    question = {normalize(w) for w in qg.query.question.split()}
+    out: list[str] = []
+    for h in qg.hops:
+        if h.raw_subject:
+            if not _HOP_PLACEHOLDER.search(h.raw_subject):
+                out.append(h.raw_subject)
+        elif not _HOP_PLACEHOLDER.search(h.question):
+            words = [w.strip("?!.,;:\"'()") for w in h.question.split()]
+            shared = [w for w in words if normalize(w) in question and not is_stopword(normalize(w))]
+            if shared:
+                out.append(" ".join(shared))
+    return list(dict.fromkeys(out))
+
+
+def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
+    """The oracle's rewrites of the question for one action under one reading.
+
+    ``no_answers`` (no gold answer in any rewrite): expand — the question + the content words (no stop words) of
+    the unresolved sub-questions it does not hold (the hops' entities and relations, bridges left open); decompose — the
+    sub-questions with the bridge left open; simplify — the question's own entities (:func:`question_entities`)
+    + the last hop's relation (its unresolved text, bridge dropped).
+    ``gold_answers`` (every action may use the gold answers of the hops): expand — the question + the bridge
+    answers; decompose — the resolved sub-questions (``#k`` → the gold answer k); simplify — the last hop
+    resolved (the one question left once the bridges are known). A resolved hop longer than the task accepts
+    (:data:`QUERY_MAX_CHARS`; a 2Wiki comparison hop with its givens) is left out (simplify: the last one that fits).
+    """
+    if reading not in REFINEMENT_READINGS:
+        raise ValueError(f"oracle refinement reading must be one of {REFINEMENT_READINGS}, got {reading!r}")
+    hops = qg.hops
+    if reading == "gold_answers":
+        if mode == "decompose":
+            return [h.resolved for h in hops if len(h.resolved) <= QUERY_MAX_CHARS]
+        if mode == "expand":
+            bridges = [h.answer for h in hops[:-1] if h.answer]
+            return [f"{qg.query.question} {' '.join(bridges)}"] if bridges else []
+        if mode == "simplify":  # the last hop that fits (a 2Wiki comparison hop lists its givens: too long)
+            return next(([h.resolved] for h in reversed(hops) if len(h.resolved) <= QUERY_MAX_CHARS), [])
+        return []
+    if mode == "decompose":
+        return [_open(h.question) for h in hops]
+    if mode == "expand":
+        seen = {normalize(w) for w in qg.query.question.split()}
+        extra = [w for h in hops for w in _new_words(_open(h.question), seen, keep_stopwords=False)]
+        return [f"{qg.query.question} {' '.join(extra)}"] if extra else []
+    if mode == "simplify":
+        last = hops[-1]
+        entities = question_entities(qg)
+        seen = {normalize(w) for e in entities for w in e.split()}
+        words = [*entities, *_new_words(_open(last.relation or last.question), seen)]
+        return [" ".join(words)] if words else []
+    return []
+
+
+def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, reading: str) -> Reply:
+    """expand / simplify / decompose of the question from its gold decomposition, under ``reading``
+    (:func:`refinement_queries`); a question without a decomposition, or a rewrite that would say nothing, has
+    no gold."""
     qg = query_gold(inputs, gold)
     mode = getattr(task, "mode", "")
     if not qg.hops:
         raise NoGold("the query file has no decomposition for this question")
-    if mode == "decompose":
-        return {"queries": [h.question for h in qg.hops]}
-    if mode == "expand":
-        bridges = [h.answer for h in qg.hops[:-1] if h.answer]
-        if not bridges:
-            raise NoGold("a one-hop question implies no bridge entity")
-        return {"queries": [f"{qg.query.question} {' '.join(bridges)}"]}
-    raise NoGold(f"the oracle has no gold for query_refinement/{mode}")
+    queries = [q for q in refinement_queries(qg, mode, reading) if q.strip()]
+    if not queries:
+        raise NoGold(f"the gold decomposition gives no {mode} rewrite under the {reading} reading")
+    return {"queries": queries}
 
 
 @oracle_for("question_routing")

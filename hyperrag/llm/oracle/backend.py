@@ -57,15 +57,16 @@ class _NoTransport:
 class OracleSession(Session):
     """A session whose replies come from the gold annotations instead of a model."""
 
-    def __init__(self, gold: GoldIndex, **kwargs: Any) -> None:
+    def __init__(self, gold: GoldIndex, refinement: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.gold = gold
+        self.refinement = refinement
 
     async def _ask(self, p: Prepared) -> TaskResult:
         task = p.task
         res = TaskResult(task.label, False, prompt_tokens=sum(approx_tokens(m["content"]) for m in p.messages))
         try:
-            raw = task.reply_text(oracle_reply(task, p.inputs, self.gold))
+            raw = task.reply_text(oracle_reply(task, p.inputs, self.gold, refinement=self.refinement))
         except NoGold as err:
             res.error_kind, res.error = ErrorKind.NO_GOLD, str(err)
             return res
@@ -87,6 +88,9 @@ class OracleLLM(LLM):
     """The gold-informed backend (``llm=oracle``).
 
     Args:
+        refinement: the reading of CDF-RAG's refinement actions (``no_answers``: no gold answer in any rewrite;
+            ``gold_answers``: every action may use the hops' gold answers — :func:`~hyperrag.llm.oracle.answers.
+            refinement_queries`); part of the cache key.
         cache_path / show_usage / max_invalid_retries: as for every :class:`~hyperrag.llm.base.LLM`.
     """
 
@@ -97,16 +101,21 @@ class OracleLLM(LLM):
     fails_by_design = True
     sends_requests = False
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, refinement: str, **kwargs: Any) -> None:
+        from hyperrag.llm.oracle.answers import REFINEMENT_READINGS
+
+        if refinement not in REFINEMENT_READINGS:
+            raise ValueError(f"llm/oracle.yaml refinement: expected one of {REFINEMENT_READINGS}, got {refinement!r}")
         kwargs.pop("structured_output", None)
         super().__init__(model="oracle", base_url="oracle://gold", structured_output="none", **kwargs)
+        self.refinement = refinement
         self.gold: GoldIndex | None = None
 
     def bind_gold(self, dataset: Dataset) -> OracleLLM:
         """Answer from ``dataset``'s gold annotations (its queries, gold passages, decompositions, answers)."""
         self.gold = GoldIndex(dataset)
         # the cache key names the gold and the oracle's own code: an edited oracle never serves stale replies
-        self.model = f"oracle-{dataset.name}-{self.gold.digest}-{oracle_revision()}"
+        self.model = f"oracle-{dataset.name}-{self.gold.digest}-{oracle_revision()}-{self.refinement}"
         return self
 
     def start(self) -> LLM:
@@ -123,10 +132,11 @@ class OracleLLM(LLM):
     async def session(self):  # type: ignore[no-untyped-def]
         self.start()
         assert self.gold is not None
-        async with OracleSession(self.gold, client=_NoTransport(self.model or "oracle"),  # type: ignore[arg-type]
+        async with OracleSession(self.gold, self.refinement, client=_NoTransport(self.model or "oracle"),  # type: ignore[arg-type]
                                  mode=self.structured_output, sampling=self.sampling, cache=self.cache,
                                  accounting=self.accounting, max_invalid_retries=0) as s:
             yield s
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "label": ORACLE_LABEL, "gold_queries": len(self.gold) if self.gold else 0}
+        return {**super().describe(), "label": ORACLE_LABEL, "gold_queries": len(self.gold) if self.gold else 0,
+                "refinement": self.refinement}

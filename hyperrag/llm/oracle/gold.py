@@ -60,13 +60,17 @@ class GoldPassage:
 @dataclass(frozen=True)
 class Hop:
     """One gold sub-question: as decomposed (``#k`` kept), resolved (``#k`` → gold answer k), the entity it
-    asks about (MuSiQue's part before ``>>``, resolved), its answer and its supporting passage."""
+    asks about (resolved), its answer and its supporting passage; and, unresolved, the subject as written
+    (``"#1"`` or an entity: ``SubQuestion.subject``, else MuSiQue's part before ``>>``; "" when neither) and the
+    relation (MuSiQue's part after ``>>``; "" otherwise)."""
 
     question: str
     resolved: str
     subject: str
     answer: str
     passage: GoldPassage | None
+    raw_subject: str = ""
+    relation: str = ""
 
 
 @dataclass
@@ -133,9 +137,12 @@ class GoldIndex:
             for h in q.decomposition:
                 text = render_hop(h.question)
                 resolved = _resolve(text, answers)
-                subject = _resolve(h.subject, answers) if h.subject else \
-                    _resolve(render_hop(h.question.split(">>")[0]), answers) if ">>" in h.question else ""
-                hops.append(Hop(text, resolved, subject, h.answer, gold_passages.get(h.gold_id or "")))
+                musique = ">>" in h.question
+                raw_subject = h.subject or (render_hop(h.question.split(">>")[0]) if musique else "")
+                relation = render_hop(h.question.split(">>", 1)[1]) if musique else ""
+                subject = _resolve(raw_subject, answers) if raw_subject else ""
+                hops.append(Hop(text, resolved, subject, h.answer, gold_passages.get(h.gold_id or ""), raw_subject,
+                                relation))
                 answers.append(h.answer)
             ordered = [h.passage for h in hops if h.passage is not None]
             ordered += [p for p in gold_passages.values() if p not in ordered]
