@@ -28,6 +28,7 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     * ``openie_source == "llm"`` or no OpenIE file: extract with the LLM when one is available (resumable,
       cached under ``cache_dir/openie`` — a finished extraction is reused with zero requests);
     * otherwise, or without an LLM, the dataset's own file is used as is;
+    * ``extraction == "tri_graph"`` (LinearRAG): the method builds its own LLM-free index; no OpenIE;
     * ``extraction == "graphrag"`` (the method's ``retriever.extraction``, HugRAG): the retriever runs its own
       GraphRAG-style extraction on ``openie_source == "llm"`` datasets, so the HippoRAG-style OpenIE is skipped.
     """
@@ -37,6 +38,8 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
         assert llm is not None
         _, report = graphrag_openie(dataset, llm, Path(cache_dir) / "openie")
         log.info("shared GraphRAG-style graph with %s: %s", llm, report)
+        return dataset
+    if extraction == "tri_graph":  # LinearRAG: the method's own spaCy Tri-Graph, no triples
         return dataset
     wants_llm = dataset.openie_source == "llm" or dataset.openie_path is None
     if wants_llm and extraction == "graphrag" and dataset.openie_source == "llm":
