@@ -40,7 +40,7 @@ def test_trigraph_on_three_passages_has_the_expected_mentions_sentences_and_pass
     assert edges == {(0, "Marie Curie"): 0.5, (0, "Warsaw"): 0.5, (1, "Vistula"): 0.25, (1, "Warsaw"): 0.5,
                      (1, "Poland"): 0.25, (2, "Vistula"): 0.5, (2, "Baltic Sea"): 0.5}
     assert g.adjacent.T.tolist() == [[0, 1], [1, 2]]
-    edge_index, weight = g.ppr_edges()
+    edge_index, _ = g.ppr_edges()
     assert edge_index.shape[1] == 9 and int(edge_index.min()) == 0 and int(edge_index.max()) == 7
     assert build_trigraph(PASSAGES, hand_mentions(), adjacent=False).adjacent.shape == (2, 0)
 
