@@ -119,3 +119,21 @@ def test_retrieve_py_runs_linearrag_on_the_sample(tmp_path, llm):
     else:  # the index asks the oracle nothing; the reader answers
         assert metrics["llm_label"] == "upper bound (oracle)" and "answer" not in metrics["llm_steps_skipped"]
         assert set(record["llm_usage"]) == {"grounded_answer"}
+
+
+@pytest.mark.slow
+def test_the_api_indexes_inserts_and_deletes_without_an_llm(tmp_path):
+    """RAG("linearrag", llm="none"): raw texts, no triples; an insert parses only its passage and its entities are
+    found; a delete's entities are gone, nothing parsed."""
+    from hyperrag import RAG
+
+    with RAG("linearrag", index_dir=tmp_path / "idx", llm="none") as rag:
+        rag.index([{"id": f"p{i}", "title": "", "text": t} for i, t in enumerate(PASSAGES[:2])])
+        rag.insert([{"id": "p2", "title": "", "text": PASSAGES[2]}])
+        hits = rag.retrieve("Into which sea does the Vistula flow?", k=3)[0]
+        assert hits[0].passage_id.startswith("p2")
+        assert rag._retriever.parsed == 1 and any("Baltic Sea" in n for n in rag._retriever.tri.entity_names)
+        rag.delete(["p0"])
+        hits = rag.retrieve("Where was Marie Curie born?", k=3)[0]
+        assert len(hits) == 2 and not any(h.passage_id.startswith("p0") for h in hits)
+        assert rag._retriever.parsed == 0 and "Marie Curie" not in rag._retriever.tri.entity_names
