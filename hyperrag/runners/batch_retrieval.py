@@ -376,7 +376,9 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
     metrics["queries"] = len(rows)
     if any("answer" in r for r in rows):
         n = answer_top_n or 5
-        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
+        # JSR needs the gold chain: without gold passages on any question there is none to report
+        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows] \
+            if metrics["queries_with_gold"] else None
         metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
                                   [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows],
                                   short_answers=[r.get("short_answer") for r in rows], f1_answer=f1_answer))
@@ -435,12 +437,16 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title)
     keys = [k for k in metrics if "@" in k or k in ("em", "f1", "jsr", "accuracy")]
-    for k in keys:
-        table.add_column(k, justify="right")
-    table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
-    Console().print(table)
+    if not metrics.get("queries_with_gold", 1):
+        Console().print(f"{title}: no question carries gold passages, so no recall, FCR or JSR"
+                        + (f" ({', '.join(keys)} below)" if keys else ""), soft_wrap=True)
+    if keys:
+        table = Table(title=title)
+        for k in keys:
+            table.add_column(k, justify="right")
+        table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
+        Console().print(table)
     extra = {k: v for k, v in metrics.items() if k not in keys and not k.startswith("cost.")}
     Console().print(extra)
     Console().print(cost_line(metrics))
