@@ -42,6 +42,8 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     """Point ``dataset.openie_path`` at the triples to build the graph from, and record where they came from in
     ``dataset.extraction`` (``{"source": "spacy" | "llm" | "file" | "none", "model", "path"}``).
 
+    * ``extraction == "tri_graph"`` (LinearRAG): the method builds its own LLM-free index (spaCy NER); no OpenIE,
+      whatever ``extractor`` says;
     * ``extractor.source == "spacy"`` (``extractor=spacy``): spaCy's LLM-free triples for every dataset and
       method (:func:`hyperrag.extraction.spacy_openie.spacy_openie`, cached under ``cache_dir/openie`` and
       ``cache_dir/spacy``). It takes precedence where the settings below overlap: over a released file
@@ -55,10 +57,14 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     * ``openie_source == "llm"`` or no OpenIE file: extract with the LLM when one is available (resumable,
       cached under ``cache_dir/openie`` — a finished extraction is reused with zero requests);
     * otherwise, or without an LLM, the dataset's own file is used as is;
-    * ``extraction == "tri_graph"`` (LinearRAG): the method builds its own LLM-free index; no OpenIE;
     * ``extraction == "graphrag"`` (the method's ``retriever.extraction``, HugRAG): the retriever runs its own
       GraphRAG-style extraction on ``openie_source == "llm"`` datasets, so the HippoRAG-style OpenIE is skipped.
     """
+    if extraction == "tri_graph":  # LinearRAG: its own spaCy Tri-Graph, no triples (under any extractor)
+        from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
+
+        dataset.extraction = _record("spacy", MODEL_LABEL, None, style="tri_graph (the method's own NER)")
+        return dataset
     if extractor is not None and extractor.source == "spacy":
         from hyperrag.extraction.spacy_openie import spacy_openie
         from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
@@ -79,8 +85,6 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
         path, report = graphrag_openie(dataset, llm, Path(cache_dir) / "openie")
         log.info("shared GraphRAG-style graph with %s: %s", llm, report)
         dataset.extraction = _record("llm", model, dataset.openie_path, style="graphrag")
-        return dataset
-    if extraction == "tri_graph":  # LinearRAG: the method's own spaCy Tri-Graph, no triples
         return dataset
     wants_llm = dataset.openie_source == "llm" or dataset.openie_path is None
     if wants_llm and extraction == "graphrag" and dataset.openie_source == "llm":
