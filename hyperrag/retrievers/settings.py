@@ -239,7 +239,8 @@ class LinearRAGSettings:
         passage_node_weight: the passages' reset scores are scaled by this before PPR.
         damping: PPR damping.
         adjacent_passage_edges: an edge of weight 1 between consecutive corpus passages (the authors' code numbers
-            every chunk ``<idx>:`` and links neighbours); it carries the corpus order into the graph.
+            every chunk ``<idx>:`` and links neighbours); it carries the benchmark's corpus order (a question's
+            passages listed together) into the graph, so the framework's default is off.
         attribute_fallback: the authors' ``enable_hybrid_attribute_fallback``: a question naming an attribute
             keyword adds ``attribute_keyword_boost × log(1 + keywords in both)`` to each passage's score.
         attribute_keyword_boost: that boost.
