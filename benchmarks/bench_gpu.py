@@ -45,8 +45,8 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
-METHODS = ["dense", "bm25", "hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag", "graphrag_local", "lightrag",
-           "raptor", "naive"]
+METHODS = ["dense", "bm25", "hipporag2", "catrag", "linearrag", "hugrag", "hyperrag", "cdfrag", "graphrag_local",
+           "lightrag", "raptor", "naive"]
 
 
 def log(msg: str) -> None:

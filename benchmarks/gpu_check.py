@@ -114,7 +114,7 @@ PLATFORMS = ["manylinux1_x86_64", "manylinux2010_x86_64", "manylinux2014_x86_64"
              *(f"manylinux_2_{n}_x86_64" for n in range(5, 37))]  # <= this machine's glibc: the dry run too
 
 # the framework's four methods and HippoRAG 2 first: a methods section stopped at its box has covered them
-METHODS = ["hipporag2", "hugrag", "hyperrag", "catrag", "cdfrag", "dense", "bm25", "lightrag",
+METHODS = ["hipporag2", "hugrag", "hyperrag", "catrag", "cdfrag", "linearrag", "dense", "bm25", "lightrag",
            "graphrag_local", "raptor", "naive"]
 # Section time boxes (seconds) within --budget, in running order; a section is stopped at its box or at the
 # budget's end. The musique methods come last with whatever is left (at least 140 s of the default 480): every

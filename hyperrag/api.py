@@ -80,7 +80,7 @@ class RAG:
 
     Args:
         method: a method config name (``dense``, ``bm25``, ``hipporag2``, ``catrag``, ``hugrag``, ``hyperrag``,
-            ``cdfrag``).
+            ``cdfrag``, ``linearrag`` — its spaCy Tri-Graph needs no triples, so it runs with ``llm="none"``).
         index_dir: where the index lives (created by :meth:`index`; an existing one is opened).
         llm: the LLM backend config (``local``: embedded SmolLM2; ``none``; ``vllm``; ``openai_compatible``).
         embedder: the embedder config (``minilm``; ``openai_compatible``).

@@ -117,7 +117,7 @@ def test_entity_methods_need_triples_and_bad_settings_stop(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["bm25", "catrag", "hugrag", "hyperrag", "cdfrag"])
+@pytest.mark.parametrize("method", ["bm25", "catrag", "hugrag", "hyperrag", "cdfrag", "linearrag"])
 def test_every_method_through_the_api(tmp_path, method):
     """Each method builds its own stages into the index directory and answers with evidence (LLM-free forms)."""
     from hyperrag import RAG

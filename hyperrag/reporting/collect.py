@@ -20,7 +20,7 @@ from hyperrag.eval.per_query import RunValues, run_per_query
 from hyperrag.eval.runs import read_json_file
 from hyperrag.reporting.csv_log import flatten
 
-METHOD_ORDER = ("bm25", "dense", "hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag")
+METHOD_ORDER = ("bm25", "dense", "hipporag2", "catrag", "linearrag", "hugrag", "hyperrag", "cdfrag")
 # llm / reader_llm are not a variant: the run's tags say which LLM decided (LLM-free, oracle, model)
 _SKIP_KEYS = re.compile(r"^(out|cache_dir|experiment|tracking(\..*)?|hardware(\..*)?|hydra(\..*)?|"
                         r"method|data|batch_size|top_k|llm|reader_llm|allow_llm_free|cv_folds)$")

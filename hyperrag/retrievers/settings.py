@@ -224,6 +224,55 @@ class KGEdgeWeights(TypedDict):
     context: NonNegativeFloat
 
 
+# ---- LinearRAG ---------------------------------------------------------------------------------------------
+@settings
+class LinearRAGSettings:
+    """``method/linearrag.yaml`` (LinearRAG, Zhuang et al., ICLR 2026: the authors' ``LinearRAGConfig``).
+
+    Attributes:
+        max_iterations: semantic-bridging rounds, the seed round included (3: two hops).
+        iteration_threshold: an entity spreads, and a bridged score counts, only from this score up.
+        top_k_sentence: sentences each active entity picks per round (by cosine to the question).
+        bridging: ``iterative`` (the authors' default, entity by entity) or ``vectorized`` (their
+            ``use_vectorized_retrieval``: sparse mention-matrix products per round).
+        passage_ratio: weight of the min-max normalised dense passage score in a passage's reset score.
+        passage_node_weight: the passages' reset scores are scaled by this before PPR.
+        damping: PPR damping.
+        adjacent_passage_edges: an edge of weight 1 between consecutive corpus passages (the authors' code numbers
+            every chunk ``<idx>:`` and links neighbours); it carries the benchmark's corpus order (a question's
+            passages listed together) into the graph, so the framework's default is off.
+        attribute_fallback: the authors' ``enable_hybrid_attribute_fallback``: a question naming an attribute
+            keyword adds ``attribute_keyword_boost × log(1 + keywords in both)`` to each passage's score.
+        attribute_keyword_boost: that boost.
+        attribute_query_keywords: the keywords.
+        excluded_labels: spaCy entity labels left out of the graph and the question (the authors': ORDINAL,
+            CARDINAL).
+        ner_batch_size: passages per spaCy batch.
+        tol, max_iter: PPR convergence.
+        index_root: where the NER records live (``null``: the working directory).
+    """
+
+    retriever: ClassVar[str] = "hyperrag.retrievers.linearrag.LinearRAGRetriever"
+    #: the method builds its own LLM-free index (spaCy NER): no LLM OpenIE is run for it
+    extraction: ClassVar[str] = "tri_graph"
+    max_iterations: PositiveInt
+    iteration_threshold: float
+    top_k_sentence: NonNegativeInt
+    bridging: Literal["iterative", "vectorized"]
+    passage_ratio: NonNegativeFloat
+    passage_node_weight: NonNegativeFloat
+    damping: Damping
+    adjacent_passage_edges: bool
+    attribute_fallback: bool
+    attribute_keyword_boost: NonNegativeFloat
+    attribute_query_keywords: list[str]
+    excluded_labels: list[str]
+    ner_batch_size: PositiveInt
+    tol: PositiveFloat
+    max_iter: PositiveInt
+    index_root: str | None
+
+
 # ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------
 @settings
 class HippoRAG2Settings:
@@ -597,5 +646,5 @@ class CDFRAGSettings:
 
 __all__ = ["BM25Settings", "BallUpdateSettings", "CDFRAGSettings", "CatRAGSettings", "DenseSettings",
            "GraphRAGGlobalSettings", "GraphRAGLocalSettings", "HippoRAG2Settings", "HugRAGSettings",
-           "HyperRAGSettings", "KGEdgeWeights", "LightRAGSettings", "NaiveSettings", "NoRetrievalSettings",
+           "HyperRAGSettings", "KGEdgeWeights", "LightRAGSettings", "LinearRAGSettings", "NaiveSettings", "NoRetrievalSettings",
            "PoincareModelSettings", "PoincareTrainSettings", "RaptorSettings", "StreamingSettings"]

@@ -42,6 +42,8 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     """Point ``dataset.openie_path`` at the triples to build the graph from, and record where they came from in
     ``dataset.extraction`` (``{"source": "spacy" | "llm" | "file" | "none", "model", "path"}``).
 
+    * ``extraction == "tri_graph"`` (LinearRAG): the method builds its own LLM-free index (spaCy NER); no OpenIE,
+      whatever ``extractor`` says;
     * ``extractor.source == "spacy"`` (``extractor=spacy``): spaCy's LLM-free triples for every dataset and
       method (:func:`hyperrag.extraction.spacy_openie.spacy_openie`, cached under ``cache_dir/openie`` and
       ``cache_dir/spacy``). It takes precedence where the settings below overlap: over a released file
@@ -58,6 +60,11 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     * ``extraction == "graphrag"`` (the method's ``retriever.extraction``, HugRAG): the retriever runs its own
       GraphRAG-style extraction on ``openie_source == "llm"`` datasets, so the HippoRAG-style OpenIE is skipped.
     """
+    if extraction == "tri_graph":  # LinearRAG: its own spaCy Tri-Graph, no triples (under any extractor)
+        from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
+
+        dataset.extraction = _record("spacy", MODEL_LABEL, None, style="tri_graph (the method's own NER)")
+        return dataset
     if extractor is not None and extractor.source == "spacy":
         from hyperrag.extraction.spacy_openie import spacy_openie
         from hyperrag.extraction.spacy_pipeline import MODEL_LABEL

@@ -110,7 +110,7 @@ def test_a_multirun_is_checked_on_jobs_covering_every_swept_value_of_the_experim
     jobs = _multirun_jobs("retrieve", ["experiment=catrag_table", "llm=none", "seed=0,1"])
     chosen = {override for job in jobs for override in job}
     methods = {o.split("=", 1)[1] for o in chosen if o.startswith("method=")}
-    assert methods == {"no_retrieval", "bm25", "dense", "raptor", "lightrag", "hipporag2", "catrag"}
+    assert methods == {"no_retrieval", "bm25", "dense", "raptor", "lightrag", "hipporag2", "catrag", "linearrag"}
     assert {"data.name=musique", "data.name=hover", "seed=0", "seed=1"} <= chosen
     assert all("experiment=catrag_table" in job and "llm=none" in job for job in jobs)
-    assert len(jobs) == 2 * 7  # the command line's 2 values, each with the experiment's 7-long cover: not 7 × 4 × 2
+    assert len(jobs) == 2 * 8  # the command line's 2 values, each with the experiment's 8-long cover: not 8 × 4 × 2
