@@ -116,10 +116,6 @@ class CatRAGRetriever(HippoRAG2Retriever):
         """HippoRAG 2's weighting with CatRAG's ``relation_keys`` (``both`` | ``subject_object``)."""
         return super().edge_weights(graph, entity_emb, multipliers, relation_keys or self.settings.relation_keys)
 
-    @property
-    def seed_rank(self) -> str:
-        return self.settings.seed_rank
-
     # ---- symbolic anchoring ------------------------------------------------------------------------------
     def anchors(self, questions: list[str]) -> tuple[list[list[int]], list[str]]:
         """Anchor entities per question and how they were found (``llm_ner`` or ``lexical``): LLM NER plus

@@ -139,9 +139,9 @@ class HippoRAG2Retriever(Retriever):
 
     @property
     def seed_rank(self) -> str:
-        """What picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the weight
-        ``score / #passages``); CatRAG's ``seed_rank`` setting may say ``before_division``."""
-        return "after_division"
+        """What picks the ``link_top_k`` seed entities (the ``seed_rank`` setting): ``after_division``
+        (HippoRAG 2's code: the weight ``score / #passages``) or ``before_division`` (the mean fact score)."""
+        return self.settings.seed_rank
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -199,7 +199,7 @@ class HippoRAG2Retriever(Retriever):
         weight = weight / occurs.clamp_min(1.0)
         k = self.settings.link_top_k
         if k and k < num_e:
-            # the link_top_k entities by their weight after the division (ties: ``seed_ties``); CatRAG's
+            # the link_top_k entities by their weight after the division (ties: ``seed_ties``);
             # ``seed_rank: before_division`` ranks them by the mean fact score instead
             rank = weight
             if self.seed_rank == "before_division":
@@ -293,7 +293,7 @@ class HippoRAG2Retriever(Retriever):
         info: dict[str, Any] = {"method": self.name, "damping": s.damping, "fact_top_k": s.fact_top_k,
                                 "fact_filter": bool(s.fact_filter and self.llm_available),
                                 "fact_filter_max": s.fact_filter_max, "fact_filter_asked": s.fact_filter_asked,
-                                "link_top_k": s.link_top_k, "seed_ties": s.seed_ties,
+                                "link_top_k": s.link_top_k, "seed_ties": s.seed_ties, "seed_rank": s.seed_rank,
                                 "failed_filter": s.failed_filter, "ppr_dtype": s.ppr_dtype,
                                 "merge_duplicate_passages": s.merge_duplicate_passages,
                                 "passage_node_weight": s.passage_node_weight, "graph_weights": s.graph_weights,

@@ -257,6 +257,9 @@ class HippoRAG2Settings:
             1e-10 the scores match igraph's prpack to about 1e-9).
         merge_duplicate_passages: passages with the same ``title\ntext`` are one node, as in the reference
             (its passage ids are content hashes); a merged passage is returned under its first position.
+        seed_rank: what picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the fact
+            score divided by the entity's passage count) or ``before_division`` (the mean fact score; the
+            seeding ``experiment=catrag_best`` uses, so HippoRAG 2 can be compared seeded the same way).
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hipporag2.HippoRAG2Retriever"
@@ -278,6 +281,7 @@ class HippoRAG2Settings:
     seed_ties: Literal["ordered", "reference"]
     ppr_dtype: Literal["float32", "float64"]
     merge_duplicate_passages: bool
+    seed_rank: Literal["after_division", "before_division"]
 
 
 @settings
@@ -298,8 +302,6 @@ class CatRAGSettings(HippoRAG2Settings):
         relation_keys: with ``graph_weights: reference``, how a triple fills the ordered relation keys: ``both``
             (HippoRAG 2's code: 1 on ``(a, b)`` and on ``(b, a)``) or ``subject_object`` (the authors' code: 2
             on ``(a, b)``, so a synonym key replaces that direction's whole relation weight).
-        seed_rank: what picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the fact
-            score divided by the entity's passage count) or ``before_division`` (the mean fact score).
         anchor_rule: ``unseeded`` (only an entity no fact seeded gets anchor mass, the authors' code) or
             ``max`` (a fact-seeded entity keeps the larger of its fact weight and its anchor mass).
     """
@@ -316,7 +318,6 @@ class CatRAGSettings(HippoRAG2Settings):
     edge_weighting: bool
     edge_scoring: EdgeScoringSettings
     relation_keys: Literal["both", "subject_object"]
-    seed_rank: Literal["after_division", "before_division"]
     anchor_rule: Literal["unseeded", "max"]
 
 
