@@ -119,7 +119,8 @@ class HippoRAG2Retriever(Retriever):
             self.reference_vertex[e] = vid
 
     def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor,
-                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str = "both") -> PPRWeights:
+                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str = "both",
+                     synonym_per: str = "key") -> PPRWeights:
         """The PPR graph's edges: HippoRAG 2's code's weighting (``graph_weights: reference``) or the stored
         one-edge-per-pair weights (``single``), each edge type times its ``edge_weights`` multiplier.
 
@@ -127,6 +128,8 @@ class HippoRAG2Retriever(Retriever):
             multipliers: per edge type, replaces ``edge_weights`` (``None``: the settings').
             relation_keys: with ``reference``, how a triple fills the ordered keys (``both``: HippoRAG 2;
                 CatRAG's authors' code: ``subject_object``; :func:`reference_edge_weights`).
+            synonym_per: with ``reference``, ``key`` (HippoRAG 2: the multiplier on each ordered synonym key) or
+                ``pair`` (the pair's keys share it; :func:`reference_edge_weights`).
         """
         s = self.settings
         mult = multipliers or {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
@@ -135,7 +138,7 @@ class HippoRAG2Retriever(Retriever):
         return reference_edge_weights(graph, entity_emb, threshold=s.graph.synonym_threshold,
                                       max_neighbours=s.synonym_max_neighbours,
                                       min_chars=s.graph.synonym_min_chars, multipliers=mult,
-                                      relation_keys=relation_keys)
+                                      relation_keys=relation_keys, synonym_per=synonym_per)
 
     @property
     def seed_rank(self) -> str:

@@ -292,7 +292,7 @@ class CatRAGSettings(HippoRAG2Settings):
         variant: ``paper`` | ``authors_code`` — which of the paper's and its authors' code's choices the YAML's
             per-choice settings take (``boost_beta``, ``boost_renormalise``, ``edge_weights.synonym``,
             ``relation_keys``, ``edge_scoring.{score_scale, weak_multiplier, tau_facts, max_facts_shown,
-            seed_pool, prune_scope, target}``); an explicit value of one of them still wins.
+            seed_pool, prune_scope, target, missing_neighbour, failed_call, score_scope, arcs}``); an explicit value of one of them still wins.
         anchoring: query-named entities as weak seeds; ``anchor_epsilon`` their reset mass before division by
             their passage count; ``anchor_min_chars`` the shortest entity name anchored; with an LLM, a mention
             from query NER anchors its nearest entity when their cosine is at least ``anchor_link_threshold``.
@@ -302,6 +302,9 @@ class CatRAGSettings(HippoRAG2Settings):
         relation_keys: with ``graph_weights: reference``, how a triple fills the ordered relation keys: ``both``
             (HippoRAG 2's code: 1 on ``(a, b)`` and on ``(b, a)``) or ``subject_object`` (the authors' code: 2
             on ``(a, b)``, so a synonym key replaces that direction's whole relation weight).
+        synonym_per: with ``graph_weights: reference``, what ``edge_weights.synonym`` weighs: ``key`` (each
+            ordered synonym key, HippoRAG 2's code: a pair listed from both ends gets twice it) or ``pair`` (the
+            pair's keys share it: Table 7's "2.0 × similarity" read per synonym edge).
         anchor_rule: ``unseeded`` (only an entity no fact seeded gets anchor mass, the authors' code) or
             ``max`` (a fact-seeded entity keeps the larger of its fact weight and its anchor mass).
     """
@@ -318,6 +321,7 @@ class CatRAGSettings(HippoRAG2Settings):
     edge_weighting: bool
     edge_scoring: EdgeScoringSettings
     relation_keys: Literal["both", "subject_object"]
+    synonym_per: Literal["key", "pair"]
     anchor_rule: Literal["unseeded", "max"]
 
 
