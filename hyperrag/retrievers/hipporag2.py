@@ -22,6 +22,7 @@ docs/fidelity/hipporag2.md maps each step to the paper and to the ``hipporag`` p
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,12 @@ from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.reference_weights import PPRWeights, reference_edge_weights, stored_edge_weights
 from hyperrag.index.kg_index import KGIndex, load_or_build_kg_index
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
+from hyperrag.reporting.run_info import python_hash_seed
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
 from hyperrag.retrievers.seeds import SeedBatch, min_max
 from hyperrag.retrievers.settings import HippoRAG2Settings
+
+log = logging.getLogger(__name__)
 from hyperrag.utils.hashing import text_digest
 
 
@@ -94,6 +98,10 @@ class HippoRAG2Retriever(Retriever):
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
+        if self.settings.seed_ties == "reference" and python_hash_seed() == "random":
+            log.warning("hipporag2: seed_ties=reference follows a Python set's order, which changes with "
+                        "PYTHONHASHSEED; it is unset (random) in this run, so tied seeds may differ from run to "
+                        "run — start Python with PYTHONHASHSEED=0 (run_info.json records it)")
         if self.index_dir:
             self.kg = self.open_index_dir(dataset)
         else:
@@ -297,6 +305,7 @@ class HippoRAG2Retriever(Retriever):
                                 "fact_filter": bool(s.fact_filter and self.llm_available),
                                 "fact_filter_max": s.fact_filter_max, "fact_filter_asked": s.fact_filter_asked,
                                 "link_top_k": s.link_top_k, "seed_ties": s.seed_ties, "seed_rank": s.seed_rank,
+                                "python_hash_seed": python_hash_seed(),
                                 "failed_filter": s.failed_filter, "ppr_dtype": s.ppr_dtype,
                                 "merge_duplicate_passages": s.merge_duplicate_passages,
                                 "passage_node_weight": s.passage_node_weight, "graph_weights": s.graph_weights,

@@ -145,3 +145,19 @@ def test_seed_rank_is_a_hipporag2_setting_that_matches_catrag_seeding(tmp_path, 
     assert torch.equal(cat.entity_reset(seeds.fact_ids, seeds.fact_scores, seeds.keep), before)
     after = retriever(tmp_path, encoder, link_top_k=1)
     assert after.settings.seed_rank == "after_division" and after.describe()["seed_rank"] == "after_division"
+
+
+def test_reference_seed_ties_warn_when_pythonhashseed_is_random(tmp_path, encoder, monkeypatch, caplog):
+    """Issue 47: ``seed_ties: reference`` reproduces a Python set's order; with PYTHONHASHSEED unset the run
+    warns (and ``describe()`` records the hash seed), with it set it does not."""
+    import logging
+
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    with caplog.at_level(logging.WARNING, logger="hyperrag.retrievers.hipporag2"):
+        r = retriever(tmp_path, encoder, seed_ties="reference")
+    assert "PYTHONHASHSEED" in caplog.text and r.describe()["python_hash_seed"] == "random"
+    caplog.clear()
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    with caplog.at_level(logging.WARNING, logger="hyperrag.retrievers.hipporag2"):
+        r = retriever(tmp_path, encoder, seed_ties="reference")
+    assert "PYTHONHASHSEED" not in caplog.text and r.describe()["python_hash_seed"] == "0"
