@@ -443,9 +443,10 @@ class PoincareModelSettings:
 class PoincareTrainSettings:
     """HyperRAG's ``train`` (part of the ball's key): epochs, relations per batch, Nickel & Kiela negatives
     per relation, relations sharing one draw of negatives, seed, torch intra-op threads while the ball trains
-    (``null``: torch's default)."""
+    (``null``: torch's default). ``max_epochs: 0`` is the untrained arm: no fit, the ball as initialised (the
+    projected sentence embeddings), saved and ranked like a trained one."""
 
-    max_epochs: PositiveInt
+    max_epochs: NonNegativeInt
     batch_size: PositiveInt
     num_negatives: PositiveInt
     negative_group_size: PositiveInt
@@ -459,10 +460,11 @@ class StreamingSettings:
     ``update_frequency`` questions the new and touched nodes train ``epochs`` epochs (1: each question's graph is
     trained before it is ranked) in batches of ``batch_size`` relations (``null``: ``train.batch_size``, as the
     index's fit); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
-    beyond ``max_query_nodes``) are pruned (``null``: never)."""
+    beyond ``max_query_nodes``) are pruned (``null``: never). ``epochs: 0`` is the untrained arm: query graphs
+    join but nothing trains, so the ball stays as initialised (with ``train.max_epochs: 0``: the projection)."""
 
     update_frequency: PositiveInt
-    epochs: PositiveInt
+    epochs: NonNegativeInt
     max_query_age: PositiveInt | None
     max_query_nodes: PositiveInt | None
     batch_size: PositiveInt | None

@@ -181,3 +181,30 @@ def test_the_multi_step_final_answer_honours_the_answer_style(tmp_path, encoder)
     final = get_task("grounded_answer", style="explanatory").messages(llm.calls[-1][1])[0]["content"]
     assert final != get_task("grounded_answer").messages(llm.calls[-1][1])[0]["content"]  # another instruction
     assert method_settings("hyperrag_paper").answer_style == "short"  # composed alone: the short style
+
+
+@pytest.mark.slow
+def test_zero_epochs_is_the_untrained_arm_the_ball_as_initialised(tmp_path, encoder):
+    """Issue 47: ``train.max_epochs: 0`` (and ``streaming.epochs: 0``) allowed, meaning the ball as initialised —
+    every point at its projected starting point, so the run's ranking is the untrained row, for a multi-step or a
+    transductive run too."""
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries][:3]
+    r = _paper(tmp_path, encoder, multi_step=False, train={"max_epochs": 0}, streaming={"epochs": 0})
+    assert (r.settings.train.max_epochs, r.settings.streaming.epochs) == (0, 0)
+    r.index(ds)
+    assert torch.equal(r.model.points, r.model.anchor) and r.ball.mean_distance_moved() < 1e-6  # acosh rounding
+    out = r.retrieve(qs, 5)
+    assert torch.equal(r.model.points, r.model.anchor)  # query graphs joined, nothing trained
+    for b in range(len(qs)):
+        rows = out.details[b]["ball_rows"]
+        assert rows["trained_corpus"] == rows["untrained_corpus"]
+        assert rows["trained_query_graph"] == rows["untrained_query_graph"]
+        assert rows[f"trained_{r.settings.rank_scope}"] == [r.passage_ids[i] for i in out.indices[b].tolist()]
+    t = _paper(tmp_path / "t", encoder, _oracle(TOY_DS), protocol="transductive", train={"max_epochs": 0})
+    t.index(TOY_DS)
+    assert torch.equal(t.model.points, t.model.anchor)
+    with pytest.raises(InputError, match="max_epochs"):
+        _paper(tmp_path, encoder, train={"max_epochs": -1})
