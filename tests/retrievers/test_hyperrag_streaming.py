@@ -94,15 +94,27 @@ def test_rows_of_a_run_without_them_are_refused_in_one_line(tmp_path):
         write_rows(tmp_path / "run")
 
 
-def test_rows_of_a_multi_step_run_are_refused_in_one_line(tmp_path):
-    from hyperrag.retrievers.hyperrag_rows import write_rows
+def test_rows_of_a_multi_step_run_are_written_with_the_ball_row_labelled_multi_step(tmp_path):
+    """Issue 47: a multi-step run's rows are written (they used to be refused); its own ranking is labelled the
+    multi-step ball, the rows stay single-step, and the matched no-ball row (the question and V_i) is compared in
+    both scopes."""
+    from hyperrag.retrievers.hyperrag_rows import BALL_MULTI, BALL_ROWS, MATCHED, ROWS, compare_rows
 
     run = tmp_path / "run"
     run.mkdir()
-    det = {"no_ball": {"dense": ["a"]}, "sub_questions": ["Where is a?"], "route": "multi_step"}
-    (run / "predictions.jsonl").write_text(json.dumps({"id": "q1", "question": "Where?", "ranked_ids": ["a"], "details": det}) + "\n")
-    with pytest.raises(InputError, match="multi-step"):
-        write_rows(run)
+    lines = []
+    for i, gold in enumerate(["a", "b", "c"]):
+        no_ball = {k: ["x", gold] if k == MATCHED else ["x", "y"] for k in ROWS}
+        ball_rows = {k: [gold, "x"] for k in BALL_ROWS}
+        det = {"no_ball": no_ball, "ball_rows": ball_rows, "sub_questions": ["Where?"], "route": "multi_step"}
+        lines.append(json.dumps({"id": f"q{i}", "question": "Where?", "ranked_ids": [gold, "x"], "gold_ids": [gold],
+                                 "details": det}))
+    (run / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    res = compare_rows(run, ["recall@2"])
+    assert res["multi_step_questions"] == 3 and res["ball_label"] == BALL_MULTI and BALL_MULTI in res["rows"]
+    for scope in ("corpus", "query_graph"):
+        assert ROWS[MATCHED] in res["scopes"][scope]["trained_minus"]
+    assert "never sees" in ROWS["dense_feedback"] and "matched" in ROWS[MATCHED]
 
 
 def test_query_graph_scope_ranks_v_i_first_and_the_untrained_row_is_pure_projection(tmp_path, encoder):
