@@ -461,10 +461,16 @@ class StreamingSettings:
     trained before it is ranked) in batches of ``batch_size`` relations (``null``: ``train.batch_size``, as the
     index's fit); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
     beyond ``max_query_nodes``) are pruned (``null``: never). ``epochs: 0`` is the untrained arm: query graphs
-    join but nothing trains, so the ball stays as initialised (with ``train.max_epochs: 0``: the projection)."""
+    join but nothing trains, so the ball stays as initialised (with ``train.max_epochs: 0``: the projection).
+    ``order``: the questions of one ``retrieve`` call arrive in ``file`` order or ``shuffled`` (a permutation drawn
+    with ``order_seed``; the predictions keep file order, each with its ``arrival`` position) — a query-order reading
+    (Algorithm 1 takes the queries as they come); retrieve.py's ``batch_size`` must hold the whole query set for it to
+    order the whole stream."""
 
     update_frequency: PositiveInt
     epochs: NonNegativeInt
+    order: Literal["file", "shuffled"]
+    order_seed: int
     max_query_age: PositiveInt | None
     max_query_nodes: PositiveInt | None
     batch_size: PositiveInt | None

@@ -220,3 +220,28 @@ def test_zero_epochs_is_the_untrained_arm_the_ball_as_initialised(tmp_path, enco
     assert torch.equal(t.model.points, t.model.anchor)
     with pytest.raises(InputError, match="max_epochs"):
         _paper(tmp_path, encoder, train={"max_epochs": -1})
+
+
+@pytest.mark.slow
+def test_query_order_shuffled_arrives_in_a_seeded_permutation_and_keeps_file_order_out(tmp_path, encoder):
+    """Issue 47: ``streaming.order: shuffled`` — a query-order reading: the questions arrive in a permutation drawn
+    with ``order_seed`` (each still joins and trains before it is ranked, with only the earlier arrivals' graphs),
+    and the predictions come back in file order, each with its ``arrival`` position."""
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries]
+    r = _paper(tmp_path, encoder, multi_step=False, streaming={"order": "shuffled", "order_seed": 3})
+    r.index(ds)
+    ranked = []
+    rank = r._rank
+    r._rank = lambda q, *a: (ranked.append((q[0], list(r.graph.graph_questions))), rank(q, *a))[1]
+    out = r.retrieve(qs, 5)
+    perm = torch.randperm(len(qs), generator=torch.Generator().manual_seed(3)).tolist()
+    assert perm != list(range(len(qs)))  # a real reordering of the sample's questions
+    assert [q for q, _ in ranked] == [qs[b] for b in perm]
+    assert [seen for _, seen in ranked] == [[qs[b] for b in perm[: i + 1]] for i in range(len(qs))]
+    assert [d["arrival"] for d in out.details] == [perm.index(b) for b in range(len(qs))]
+    for b in range(len(qs)):  # file order out: row b is question b's ranking
+        assert out.details[b]["ball_rows"][f"trained_{r.settings.rank_scope}"] == [
+            r.passage_ids[i] for i in out.indices[b].tolist()]
