@@ -69,10 +69,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         run_title,
     )
     from hyperrag.runners.cross_fit import run_cross_fitted
-    from hyperrag.runners.prepare import build_retriever, prepare_dataset
+    from hyperrag.runners.prepare import build_retriever, defer_to_extractor, prepare_dataset
     from hyperrag.utils.artifacts import check_unseen
 
     settings = instantiate(cfg.method.retriever)  # the method's typed settings (hyperrag.retrievers.settings)
+    extractor = instantiate(cfg.extractor)  # the extraction every graph is built from (extractor=llm|spacy)
+    settings = defer_to_extractor(settings, extractor)  # extractor=spacy: HugRAG's own LLM extraction off
     run_labels = substituted_models(cfg)
     L.seed_everything(cfg.seed, verbose=False)
     check_llm_required(cfg)
@@ -91,22 +93,31 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         cost_mark = [CostMark.now(llm, reader)]
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
                                   extraction=getattr(settings, "extraction", None),
-                                  shared_graph=cfg.shared_graph)
+                                  shared_graph=cfg.shared_graph, extractor=extractor)
         run_labels["data"] = dataset_record(dataset)  # sizes and digests of what was scored (reports name it)
+        run_labels["extraction"] = dataset.extraction  # {"source": spacy|llm|file|none, "model", "path"}
+        if tracker is not None and os.path.isfile(os.path.join(cfg.out, "run_info.json")):
+            from hyperrag.reporting.run_info import update_run_info
+
+            update_run_info(cfg.out, extraction=dataset.extraction)
 
         def run_fold(data: Any, trained: dict[str, str], out: str) -> dict[str, Any]:
             """Index and retrieve ``data`` with the method's settings (``trained``: checkpoints to use)."""
             retriever = build_retriever(dataclasses.replace(settings, **trained), encoder, llm, cfg.index_dir,
                                         device=cfg.hardware.device)
             t0 = time.perf_counter()
+            encoded = getattr(encoder, "encode_seconds", None)
             retriever.index(data)
             index_seconds = time.perf_counter() - t0
+            # the embedder's share of the index phase (the floor on CPU); cache hits cost nothing here
+            encode_seconds = getattr(encoder, "encode_seconds", 0.0) - encoded if encoded is not None else None
             # no query is scored by an artifact trained on it (exit 2), unless the method is transductive by design
             if check_unseen(retriever.artifacts(), [q.id for q in data.queries]):
                 retriever.saw_questions = True
             metrics = run_batch_retrieval(data, retriever, out, top_k=cfg.top_k, batch_size=cfg.batch_size,
                                           ks=tuple(cfg.ks), accelerator=cfg.hardware.accelerator,
-                                          devices=cfg.hardware.devices, index_seconds=index_seconds, llm=llm,
+                                          devices=cfg.hardware.devices, index_seconds=index_seconds,
+                                          index_encode_seconds=encode_seconds, llm=llm,
                                           answer_top_n=cfg.answer_top_n, resume=cfg.resume, reader_llm=reader,
                                           answer_style=cfg.answer_style, labels=run_labels,
                                           reader_prompt=reader_prompt(cfg),

@@ -84,12 +84,16 @@ class RAG:
         index_dir: where the index lives (created by :meth:`index`; an existing one is opened).
         llm: the LLM backend config (``local``: embedded SmolLM2; ``none``; ``vllm``; ``openai_compatible``).
         embedder: the embedder config (``minilm``; ``openai_compatible``).
+        extractor: where triples come from (``hydra_configs/extractor/``): ``llm`` (the configured LLM's OpenIE) or
+            ``spacy`` (the LLM-free spaCy stand-in: entity-graph methods work with ``llm="none"``); ``None``: the
+            config's default (``llm``).
         overrides: more Hydra overrides of the ``retrieve`` config, e.g. ``["embedder.model=/models/e5"]``.
         **settings: the method's settings to change (nested dicts merge key by key), e.g. ``damping=0.6``.
     """
 
     def __init__(self, method: str = "hipporag2", index_dir: str | Path = "rag_index", *, llm: str = "local",
-                 embedder: str = "minilm", overrides: Sequence[str] = (), **settings: Any) -> None:
+                 embedder: str = "minilm", extractor: str | None = None, overrides: Sequence[str] = (),
+                 **settings: Any) -> None:
         from hydra.utils import instantiate
 
         from hyperrag.config.validation import validate
@@ -97,7 +101,7 @@ class RAG:
         from hyperrag.llm import build_llm
 
         self.index_dir = Path(index_dir).resolve()
-        self.cfg = _compose(method, llm, embedder, self.index_dir, overrides, settings)
+        self.cfg = _compose(method, llm, embedder, self.index_dir, [*([f"extractor={extractor}"] if extractor else []), *overrides], settings)
         self.method = method
         self.settings = instantiate(self.cfg.method.retriever)
         if hasattr(self.settings, "index_root"):  # the method's derived stages live in the index directory
@@ -106,6 +110,7 @@ class RAG:
         self.graph = validate(GraphSettings, _plain(self.cfg.graph), "graph")
         self.encoder = instantiate(self.cfg.embedder)
         self.llm = build_llm(self.cfg.llm)
+        self.extractor = instantiate(self.cfg.extractor)
         self.cache_dir = Path(str(self.cfg.cache_dir))
         #: LLM steps that did not run (no LLM, failed call), by step: ``openie``, ``answer`` and the method's own
         self.llm_steps_skipped: Counter[str] = Counter()
@@ -139,7 +144,7 @@ class RAG:
                              field="index_dir")
         with self._writer():
             kg, report = build_from_documents(self.index_dir, docs, self.chunking, self.encoder, self.graph, self.llm,
-                                              self.cache_dir, replace=True)
+                                              self.cache_dir, replace=True, extractor=self.extractor)
             self._count_skipped("openie", report["openie_skipped"])
             self._retriever = None
             self._ready()
@@ -157,7 +162,7 @@ class RAG:
         with self._writer():
             manifest = self._manifest()
             result, report = insert_from_documents(self.index_dir, docs, index_chunking(manifest) or self.chunking,
-                                                   self.encoder, self.llm, self.cache_dir)
+                                                   self.encoder, self.llm, self.cache_dir, extractor=self.extractor)
         self._count_skipped("openie", report["openie_skipped"])
         self._retriever = None
         return {**result.summary(), "extraction": report}
@@ -245,8 +250,9 @@ class RAG:
         manifest = self._manifest()
         if self.method in ENTITY_METHODS and not manifest.get("stats", {}).get("entities"):
             raise InputError(f"{self.method} walks an entity graph, and this index has no triples (no LLM extracted "
-                             "any); configure an LLM (llm=local|vllm|openai_compatible), give records with their "
-                             "'triples', or use dense / bm25 / hyperrag / cdfrag", path=self.index_dir, field="llm")
+                             "any); use extractor='spacy' (LLM-free), configure an LLM (llm=local|vllm|"
+                             "openai_compatible), give records with their 'triples', or use dense / bm25 / hyperrag / "
+                             "cdfrag", path=self.index_dir, field="llm")
         self._dataset = dataset_for_index(Dataset(f"rag-{self.index_dir.name}", Corpus([]), []), self.index_dir)
         retriever = build_retriever(self.settings, self.encoder, self.llm, self.index_dir,
                                     device=str(self.cfg.hardware.device))

@@ -15,9 +15,14 @@ The question files differ by dataset; fields are read the way HippoRAG 2's own e
     the title alone when the text differs but the title is unique in the corpus (or there is no context);
   - ``paragraphs`` (MuSiQue, NQ, PopQA): entries with ``is_supporting`` true, every entry when the flag is
     absent; text in ``text`` or MuSiQue's ``paragraph_text``;
+  - ``supporting_titles`` (the 2Wiki split in ``../shared/data/2wiki_dev``): the titles of the gold passages,
+    each the title of one corpus passage;
   - ``contexts``: entries with ``is_supporting`` true.
-  A gold paragraph missing from the corpus is an error.
-* ``question_decomposition`` (MuSiQue): the gold hops, read as :mod:`hyperrag.data.musique` reads them.
+  A gold paragraph missing from the corpus is an error (one line naming the question and the title, exit 2).
+* ``type`` and ``evidences`` (2WikiMultiHopQA): the question's type and its gold Wikidata triples
+  ``[subject, relation, object]``, kept on the :class:`~hyperrag.data.types.Query`.
+* ``question_decomposition`` (MuSiQue): the gold hops, read as :mod:`hyperrag.data.musique` reads them; without
+  one, 2WikiMultiHopQA's ``evidences`` and ``type`` give them (:mod:`hyperrag.data.evidence_hops`).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from hyperrag.data.records import (
     text_key,
     title_key,
 )
-from hyperrag.data.types import Corpus, Dataset, Query
+from hyperrag.data.types import Corpus, Dataset, Query, SubQuestion
 from hyperrag.errors import InputError
 
 ID_FIELDS = ("id", "_id")
@@ -126,6 +131,47 @@ def fact_gold(rec: dict[str, Any], where: Where, lookup: CorpusLookup) -> list[s
     return gold
 
 
+def title_gold(rec: dict[str, Any], qid: str, where: Where, lookup: CorpusLookup) -> list[str]:
+    """Gold ids from ``supporting_titles``: each title names exactly one corpus passage."""
+    gold: list[str] = []
+    for j, title in enumerate(get_list(rec, "supporting_titles", where)):
+        field = f"supporting_titles[{j}]"
+        title = check_text(title, where, field)
+        pid = lookup.unique_title(title)
+        if pid is None:
+            shared = len(lookup.by_title.get(title_key(title), [])) > 1
+            why = "is the title of several passages" if shared else "not found"
+            raise where.error(f"question {qid!r}: supporting title {title!r} {why} in corpus {lookup.source}",
+                              field)
+        gold.append(pid)
+    return gold
+
+
+def release_evidences(rec: dict[str, Any], where: Where) -> tuple[tuple[str, str, str], ...]:
+    """2WikiMultiHopQA's ``evidences``: ``[subject, relation, object]`` triples (absent → none)."""
+    triples: list[tuple[str, str, str]] = []
+    for j, triple in enumerate(get_list(rec, "evidences", where)):
+        field = f"evidences[{j}]"
+        if not (isinstance(triple, list) and len(triple) == 3):
+            raise where.error("expected [subject, relation, object]", field)
+        s, r, o = (check_text(x, where, field, allow_empty=True).strip() for x in triple)
+        triples.append((s, r, o))
+    return tuple(triples)
+
+
+def evidence_hops(rec: dict[str, Any], qtype: str, evidences: tuple[tuple[str, str, str], ...], gold: list[str],
+                  corpus: Corpus) -> tuple[SubQuestion, ...]:
+    """2WikiMultiHopQA's gold hops from its evidence triples (:mod:`hyperrag.data.evidence_hops`), each hop's
+    passage one of the question's gold passages."""
+    from hyperrag.data.evidence_hops import evidence_decomposition
+
+    passages = [corpus[corpus.position(pid)] for pid in dict.fromkeys(gold)]
+    titles = [p.title for p in passages]
+    answer = str(rec.get("answer") or "")
+    return evidence_decomposition(rec["question"], answer, qtype, evidences, titles,
+                                  {p.title: p.id for p in passages}, {p.title: p.text for p in passages})
+
+
 def release_label(rec: dict[str, Any], where: Where, labels: tuple[str, ...]) -> int:
     """The position in ``labels`` of a labelled record's label (HoVer: ``label``, else its answer), compared
     upper-case with spaces as underscores (``not supported`` → ``NOT_SUPPORTED``)."""
@@ -153,17 +199,24 @@ def read_release_queries(path: Path, corpus: Corpus, label_options: tuple[str, .
         positions: dict[int, str] = {}
         if "supporting_facts" in rec:
             gold = fact_gold(rec, where, lookup)
+        elif "supporting_titles" in rec:
+            gold = title_gold(rec, qid, where, lookup)
         elif "paragraphs" in rec:
             gold, positions = paragraph_gold(rec, "paragraphs", where, lookup, supporting_by_default=True)
         else:
             gold, _ = paragraph_gold(rec, "contexts", where, lookup, supporting_by_default=False)
         hops = _decomposition(rec.get("question_decomposition"), positions, path=path, record=where.record)
+        evidences = release_evidences(rec, where)
+        qtype = check_text(rec["type"], where, "type").strip() if rec.get("type") is not None else ""
+        if not hops and evidences and gold:  # 2WikiMultiHopQA: the hops from its evidence triples
+            hops = evidence_hops(rec, qtype, evidences, gold, corpus)
         if label_options:
             index = release_label(rec, where, label_options)
             queries.append(Query(qid, question, (label_options[index],), tuple(dict.fromkeys(gold)), hops,
                                  options=label_options, answer_index=index))
             continue
-        queries.append(Query(qid, question, release_answers(rec, where), tuple(dict.fromkeys(gold)), hops))
+        queries.append(Query(qid, question, release_answers(rec, where), tuple(dict.fromkeys(gold)), hops,
+                             type=qtype, evidences=evidences))
     if not queries:
         raise InputError("no questions in file", path=path)
     return queries

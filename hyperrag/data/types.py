@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -20,12 +21,15 @@ class Passage:
 
 @dataclass(frozen=True)
 class SubQuestion:
-    """One hop of a gold decomposition (MuSiQue ``question_decomposition``): the hop's question (``#1``... name
-    earlier hops' answers), its answer and the passage that supports it (``None`` when unknown)."""
+    """One hop of a gold decomposition (MuSiQue ``question_decomposition``; 2WikiMultiHopQA's evidence triples,
+    :mod:`hyperrag.data.evidence_hops`): the hop's question (``#1``... name earlier hops' answers), its answer,
+    the passage that supports it (``None`` when unknown) and the entity it asks about (``#k`` for an earlier
+    hop's answer; empty when not given: MuSiQue's is the part of ``"Subject >> relation"`` before ``>>``)."""
 
     question: str
     answer: str = ""
     gold_id: str | None = None
+    subject: str = ""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,10 @@ class Query:
         decomposition: the gold hops, in order (MuSiQue); what the oracle backend decomposes into.
         options: answer options of a multiple-choice question (shown to the reader).
         answer_index: position of the correct option in ``options``.
+        type: the question's type where the dataset gives one (2WikiMultiHopQA: ``compositional``,
+            ``comparison``, ``bridge_comparison``, ``inference``); metrics are also broken down by it.
+        evidences: the gold knowledge triples ``(subject, relation, object)`` where the dataset gives them
+            (2WikiMultiHopQA's Wikidata evidence, one per hop).
     """
 
     id: str
@@ -47,6 +55,8 @@ class Query:
     decomposition: tuple[SubQuestion, ...] = ()
     options: tuple[str, ...] = ()
     answer_index: int | None = None
+    type: str = ""
+    evidences: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass
@@ -85,3 +95,6 @@ class Dataset:
     openie_path: Path | None = None
     # "file": use openie_path; "llm": extract with the configured LLM (the file is the fallback without one)
     openie_source: str = "file"
+    # where openie_path came from, set by hyperrag.runners.prepare.resolve_openie: {"source": "spacy" | "llm" |
+    # "file" | "none", "model": ..., "path": ...}; recorded as ``extraction`` in metrics.json and run_info.json
+    extraction: dict[str, Any] | None = None

@@ -6,6 +6,7 @@ import importlib.util
 import logging
 import os
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,7 @@ class TextEncoder:
         self.cache = EmbeddingCache(root / "embeddings" / f"{self.model_key}.sqlite", legacy_path=legacy)
         self._model = None
         self.encoded_count = 0  # texts actually sent through the model (cache misses)
+        self.encode_seconds = 0.0  # wall time spent in the model on those texts (cache look-ups apart)
 
     def spec(self) -> dict[str, Any]:
         """How to build this encoder again (``hydra.utils.instantiate``-able; no device, no cache folder): what
@@ -115,10 +117,13 @@ class TextEncoder:
             unique = list(dict.fromkeys(texts[i] for i in missing))
             log.info("%s: encoding %d new texts with %s (%d cached)", desc, len(unique), self.model_name,
                      len(texts) - len(missing))
-            vectors = self.model.encode(unique, batch_size=self.batch_size, convert_to_numpy=True,
+            model = self.model  # loaded (once) outside the timed encoding
+            t0 = time.perf_counter()
+            vectors = model.encode(unique, batch_size=self.batch_size, convert_to_numpy=True,
                                         normalize_embeddings=self.normalize,
                                         show_progress_bar=self.show_progress and len(unique) > self.batch_size)
             vectors = vectors.astype(np.float32, copy=False)
+            self.encode_seconds += time.perf_counter() - t0
             self.cache.put_many(unique, vectors)
             self.encoded_count += len(unique)
             lookup = dict(zip(unique, vectors))

@@ -72,6 +72,8 @@ def per_query_values(rows: Sequence[dict[str, Any]], ks: Sequence[int] = (2, 5, 
         chosen = option_correct(pred, r.get("options") or [], r.get("answer_index"))
         if chosen is not None:
             out.setdefault("accuracy", {})[qid] = chosen
+    if not any(r.get("gold_ids") for r in rows):  # no gold chain on any question: no JSR (as score_rows)
+        out.pop("jsr", None)
     return out
 
 

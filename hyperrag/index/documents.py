@@ -1,7 +1,8 @@
 """Raw documents into a knowledge-graph index directory: chunk, extract triples with the LLM, embed, build or insert.
 
 Shared by the Python API (:mod:`hyperrag.api`) and ``python -m hyperrag.index build|insert`` without ``--openie``.
-Triples of each passage come from, in order: the record itself (``triples``), the configured LLM (HippoRAG-style
+Triples of each passage come from, in order: the record itself (``triples``), spaCy's LLM-free stand-in under
+``extractor=spacy`` (:mod:`hyperrag.extraction.spacy_openie`, parses cached), the configured LLM (HippoRAG-style
 OpenIE through :func:`hyperrag.llm.openie.index_corpus`: resumable, every reply cached, a finished extraction
 reused with zero requests), or nowhere — without an LLM the passage enters the graph with no triples, and the
 skipped extractions are counted (``openie_skipped``) and warned about, never silent. The combined triples are
@@ -22,6 +23,7 @@ from hyperrag.index.chunking import ChunkSettings, Document, Triple, chunk_docum
 from hyperrag.utils.hashing import stable_digest
 
 if TYPE_CHECKING:
+    from hyperrag.extraction.settings import ExtractorSettings
     from hyperrag.graph.incremental import UpdateResult
     from hyperrag.index.kg_index import GraphSettings, KGIndex
     from hyperrag.protocols import Encoder, LanguageModel
@@ -30,12 +32,14 @@ log = logging.getLogger(__name__)
 
 
 def extract_triples(passages: Sequence[Passage], given: Sequence[list[Triple] | None], llm: LanguageModel | None,
-                    cache_dir: str | Path, progress: bool = True) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                    cache_dir: str | Path, progress: bool = True, extractor: ExtractorSettings | None = None,
+                    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """HippoRAG-format OpenIE docs for ``passages`` (``docs[i]`` ↔ ``passages[i]``) and what was done.
 
     Args:
         given: per passage, the triples its record brought, or None (extract it).
         llm: extracts the others when available.
+        extractor: ``extractor=spacy`` settings: spaCy extracts the others (no LLM needed); ``None`` / ``llm``: the LLM.
         cache_dir: root of the OpenIE checkpoints (``<cache_dir>/openie``).
 
     Returns:
@@ -54,10 +58,21 @@ def extract_triples(passages: Sequence[Passage], given: Sequence[list[Triple] | 
     report = {"given": len(passages) - len(todo), "extracted": 0, "failed": 0, "openie_skipped": 0}
     if not todo:
         return docs, report
+    if extractor is not None and extractor.source == "spacy":
+        from hyperrag.extraction.spacy_openie import spacy_openie
+
+        path, _ = spacy_openie([passages[i] for i in todo], extractor, Path(cache_dir) / "openie",
+                               cache_dir=cache_dir, progress=progress)
+        extracted = json.loads(Path(path).read_text(encoding="utf-8"))["docs"]
+        for j, i in enumerate(todo):
+            docs[i].update({k: extracted[j][k] for k in ("extracted_entities", "extracted_triples", "sentences")})
+        report["extracted"] = len(todo)
+        return docs, report
     if not getattr(llm, "available", False):
         report["openie_skipped"] = len(todo)
         log.warning("no LLM configured: %d passage(s) enter the graph without triples (OpenIE skipped); configure "
-                    "llm=local|vllm|openai_compatible, or give records with their 'triples'", len(todo))
+                    "llm=local|vllm|openai_compatible, extractor=spacy (LLM-free), or give records with their "
+                    "'triples'", len(todo))
         return docs, report
     from hyperrag.llm.openie import index_corpus
 
@@ -69,6 +84,15 @@ def extract_triples(passages: Sequence[Passage], given: Sequence[list[Triple] | 
     report["failed"] = len(run.failed)
     report["extracted"] = len(todo) - len(run.failed)
     return docs, report
+
+
+def _model(llm: LanguageModel | None, extractor: ExtractorSettings | None) -> str | None:
+    """The extraction's model label: spaCy's under ``extractor=spacy``, else the LLM's."""
+    if extractor is not None and extractor.source == "spacy":
+        from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
+
+        return MODEL_LABEL
+    return getattr(llm, "model", None)
 
 
 def write_triples(docs: list[dict[str, Any]], cache_dir: str | Path, model: str | None) -> Path:
@@ -93,7 +117,8 @@ def passages_of(docs: Sequence[Document], chunking: ChunkSettings | None
 
 def build_from_documents(index_dir: str | Path, docs: Sequence[Document], chunking: ChunkSettings | None,
                          encoder: Encoder, graph: GraphSettings, llm: LanguageModel | None, cache_dir: str | Path,
-                         progress: bool = True, replace: bool = False) -> tuple[KGIndex, dict[str, int]]:
+                         progress: bool = True, replace: bool = False, extractor: ExtractorSettings | None = None,
+                         ) -> tuple[KGIndex, dict[str, int]]:
     """Chunk ``docs`` (``chunking`` None: one passage per document), extract their triples, and build the
     knowledge-graph index into ``index_dir`` (an index of the same inputs already there is loaded; another one is
     refused, or with ``replace`` replaced: see :func:`~hyperrag.index.kg_index.build_kg_directory`). Returns the
@@ -101,8 +126,8 @@ def build_from_documents(index_dir: str | Path, docs: Sequence[Document], chunki
     from hyperrag.index.kg_index import build_kg_directory
 
     passages, given = passages_of(docs, chunking)
-    oie, report = extract_triples(passages, given, llm, cache_dir, progress)
-    path = write_triples(oie, cache_dir, getattr(llm, "model", None))
+    oie, report = extract_triples(passages, given, llm, cache_dir, progress, extractor)
+    path = write_triples(oie, cache_dir, _model(llm, extractor))
     corpus = Corpus(passages, source=f"{len(docs)} documents")
     extra: dict[str, Any] = {"extraction": report}
     if chunking is not None:
@@ -113,16 +138,17 @@ def build_from_documents(index_dir: str | Path, docs: Sequence[Document], chunki
 
 def insert_from_documents(index_dir: str | Path, docs: Sequence[Document], chunking: ChunkSettings | None,
                           encoder: Encoder, llm: LanguageModel | None, cache_dir: str | Path, source: str = "documents",
-                          progress: bool = True) -> tuple[UpdateResult, dict[str, int]]:
+                          progress: bool = True, extractor: ExtractorSettings | None = None,
+                          ) -> tuple[UpdateResult, dict[str, int]]:
     """Chunk ``docs`` (``chunking`` None: each document is one passage), extract their triples and insert them into
     the index at ``index_dir``. Returns the update and the extraction report."""
     from hyperrag.data.openie import read_openie
     from hyperrag.index.update import insert_documents
 
     passages, given = passages_of(docs, chunking)
-    oie, report = extract_triples(passages, given, llm, cache_dir, progress)
+    oie, report = extract_triples(passages, given, llm, cache_dir, progress, extractor)
     corpus = Corpus(passages, source=source)
-    records = read_openie(write_triples(oie, cache_dir, getattr(llm, "model", None)), corpus)
+    records = read_openie(write_triples(oie, cache_dir, _model(llm, extractor)), corpus)
     result = insert_documents(index_dir, corpus, records, encoder, note={"extraction": report})
     return result, report
 

@@ -206,8 +206,9 @@ def load_or_build_kg_index(dataset: Dataset, encoder: Encoder, settings: GraphSe
     """
     t0 = time.perf_counter()
     if dataset.openie_path is None:
-        raise InputError(f"dataset {dataset.name!r} has no OpenIE file; give data.openie=<file> "
-                         "(HippoRAG format) to build its knowledge graph", field="data.openie")
+        raise InputError(f"dataset {dataset.name!r} has no triples to build its knowledge graph from (no OpenIE "
+                         "file and no LLM extracted one): add extractor=spacy (LLM-free spaCy stand-in), give "
+                         "data.openie=<file> (HippoRAG format), or configure an LLM", field="extractor")
     key, inputs = _index_key(dataset.corpus, Path(dataset.openie_path), encoder, settings)
     root = Path(root) if root else default_cache_dir() / "index"
     directory = IndexDirectory(root / f"{dataset.name}-kg-{key[:12]}", stage="graph")

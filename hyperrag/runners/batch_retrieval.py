@@ -96,6 +96,8 @@ class RetrievalModule(L.LightningModule):
                 row["details"] = out.details[i]
             if q.options:  # multiple choice: the reader picks one, `accuracy` scores it
                 row.update(options=list(q.options), answer_index=q.answer_index)
+            if q.type:  # the question's type (2Wiki): metrics.json breaks the figures down by it
+                row["type"] = q.type
             rows.append(row)
         t0 = time.perf_counter()
         answer_rows(self.llm, rows, self.corpus, top_n=self.answer_top_n, style=self.answer_style,
@@ -243,6 +245,7 @@ def finished_rows(out: Path, key: str, query_ids: set[str], resume: bool = True)
 def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | Path, *, top_k: int = 10,
                         batch_size: int = 64, ks: tuple[int, ...] = (2, 5, 10), accelerator: str = "auto",
                         devices: int | str = 1, index_seconds: float | None = None,
+                        index_encode_seconds: float | None = None,
                         llm: LanguageModel | None = None, answer_top_n: int = 5, resume: bool = True,
                         reader_llm: LanguageModel | None = None, answer_style: str = "short",
                         labels: dict[str, Any] | None = None, cost_since: CostMark | None = None,
@@ -259,6 +262,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         reader_prompt: the QA reader's prompt, ``grounded`` or ``hipporag2`` (HippoRAG 2's reader structure).
         labels: more labels of how the figures were obtained, recorded in the metrics (e.g. ``{"models":
             "substituted"}``, ``models_used`` per role, ``data``: the dataset's sizes and digests).
+        index_encode_seconds: of ``index_seconds``, the time the embedder spent encoding (cache misses only;
+            recorded as ``index_encode_seconds``).
         cost_since: where the index phase began (:class:`~hyperrag.eval.cost.CostMark`, taken before OpenIE
             and ``index()``); ``None``: the LLM calls made before the loop and ``index_seconds``.
 
@@ -350,6 +355,8 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
         shard.unlink()
     if index_seconds is not None:
         metrics["index_seconds"] = round(index_seconds, 3)
+    if index_encode_seconds is not None:
+        metrics["index_encode_seconds"] = round(index_encode_seconds, 3)
     loop_start = CostMark(t0, before.llm, before.reader)
     mark = cost_since or CostMark(t0 - (index_seconds or 0.0))
     metrics.update(run_cost(mark, loop_start, loop_end, len(todo_ids), has_llm=bool(getattr(llm, "available", False)),
@@ -359,6 +366,9 @@ def run_batch_retrieval(dataset: Dataset, retriever: Retriever, out_dir: str | P
     if size is not None:
         metrics["index_bytes"] = size
     record = {"dataset": dataset.name, **info, "metrics": metrics}
+    groups = by_type(rows, ks, answer_top_n, f1_answer_of(dataset.name))
+    if groups:
+        record["by_type"] = groups
     if accounting is not None and accounting.tasks:
         record["llm_usage"] = accounting.to_dict()
     if reader_accounting is not None and reader_accounting.tasks:
@@ -376,7 +386,9 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
     metrics["queries"] = len(rows)
     if any("answer" in r for r in rows):
         n = answer_top_n or 5
-        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows]
+        # JSR needs the gold chain: without gold passages on any question there is none to report
+        chain = [full_chain_at_k(r["ranked_ids"], r["gold_ids"], n) if r["gold_ids"] else 0.0 for r in rows] \
+            if metrics["queries_with_gold"] else None
         metrics.update(qa_metrics([r.get("answer", "") for r in rows], [r["answers"] for r in rows], chain,
                                   [r.get("options") or [] for r in rows], [r.get("answer_index") for r in rows],
                                   short_answers=[r.get("short_answer") for r in rows], f1_answer=f1_answer))
@@ -385,6 +397,18 @@ def score_rows(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: in
                                        [r.get("answer_index") for r in rows]))
         metrics["answer_failures"] = sum(not r.get("answer_ok", False) for r in rows)
     return metrics
+
+
+def by_type(rows: list[dict[str, Any]], ks: tuple[int, ...], answer_top_n: int,
+            f1_answer: str = "short") -> dict[str, dict[str, Any]]:
+    """The figures of :func:`score_rows` per question type (the rows' ``type``: 2Wiki's compositional,
+    comparison, ...), in order of first appearance; ``{}`` when no row has a type. Rows without one are left out
+    of the breakdown (the overall figures keep them)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("type"):
+            groups.setdefault(str(r["type"]), []).append(r)
+    return {t: score_rows(group, ks, answer_top_n, f1_answer) for t, group in groups.items()}
 
 
 def llm_steps_skipped(retriever: Retriever, rows: list[dict[str, Any]], answer_top_n: int,
@@ -435,12 +459,16 @@ def print_metrics_table(title: str, metrics: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title)
     keys = [k for k in metrics if "@" in k or k in ("em", "f1", "jsr", "accuracy")]
-    for k in keys:
-        table.add_column(k, justify="right")
-    table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
-    Console().print(table)
+    if not metrics.get("queries_with_gold", 1):
+        Console().print(f"{title}: no question carries gold passages, so no recall, FCR or JSR"
+                        + (f" ({', '.join(keys)} below)" if keys else ""), soft_wrap=True)
+    if keys:
+        table = Table(title=title)
+        for k in keys:
+            table.add_column(k, justify="right")
+        table.add_row(*[f"{metrics[k]:.1f}" for k in keys])
+        Console().print(table)
     extra = {k: v for k, v in metrics.items() if k not in keys and not k.startswith("cost.")}
     Console().print(extra)
     Console().print(cost_line(metrics))

@@ -23,6 +23,8 @@ from hyperrag.llm.tasks.base import Task
 from hyperrag.utils.answers import option_letter
 
 UNKNOWN = "unknown"
+#: answers that are no entity: a neighbour whose name holds the word is not the answer
+YES_NO = ("yes", "no")
 
 
 class NoGold(Exception):
@@ -142,6 +144,8 @@ def neighbor_scoring(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
     provenance (``passage_ids``) is judged by it instead: 8 from a supporting passage, else 0."""
     qg = query_gold(inputs, gold)
     answer = normalize(qg.answer)
+    if answer in YES_NO:  # a yes / no answer (2Wiki's comparisons) names no neighbour
+        answer = ""
     bridges = {normalize(h.answer) for h in qg.hops[:-1]} | {normalize(p.title) for p in qg.passages}
     bridges.discard(answer)
     scores = []

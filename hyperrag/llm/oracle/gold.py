@@ -133,7 +133,8 @@ class GoldIndex:
             for h in q.decomposition:
                 text = render_hop(h.question)
                 resolved = _resolve(text, answers)
-                subject = _resolve(render_hop(h.question.split(">>")[0]), answers) if ">>" in h.question else ""
+                subject = _resolve(h.subject, answers) if h.subject else \
+                    _resolve(render_hop(h.question.split(">>")[0]), answers) if ">>" in h.question else ""
                 hops.append(Hop(text, resolved, subject, h.answer, gold_passages.get(h.gold_id or "")))
                 answers.append(h.answer)
             ordered = [h.passage for h in hops if h.passage is not None]
@@ -170,8 +171,11 @@ class GoldIndex:
     @cached_property
     def digest(self) -> str:
         """A hash of the gold annotations (part of the oracle's cache key: other gold → other replies)."""
-        blob = [(q.id, q.question, list(q.answers), list(q.gold_ids), [(h.question, h.answer, h.gold_id)
-                for h in q.decomposition], list(q.options), q.answer_index) for q in self.dataset.queries]
+        # a hop's own subject (2Wiki's evidence hops) joins its entry only where one is given: MuSiQue's blob,
+        # and the replies cached under its digest, are unchanged
+        blob = [(q.id, q.question, list(q.answers), list(q.gold_ids),
+                 [(h.question, h.answer, h.gold_id, *((h.subject,) if h.subject else ())) for h in q.decomposition],
+                 list(q.options), q.answer_index) for q in self.dataset.queries]
         # the JSON text as written since the oracle's first release (order kept, non-ASCII as is): the digest, and
         # the oracle replies cached under it, stay the same
         return text_digest(json.dumps([self.dataset.name, blob], ensure_ascii=False), length=16)
