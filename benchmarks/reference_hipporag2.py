@@ -2,7 +2,8 @@
 
     python benchmarks/reference_hipporag2.py [--data ../shared/data] [--work /tmp/$USER/hipporag_ref]
                                              [--limit N] [--modes unfiltered,fixed,failing]
-                                             [--dataset musique|sample|2wiki_slice] [--slice /tmp/$USER/2wiki_slice]
+                                             [--dataset musique|sample|2wiki_slice|2wiki_dev]
+                                             [--slice /tmp/$USER/2wiki_slice]
                                              [--ours reference|default]
 
 ``--dataset sample`` runs both on the bundled 12-passage sample (its hand-written triples, written out in
@@ -35,6 +36,10 @@ and keeps every candidate for the rest, on both sides (a SCRIPTED filter on ours
 100 passages — the first half of the 200-passage window with the most non-ASCII titles —, three passages repeated
 to exercise the merge, 60 questions written from passages' first sentences, each's gold its passage), its triples extracted once by the project's
 local LLM (``llm=local``, SmolLM2) into HippoRAG 2's OpenIE layout; built under ``--slice`` when missing.
+
+``--dataset 2wiki_dev``: the 499 development questions of ``data=2wiki`` over its 6,119 passages, both sides on the
+spaCy triples of ``extractor=spacy`` (the LLM-free stand-in, written out in HippoRAG 2's OpenIE layout for the
+reference); ``fixed`` keeps the oracle's facts (2wiki_dev has gold hops).
 
 ``--ours reference`` (default) runs ours in the reference mode: ``seed_ties: reference``, ``ppr_dtype:
 float64`` with ``tol`` 1e-10, and this process re-executes itself under ``PYTHONHASHSEED=0`` as the reference
@@ -288,6 +293,20 @@ def wiki_slice(data: Path, out: Path) -> object:
     return read_hipporag2_release(out, "2wiki_slice", out / "openie_results_ner_smollm2.json")
 
 
+def wiki_dev(data: Path) -> object:
+    """2wiki_dev (``data=2wiki``: 499 questions, 6,119 passages) with the project's LLM-free triples
+    (``extractor=spacy``: spaCy's extraction in HippoRAG's OpenIE layout, cached under ``$HYPERRAG_CACHE/openie``);
+    the reference reads the same triples, written out by :func:`reference_inputs`."""
+    from hydra.utils import instantiate
+
+    from hyperrag.config import compose_config
+    from hyperrag.runners.prepare import resolve_openie
+
+    os.environ.setdefault("HYPERRAG_SHARED_DATA", str(data))
+    cfg = compose_config("retrieve", ["data=2wiki", "extractor=spacy", "llm=none", "tracking=none"])
+    return resolve_openie(instantiate(cfg.data), None, cfg.cache_dir, extractor=instantiate(cfg.extractor))
+
+
 # ==== the virtual environment ===============================================================================
 def ensure_venv(venv: Path, stubs: Path) -> Path:
     """The reference's virtual environment (built once; reused while its marker names the same pins)."""
@@ -363,6 +382,8 @@ def our_side(args: argparse.Namespace) -> dict:
         ds = sample_dataset()
     elif args.dataset == "2wiki_slice":
         ds = wiki_slice(Path(args.data), Path(args.slice))
+    elif args.dataset == "2wiki_dev":
+        ds = wiki_dev(Path(args.data))
     else:
         ds = musique_dataset(Path(args.data) / "musique_dev")
     queries = ds.queries[: args.limit] if args.limit else ds.queries
@@ -503,7 +524,7 @@ def main() -> None:
     ap.add_argument("--work", default=f"/tmp/{os.environ.get('USER', 'hyperrag')}/hipporag_ref")
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions")
     ap.add_argument("--modes", default="unfiltered,fixed,failing")
-    ap.add_argument("--dataset", default="musique", choices=["musique", "sample", "2wiki_slice"])
+    ap.add_argument("--dataset", default="musique", choices=["musique", "sample", "2wiki_slice", "2wiki_dev"])
     ap.add_argument("--slice", default=f"/tmp/{os.environ.get('USER', 'hyperrag')}/2wiki_slice",
                     help="where the 2wiki_slice files are (built there when missing)")
     ap.add_argument("--ours", default="reference", choices=["reference", "default"],

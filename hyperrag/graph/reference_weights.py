@@ -111,7 +111,7 @@ def directed_relation_counts(graph: KnowledgeGraph) -> tuple[torch.Tensor, torch
 
 def reference_edge_weights(graph: KnowledgeGraph, entity_emb: torch.Tensor, *, threshold: float,
                            max_neighbours: int, min_chars: int, multipliers: dict[EdgeType, float],
-                           relation_keys: str = "both") -> PPRWeights:
+                           relation_keys: str = "both", synonym_per: str = "key") -> PPRWeights:
     """HippoRAG 2's undirected edge weights on ``graph``'s nodes (see the module docstring).
 
     Args:
@@ -123,9 +123,14 @@ def reference_edge_weights(graph: KnowledgeGraph, entity_emb: torch.Tensor, *, t
         multipliers: per edge type, the factor of each key's weight (relation, synonym, context).
         relation_keys: ``both`` (HippoRAG 2: a triple adds 1 to ``(a, b)`` and to ``(b, a)``) or
             ``subject_object`` (CatRAG's authors' code: 2 to ``(a, b)`` only).
+        synonym_per: what the synonym multiplier weighs: ``key`` (each ordered key ``multiplier × cosine``, so a
+            pair listed from both ends weighs twice that: HippoRAG 2's code) or ``pair`` (the pair's synonym
+            keys share ``multiplier × cosine``: CatRAG's Table 7 "2.0 × similarity" read per edge).
     """
     if relation_keys not in ("both", "subject_object"):
         raise ValueError(f"relation_keys must be 'both' or 'subject_object', not {relation_keys!r}")
+    if synonym_per not in ("key", "pair"):
+        raise ValueError(f"synonym_per must be 'key' or 'pair', not {synonym_per!r}")
     n = graph.num_nodes
     mult = {t: float(multipliers.get(t, 1.0)) for t in (EdgeType.RELATION, EdgeType.SYNONYM, EdgeType.CONTEXT)}
     ss, sd, sw = synonym_arcs(entity_emb, synonym_eligible(graph.entity_names, min_chars), threshold, max_neighbours)
@@ -143,12 +148,19 @@ def reference_edge_weights(graph: KnowledgeGraph, entity_emb: torch.Tensor, *, t
     src = torch.cat([ru, rv, ss])
     dst = torch.cat([rv, ru, sd])
     val = torch.cat([key_uv, key_vu, sw.float() * mult[EdgeType.SYNONYM]])
+    is_syn = torch.cat([torch.zeros(2 * ru.numel(), dtype=torch.bool), torch.ones(ss.numel(), dtype=torch.bool)])
     key = src * n + dst
     order = torch.argsort(key, stable=True)
-    key, val = key[order], val[order]
+    key, val, is_syn = key[order], val[order], is_syn[order]
     last = torch.ones_like(key, dtype=torch.bool)
     last[:-1] = key[1:] != key[:-1]  # the last entry of each key wins (a synonym over a relation)
-    key, val = key[last], val[last]
+    key, val, is_syn = key[last], val[last], is_syn[last]
+    if synonym_per == "pair" and bool(is_syn.any()):  # a pair's synonym keys share multiplier x cosine
+        a, b = key // n, key % n
+        pair = torch.minimum(a, b) * n + torch.maximum(a, b)
+        _, inverse, counts = torch.unique(pair[is_syn], return_inverse=True, return_counts=True)
+        val = val.clone()
+        val[is_syn] = val[is_syn] / counts[inverse].to(val.dtype)
     ent_index, ent_weight = undirected_edges(torch.stack([key // n, key % n]), val, n, "sum")
     ctx = graph.edge_type == EdgeType.CONTEXT
     ctx_index = graph.edge_index[:, ctx]

@@ -123,8 +123,15 @@ def collect_run_info(cfg: Any) -> dict[str, Any]:
             "seed": config.get("seed"), "seeds": find_seeds(config), "git": git_state(),
             "packages": package_versions(), "torch": torch_state(), "hydra": hydra_state(),
             "env": {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "HYPERRAG_CACHE", "HYPERRAG_SHARED_DATA",
-                                                "WANDB_MODE", "HF_HUB_OFFLINE") if k in os.environ},
-            "config": config}
+                                                "WANDB_MODE", "HF_HUB_OFFLINE", "PYTHONHASHSEED") if k in os.environ},
+            "python_hash_seed": python_hash_seed(), "config": config}
+
+
+def python_hash_seed() -> str:
+    """``PYTHONHASHSEED`` as this interpreter started (``"random"`` when unset): it fixes the iteration order
+    of Python sets of strings, which HippoRAG 2's reference seed ties (``seed_ties: reference``) follow."""
+    value = os.environ.get("PYTHONHASHSEED", "")
+    return value if value not in ("", "random") else "random"
 
 
 def write_run_info(cfg: Any, out_dir: str | Path, **extra: Any) -> Path:

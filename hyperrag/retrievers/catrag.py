@@ -111,14 +111,12 @@ class CatRAGRetriever(HippoRAG2Retriever):
             self.edge_scorer.bind(self.graph, self.fact_emb, self.ppr_graph, relation)
 
     def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor,
-                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str | None = None
-                     ) -> PPRWeights:
-        """HippoRAG 2's weighting with CatRAG's ``relation_keys`` (``both`` | ``subject_object``)."""
-        return super().edge_weights(graph, entity_emb, multipliers, relation_keys or self.settings.relation_keys)
-
-    @property
-    def seed_rank(self) -> str:
-        return self.settings.seed_rank
+                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str | None = None,
+                     synonym_per: str | None = None) -> PPRWeights:
+        """HippoRAG 2's weighting with CatRAG's ``relation_keys`` (``both`` | ``subject_object``) and
+        ``synonym_per`` (``key`` | ``pair``)."""
+        return super().edge_weights(graph, entity_emb, multipliers, relation_keys or self.settings.relation_keys,
+                                    synonym_per or self.settings.synonym_per)
 
     # ---- symbolic anchoring ------------------------------------------------------------------------------
     def anchors(self, questions: list[str]) -> tuple[list[list[int]], list[str]]:
@@ -265,6 +263,7 @@ class CatRAGRetriever(HippoRAG2Retriever):
         s = self.settings
         llm = self.llm_available
         return {**super().describe(), "variant": s.variant, "relation_keys": s.relation_keys,
+                "synonym_per": s.synonym_per,
                 "seed_rank": s.seed_rank, "anchor_rule": s.anchor_rule,
                 "anchoring": s.anchoring and ("llm_ner" if llm else "lexical"),
                 "anchor_epsilon": s.anchor_epsilon, "anchor_link_threshold": s.anchor_link_threshold,
@@ -273,7 +272,10 @@ class CatRAGRetriever(HippoRAG2Retriever):
                 "key_facts": "verified (recognition memory; per query in details)" if llm and s.fact_filter
                 else "top-k facts, unfiltered",
                 "edge_weighting": s.edge_weighting and llm, "edge_scoring": dataclasses.asdict(s.edge_scoring),
-                "edge_scoring_llm_calls": getattr(self.edge_scorer, "calls", 0)}
+                "edge_scoring_llm_calls": getattr(self.edge_scorer, "calls", 0),
+                # arcs a verdict re-weighted, and of them (target: relation) those with no relation part to scale
+                "edge_scoring_scored_arcs": getattr(self.edge_scorer, "scored_arcs", 0),
+                "edge_scoring_zero_relation_arcs": getattr(self.edge_scorer, "zero_relation_arcs", 0)}
 
 
 __all__ = ["CatRAGRetriever", "EntityMatcher"]

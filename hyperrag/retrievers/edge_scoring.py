@@ -19,19 +19,26 @@ Per query, inside the same batched PPR call:
 The scorer is bound to one graph (:meth:`LLMEdgeScorer.bind`) and called with the batch's seeds, the LLM and a
 skip counter: it never sees the retriever.
 
-A seed whose call fails — or whose reply scores none of the neighbours it was shown — keeps *every* arc at its
-static weight, pruned ones included, and is counted in ``llm_steps_skipped`` (``edge_scoring``: seeds);
-without an LLM every planned seed is counted so. A summary that fails falls back to the facts
-(``entity_summary``). A top neighbour that a valid reply leaves out keeps its static weight (no verdict).
+A seed whose call fails — or whose reply scores none of the neighbours it was shown — is counted in
+``llm_steps_skipped`` (``edge_scoring``: seeds); without an LLM every planned seed is counted so and no arc
+changes. What a failed call and a neighbour left out of a valid reply do to the arcs are settings
+(``failed_call``, ``missing_neighbour``): ours keep the static weight (a failed seed keeps *every* arc static,
+pruned ones included); the authors' code (kwunhang/CatRAG ``call_llm_score``) gives such a neighbour its
+default score 4 (``default_score``). Where a verdict and the weak weight reach is two more (``score_scope``,
+``arcs``): per seed over its relation neighbours (ours), or — the authors' code — one best score per neighbour
+for the whole query applied to every top seed's arc to it, and the weak weight on every out-arc of the top
+seeds (synonym-only arcs included) whose target some seed pruned and no seed scored. A summary that fails
+falls back to the facts (``entity_summary``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import torch
+from pydantic import Field
 
 from hyperrag.config.validation import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
@@ -139,6 +146,19 @@ class EdgeScoringSettings:
         target: what ``φ`` multiplies: ``arc`` (the arc's whole static weight, a synonym share of the same pair
             included; the authors' code) or ``relation`` (only its relation part, the E_rel weight; a synonym
             share stays).
+        missing_neighbour: a top neighbour that a valid reply leaves out: ``static`` (no verdict, its arc keeps
+            its static weight; ours) or ``default_score`` (scored ``default_score``, the authors' code).
+        failed_call: a seed whose call fails (or whose reply scores none of its neighbours): ``static`` (every
+            arc of that seed, pruned ones included, keeps its static weight; ours) or ``default_score`` (every
+            neighbour it showed scored ``default_score``, its pruned ones weak: the authors' parser).
+        default_score: the 0–10 score of those neighbours (the authors': 4, i.e. ``score_scale × 0.2``).
+        score_scope: whose arcs a verdict re-weights: ``per_seed`` (the seed that asked, on its arc to the
+            neighbour) or ``query`` (one map per query, each neighbour's best score over the seeds that scored
+            it, applied to every top seed's arc to that neighbour: the authors' ``cur_score_update_dict``).
+        arcs: which out-arcs of a seed a query-wide score or the ``global`` weak weight reaches: ``relation``
+            (arcs to its relation neighbours) or ``all`` (every arc to an entity, synonym-only arcs included,
+            from every top seed, also one with no relation neighbour: the authors' code edits each out-edge of
+            the top seeds whose target was scored or skipped).
     """
 
     n_seed: PositiveInt
@@ -150,6 +170,11 @@ class EdgeScoringSettings:
     seed_pool: Literal["facts", "facts_and_anchors"]
     prune_scope: Literal["per_seed", "global"]
     target: Literal["arc", "relation"]
+    missing_neighbour: Literal["static", "default_score"]
+    failed_call: Literal["static", "default_score"]
+    default_score: Annotated[int, Field(ge=0, le=10)]
+    score_scope: Literal["per_seed", "query"]
+    arcs: Literal["relation", "all"]
 
 
 #: ``skip(step, count)``: records LLM steps that did not run (the retriever's ``llm_steps_skipped``)
@@ -175,7 +200,10 @@ class LLMEdgeScorer:
         self.relation_lookup: tuple[torch.Tensor, torch.Tensor, int] | None = None
         self.summaries: dict[int, str] = {}  # entity -> its LLM summary, for the graph bound last
         self.calls = 0  # neighbour-scoring calls (summaries not counted)
-        self.failed_calls = 0  # seeds whose call failed or scored nothing (their arcs stay static)
+        self.failed_calls = 0  # seeds whose call failed or scored nothing (``failed_call`` says what follows)
+        self.scored_arcs = 0  # arcs re-weighted by a verdict (any ``target``)
+        self.zero_relation_arcs = 0  # of them, under ``target: relation``, arcs whose relation part is 0 (unmoved)
+        self._out: dict[int, list[int]] = {}  # entity -> its out-arc entity targets in the PPR graph (``arcs: all``)
 
     def bind(self, graph: KnowledgeGraph, fact_emb: torch.Tensor, ppr_graph: PPRGraph,
              relation_weights: PPRWeights | None = None) -> None:
@@ -196,6 +224,7 @@ class LLMEdgeScorer:
             self.relation_lookup = (keys, summed, n)
         self.adjacency = RelationAdjacency.build(graph)
         self.summaries = {}
+        self._out = {}
 
     # ---- Stage I -----------------------------------------------------------------------------------------
     def plan(self, seeds: SeedBatch, seed_weight: torch.Tensor) -> list[SeedPlan]:
@@ -207,14 +236,10 @@ class LLMEdgeScorer:
         """
         adj = self._adjacency()
         assert self.fact_emb is not None
-        weights = seed_weight.detach().cpu()
         query_emb, fact_emb = seeds.query_emb.detach().cpu().float(), self.fact_emb.detach().cpu().float()
-        top = torch.topk(weights, min(self.settings.n_seed, weights.shape[1]), dim=1)
         plans = []
-        for b in range(weights.shape[0]):
-            for e, w in zip(top.indices[b].tolist(), top.values[b].tolist()):
-                if w <= 0:
-                    continue
+        for b, top in enumerate(self.top_seeds(seed_weight)):
+            for e in top:
                 nbr, fact = adj.neighbours(e)
                 if nbr.numel() == 0:
                     continue
@@ -227,6 +252,12 @@ class LLMEdgeScorer:
                 links = {n: fact[nbr == n].tolist()[:MAX_LINKS_SHOWN] for n in scored}
                 plans.append(SeedPlan(b, e, scored, ranked[k:], links))
         return plans
+
+    def top_seeds(self, seed_weight: torch.Tensor) -> list[list[int]]:
+        """Per query, the top ``n_seed`` entities by ``seed_weight`` [B, E] with positive mass, best first."""
+        weights = seed_weight.detach().cpu()
+        top = torch.topk(weights, min(self.settings.n_seed, weights.shape[1]), dim=1)
+        return [[e for e, w in zip(i, v) if w > 0] for i, v in zip(top.indices.tolist(), top.values.tolist())]
 
     # ---- Stage II ----------------------------------------------------------------------------------------
     def contexts(self, entities: list[int], llm: LanguageModel, skip: SkipFn) -> dict[int, str]:
@@ -271,42 +302,102 @@ class LLMEdgeScorer:
         return scores
 
     def delta(self, plans: list[SeedPlan], scores: list[dict[int, int] | None],
-              device: str | torch.device) -> EdgeWeightDelta | None:
-        """The forward arcs seed → neighbour of every seed with a verdict, re-weighted: the arc's static weight
-        (``target: relation``: its relation part) times ``score_scale × φ(score)``; pruned neighbours (``prune_scope``:
-        the seed's own, or any the query's seeds pruned and this seed did not score) ``weak_multiplier``.
+              device: str | torch.device, top_seeds: list[list[int]] | None = None) -> EdgeWeightDelta | None:
+        """The forward arcs of the seeds, re-weighted: a scored arc's static weight (``target: relation``: its
+        relation part) times ``score_scale × φ(score)``; a pruned one ``weak_multiplier``.
+
+        Which arcs (the settings): ``score_scope: per_seed`` — a seed's verdict on its own arcs; ``query`` — each
+        neighbour's best score over the query's verdicts, on every top seed's arc to it. Pruned targets
+        (``prune_scope``): the seed's own, or any the query's seeds pruned, less the scored ones; with
+        ``arcs: all`` a query-wide score or a global weak weight reaches every out-arc of a top seed to an
+        entity (synonym-only arcs included), with ``relation`` only its relation neighbours. A seed whose call
+        failed keeps every arc static under ``failed_call: static``, else its neighbours get ``default_score``;
+        a neighbour a valid reply left out likewise (``missing_neighbour``).
 
         Args:
-            plans / scores: from :meth:`plan` and :meth:`score` (``None``: the seed keeps its static weights).
+            plans / scores: from :meth:`plan` and :meth:`score` (``None``: the call failed).
+            device: where the delta goes.
+            top_seeds: per query, its top seeds (:meth:`top_seeds`; ``None``: the seeds of ``plans``), the seeds
+                a query-wide score or weak weight reaches under ``arcs: all``.
         """
         assert self.ppr_graph is not None
-        rows: list[tuple[int, int, int, float]] = []
-        weak, scale = self.settings.weak_multiplier, self.settings.score_scale
-        pruned_by_query: dict[int, set[int]] = {}
-        if self.settings.prune_scope == "global":
-            for p in plans:  # Stage I is LLM-free: a seed whose call failed still prunes
-                pruned_by_query.setdefault(p.query, set()).update(p.pruned)
+        st = self.settings
+        weak, scale = st.weak_multiplier, st.score_scale
+        verdicts: list[dict[int, float] | None] = []  # per plan: neighbour -> multiplier, None: arcs static
         for p, verdict in zip(plans, scores):
-            if verdict is None:
+            if verdict is None and st.failed_call == "static":
+                verdicts.append(None)
                 continue
-            scored = {n: scale * score_to_multiplier(verdict[n]) for n in p.scored if n in verdict}
-            rows.extend((p.query, p.seed, n, m) for n, m in scored.items())
-            if self.settings.prune_scope == "per_seed":
-                weak_set = p.pruned
+            given = verdict or {}
+            got = {n: given[n] for n in p.scored if n in given}
+            if st.missing_neighbour == "default_score" or verdict is None:
+                got = {n: got.get(n, st.default_score) for n in p.scored}
+            verdicts.append({n: scale * score_to_multiplier(v) for n, v in got.items()})
+        by_query: dict[int, list[tuple[SeedPlan, dict[int, float] | None]]] = {}
+        for p, v in zip(plans, verdicts):
+            by_query.setdefault(p.query, []).append((p, v))
+        if top_seeds is None:
+            top_seeds = [[] for _ in range(max(by_query, default=-1) + 1)]
+            for p in plans:
+                top_seeds[p.query].append(p.seed)
+        rows: list[tuple[int, int, int, float]] = []
+        scored_rows: list[bool] = []
+        for q, q_plans in by_query.items():
+            silent = {p.seed for p, v in q_plans if v is None}  # failed calls under ``failed_call: static``
+            pruned = set().union(*(p.pruned for p, _ in q_plans))  # Stage I is LLM-free: a failed seed prunes
+            best: dict[int, float] = {}
+            for _, v in q_plans:
+                for n, m in (v or {}).items():
+                    best[n] = max(best.get(n, m), m)
+            if st.score_scope == "per_seed":
+                acting = [(p.seed, v, p) for p, v in q_plans if v is not None]
+                if st.arcs == "all":  # a top seed with no relation neighbour (no plan) still gets the weak weight
+                    planned = {p.seed for p, _ in q_plans}
+                    acting += [(e, {}, None) for e in top_seeds[q] if e not in planned]
             else:
-                nbr = set(self._adjacency().neighbours(p.seed)[0].tolist())
-                weak_set = sorted((pruned_by_query[p.query] & nbr) - set(scored))
-            rows.extend((p.query, p.seed, n, weak) for n in weak_set)
+                plan_of = {p.seed: p for p, _ in q_plans}
+                acting = [(e, best, plan_of.get(e)) for e in top_seeds[q] if e not in silent]
+            for seed, score_map, plan in acting:
+                reach = self._reach(seed)
+                if st.score_scope == "per_seed":
+                    scored = dict(score_map)
+                else:
+                    scored = {n: m for n, m in score_map.items() if n in reach}
+                if st.prune_scope == "per_seed":
+                    weak_set = set(plan.pruned) if plan is not None else set()
+                else:
+                    weak_set = pruned & reach
+                weak_set = sorted(weak_set - set(scored))
+                rows.extend((q, seed, n, m) for n, m in scored.items())
+                rows.extend((q, seed, n, weak) for n in weak_set)
+                scored_rows.extend([True] * len(scored) + [False] * len(weak_set))
         if not rows:
             return None
         q, s, t, mult = (torch.tensor(c) for c in zip(*rows))
         stored = self.ppr_graph.arc_weight(s, t).float().cpu()
-        if self.settings.target == "arc":
+        self.scored_arcs += sum(scored_rows)
+        if st.target == "arc":
             new = stored * mult.float()
         else:  # only the relation part is re-weighted; a synonym share of the same pair stays
             rel = self.relation_weight(s, t)
+            self.zero_relation_arcs += int(((rel == 0) & torch.tensor(scored_rows)).sum())
             new = (stored - rel + rel * mult.float()).clamp_min(0)
         return EdgeWeightDelta(q.to(device), s.to(device), t.to(device), new.to(device))
+
+    def _reach(self, seed: int) -> set[int]:
+        """The entities a query-wide score or the global weak weight may reach from ``seed`` (``arcs``): its
+        relation neighbours, or every entity an out-arc of the PPR graph leads to (synonym-only ones too)."""
+        if self.settings.arcs == "relation":
+            return set(self._adjacency().neighbours(seed)[0].tolist())
+        if seed not in self._out:
+            g = self.ppr_graph
+            assert g is not None and self.graph is not None
+            stored = seed if g.inv_perm is None else int(g.inv_perm[seed])
+            dst = g.out_idx[int(g.out_ptr[stored]): int(g.out_ptr[stored + 1])].cpu()
+            if g.perm is not None:
+                dst = g.perm.cpu()[dst]
+            self._out[seed] = [int(t) for t in dst.tolist() if t < self.graph.num_entities and t != seed]
+        return set(self._out[seed])
 
     def relation_weight(self, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
         """The relation part [M] of each arc ``src → dst`` (0 where the pair has none, e.g. both of its relation
@@ -338,7 +429,8 @@ class LLMEdgeScorer:
         scores = self.score(plans, seeds, llm, skip)
         skip("edge_scoring", sum(s is None for s in scores))
         seeds.edge_scores = list(zip(plans, scores))
-        return self.delta(plans, scores, seeds.entity_weight.device)
+        top = self.top_seeds(seeds.entity_weight if seed_weight is None else seed_weight)
+        return self.delta(plans, scores, seeds.entity_weight.device, top)
 
     def _adjacency(self) -> RelationAdjacency:
         if self.adjacency is None:

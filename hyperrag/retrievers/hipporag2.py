@@ -22,6 +22,7 @@ docs/fidelity/hipporag2.md maps each step to the paper and to the ``hipporag`` p
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,12 @@ from hyperrag.graph.knowledge_graph import EdgeType, KnowledgeGraph
 from hyperrag.graph.reference_weights import PPRWeights, reference_edge_weights, stored_edge_weights
 from hyperrag.index.kg_index import KGIndex, load_or_build_kg_index
 from hyperrag.ops.ppr import EdgeWeightDelta, PPRGraph, personalized_pagerank
+from hyperrag.reporting.run_info import python_hash_seed
 from hyperrag.retrievers.base import RetrievalOutput, Retriever, RetrieverArgs, topk_rows
 from hyperrag.retrievers.seeds import SeedBatch, min_max
 from hyperrag.retrievers.settings import HippoRAG2Settings
+
+log = logging.getLogger(__name__)
 from hyperrag.utils.hashing import text_digest
 
 
@@ -94,6 +98,10 @@ class HippoRAG2Retriever(Retriever):
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
+        if self.settings.seed_ties == "reference" and python_hash_seed() == "random":
+            log.warning("hipporag2: seed_ties=reference follows a Python set's order, which changes with "
+                        "PYTHONHASHSEED; it is unset (random) in this run, so tied seeds may differ from run to "
+                        "run — start Python with PYTHONHASHSEED=0 (run_info.json records it)")
         if self.index_dir:
             self.kg = self.open_index_dir(dataset)
         else:
@@ -119,7 +127,8 @@ class HippoRAG2Retriever(Retriever):
             self.reference_vertex[e] = vid
 
     def edge_weights(self, graph: KnowledgeGraph, entity_emb: torch.Tensor,
-                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str = "both") -> PPRWeights:
+                     multipliers: dict[EdgeType, float] | None = None, relation_keys: str = "both",
+                     synonym_per: str = "key") -> PPRWeights:
         """The PPR graph's edges: HippoRAG 2's code's weighting (``graph_weights: reference``) or the stored
         one-edge-per-pair weights (``single``), each edge type times its ``edge_weights`` multiplier.
 
@@ -127,6 +136,8 @@ class HippoRAG2Retriever(Retriever):
             multipliers: per edge type, replaces ``edge_weights`` (``None``: the settings').
             relation_keys: with ``reference``, how a triple fills the ordered keys (``both``: HippoRAG 2;
                 CatRAG's authors' code: ``subject_object``; :func:`reference_edge_weights`).
+            synonym_per: with ``reference``, ``key`` (HippoRAG 2: the multiplier on each ordered synonym key) or
+                ``pair`` (the pair's keys share it; :func:`reference_edge_weights`).
         """
         s = self.settings
         mult = multipliers or {EdgeType[k.upper()]: float(v) for k, v in s.edge_weights.items()}
@@ -135,13 +146,13 @@ class HippoRAG2Retriever(Retriever):
         return reference_edge_weights(graph, entity_emb, threshold=s.graph.synonym_threshold,
                                       max_neighbours=s.synonym_max_neighbours,
                                       min_chars=s.graph.synonym_min_chars, multipliers=mult,
-                                      relation_keys=relation_keys)
+                                      relation_keys=relation_keys, synonym_per=synonym_per)
 
     @property
     def seed_rank(self) -> str:
-        """What picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the weight
-        ``score / #passages``); CatRAG's ``seed_rank`` setting may say ``before_division``."""
-        return "after_division"
+        """What picks the ``link_top_k`` seed entities (the ``seed_rank`` setting): ``after_division``
+        (HippoRAG 2's code: the weight ``score / #passages``) or ``before_division`` (the mean fact score)."""
+        return self.settings.seed_rank
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -199,7 +210,7 @@ class HippoRAG2Retriever(Retriever):
         weight = weight / occurs.clamp_min(1.0)
         k = self.settings.link_top_k
         if k and k < num_e:
-            # the link_top_k entities by their weight after the division (ties: ``seed_ties``); CatRAG's
+            # the link_top_k entities by their weight after the division (ties: ``seed_ties``);
             # ``seed_rank: before_division`` ranks them by the mean fact score instead
             rank = weight
             if self.seed_rank == "before_division":
@@ -293,7 +304,8 @@ class HippoRAG2Retriever(Retriever):
         info: dict[str, Any] = {"method": self.name, "damping": s.damping, "fact_top_k": s.fact_top_k,
                                 "fact_filter": bool(s.fact_filter and self.llm_available),
                                 "fact_filter_max": s.fact_filter_max, "fact_filter_asked": s.fact_filter_asked,
-                                "link_top_k": s.link_top_k, "seed_ties": s.seed_ties,
+                                "link_top_k": s.link_top_k, "seed_ties": s.seed_ties, "seed_rank": s.seed_rank,
+                                "python_hash_seed": python_hash_seed(),
                                 "failed_filter": s.failed_filter, "ppr_dtype": s.ppr_dtype,
                                 "merge_duplicate_passages": s.merge_duplicate_passages,
                                 "passage_node_weight": s.passage_node_weight, "graph_weights": s.graph_weights,

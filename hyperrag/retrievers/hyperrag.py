@@ -335,9 +335,17 @@ class HyperRAGRetriever(Retriever):
         return RetrievalOutput(idx.cpu(), (-dist).cpu())
 
     def _streaming(self, questions: list[str], q_emb: torch.Tensor, top_k: int) -> RetrievalOutput:
-        """Algorithm 1 per question, in arrival order: its query graph joins and trains, then it is ranked."""
-        idx, scores, details = [], [], []
-        for b, q in enumerate(questions):
+        """Algorithm 1 per question, in arrival order (``streaming.order``: file order or a seeded permutation; the
+        output keeps file order, each row's ``arrival`` its position in the stream): its query graph joins and
+        trains, then it is ranked."""
+        st = self.settings.streaming
+        arrival = list(range(len(questions)))
+        if st.order == "shuffled":
+            gen = torch.Generator().manual_seed(st.order_seed)
+            arrival = torch.randperm(len(questions), generator=gen).tolist()
+        rows: dict[int, tuple[torch.Tensor, torch.Tensor, dict[str, Any]]] = {}
+        for pos, b in enumerate(arrival):
+            q = questions[b]
             before = Counter(self.ball.skipped)
             graph = self.stream.arrive(q, q_emb[b:b + 1])
             self.skipped.update(self.ball.skipped - before)
@@ -351,10 +359,11 @@ class HyperRAGRetriever(Retriever):
                                       "queries": graph.queries, "llm": graph.llm}
                 det["no_ball"] = self.no_ball_rows(q_emb[b], graph, top_k)
                 det["ball_rows"] = self.ball_rows(q_emb[b:b + 1], q, graph, top_k)
-            idx.append(out.indices[0])
-            scores.append(out.scores[0])
-            details.append(det)
-        return RetrievalOutput(torch.stack(idx), torch.stack(scores), details)
+            if st.order != "file":
+                det["arrival"] = pos
+            rows[b] = (out.indices[0], out.scores[0], det)
+        idx, scores, details = zip(*(rows[b] for b in range(len(questions))))
+        return RetrievalOutput(torch.stack(list(idx)), torch.stack(list(scores)), list(details))
 
     def ball_rows(self, q_emb: torch.Tensor, question: str, graph: Any, top_k: int) -> dict[str, list[str]]:
         """The ball's single-step rankings of the same question under both scopes, trained and untrained (passage

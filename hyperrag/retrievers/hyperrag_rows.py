@@ -14,8 +14,12 @@ This module writes each row as a run directory of its own (``RUN_DIR/rows/<row>/
 ``metrics.json`` with the run's labels and ``"row"``), so ``report.py`` and ``python -m hyperrag.eval.intervals``
 read them like any run, and prints every row's figures with 95% intervals and, per scope, the trained ball's paired
 difference against every other row of the scope — trained − untrained is what training adds on the same candidates
-(:mod:`hyperrag.eval.per_query`). A multi-step run is refused (its ball ranking is multi-step, the rows single-step):
-score ``method.retriever.multi_step=false`` runs.
+(:mod:`hyperrag.eval.per_query`). In a multi-step run the run's own ranking (the ``ball`` row) is multi-step and
+the rows single-step, so its ``ball − row`` differences compare the multi-step ball with each single-step no-ball
+row; for the multi-step untrained arm score a run with ``train.max_epochs=0 streaming.epochs=0`` against it
+(``python -m hyperrag.eval.intervals``). ``graph_dense`` is the *matched* no-ball row (:data:`MATCHED`): it is fed
+what the ball is fed (the question and ``V_i``); the feedback rows read the feedback queries' text, which under the
+oracle are the gold sub-questions with earlier hops' gold answers filled in, text the ball never sees.
 
     python -m hyperrag.retrievers.hyperrag_rows RUN_DIR [--metrics recall@5,fcr@5]
 """
@@ -29,20 +33,26 @@ from typing import Any
 from hyperrag.errors import InputError
 
 #: row key in ``details["no_ball"]`` / ``details["ball_rows"]`` → its label
-ROWS = {"dense": "dense", "dense_feedback": "dense + the same feedback rounds",
+ROWS = {"dense": "dense",
+        "dense_feedback": "dense + the feedback rounds' query texts (reads text the ball never sees; under the "
+                          "oracle: gold sub-questions with earlier hops' gold answers)",
         "graph_selection": "query graph's passages, selection order (no ball)",
-        "graph_dense": "query graph's passages, dense order (no ball)",
-        "graph_feedback": "query graph's passages, feedback-round cosine order (no ball)"}
+        "graph_dense": "query graph's passages, dense order (no ball; matched: fed the question and V_i, as the ball)",
+        "graph_feedback": "query graph's passages, feedback-round cosine order (no ball; reads the feedback "
+                          "queries' text the ball never sees)"}
+#: the no-ball row fed what the ball is fed — the question and the query graph's passages V_i, no feedback text
+MATCHED = "graph_dense"
 BALL_ROWS = {"untrained_corpus": "untrained ball, corpus (projection only, epoch 0)",
              "trained_corpus": "trained ball, corpus",
              "untrained_query_graph": "untrained ball, V_i first (projection only, epoch 0)",
              "trained_query_graph": "trained ball, V_i first"}
 #: per scope: its rows (the trained ball last), the untrained ball and the no-ball rows
 SCOPES = {"corpus": {"trained": "trained_corpus", "untrained": "untrained_corpus",
-                     "no_ball": ("dense", "dense_feedback")},
+                     "no_ball": ("dense", "dense_feedback", MATCHED)},
           "query_graph": {"trained": "trained_query_graph", "untrained": "untrained_query_graph",
                           "no_ball": ("graph_selection", "graph_dense", "graph_feedback")}}
 BALL = "ball, the run's ranking (projected question, hyperbolic distance)"
+BALL_MULTI = "ball, the run's multi-step ranking (sub-questions' rankings interleaved)"
 #: the run's labels copied to every row
 _LABELS = ("llm_kind", "llm_label", "protocol", "models", "transductive")
 
@@ -67,10 +77,6 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
         raise InputError(f"{len(missing)} of {len(rows)} predictions have no details.no_ball rows (first: "
                          f"{missing[0]}); they come from method=hyperrag method.retriever.protocol=streaming",
                          path=path)
-    multi = [r["id"] for r in rows if "sub_questions" in (r.get("details") or {})]
-    if multi:
-        raise InputError(f"{len(multi)} of {len(rows)} predictions are multi-step (first: {multi[0]}) while the rows "
-                         "are single-step; rerun with method.retriever.multi_step=false", path=path)
     record = read_json_file(run_dir / "metrics.json") if (run_dir / "metrics.json").is_file() else {}
     metrics = (record.get("metrics") if isinstance(record, dict) else None) or {}
     ks = tuple(sorted({int(k.split("@", 1)[1]) for k in metrics if k.startswith("recall@")})) or (2, 5, 10)
@@ -108,15 +114,20 @@ def compare_rows(run_dir: str | Path, metrics: Sequence[str] = ("recall@2", "rec
     "scopes": {scope: {"trained_minus": {label: {metric: PairedComparison}}, "best_no_ball": {metric: label}}}}``.
     """
     from hyperrag.eval.per_query import run_per_query
+    from hyperrag.eval.runs import PREDICTIONS, read_predictions
 
     folders = write_rows(run_dir)
     labels = {**ROWS, **BALL_ROWS}
     ball = run_per_query(run_dir, name="ball")
+    preds = read_predictions(Path(run_dir) / PREDICTIONS)
+    multi = sum("sub_questions" in (r.get("details") or {}) for r in preds)
+    ball_label = BALL_MULTI if multi else BALL
     runs = {k: run_per_query(f, name=k) for k, f in folders.items()}
-    out: dict[str, Any] = {"rows": {}, "ball_minus": {}, "scopes": {}}
+    out: dict[str, Any] = {"rows": {}, "ball_minus": {}, "scopes": {}, "multi_step_questions": multi,
+                           "ball_label": ball_label}
     for key, run in runs.items():
         out["rows"][labels[key]] = {m: run.interval(m) for m in metrics if m in run.values}
-    out["rows"][BALL] = {m: ball.interval(m) for m in metrics if m in ball.values}
+    out["rows"][ball_label] = {m: ball.interval(m) for m in metrics if m in ball.values}
     for key, label in ROWS.items():
         if key in runs:
             out["ball_minus"][label] = {m: ball.compare(runs[key], m) for m in metrics
@@ -156,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for label, vals in res["rows"].items():
             print(f"{label}\n" + "\n".join(f"  {m:>9}: {iv.text()}" for m, iv in vals.items()))
         for label, vals in res["ball_minus"].items():
-            print(f"ball − {label}\n" + "\n".join(f"  {m:>9}: {c.verdict('ball', 'row')}" for m, c in vals.items()))
+            print(f"{res['ball_label'].split(',')[0]} ({res['multi_step_questions']} multi-step) − {label}\n" + "\n".join(f"  {m:>9}: {c.verdict('ball', 'row')}" for m, c in vals.items()))
         for scope, got in res["scopes"].items():
             print(f"== scope {scope}: best no-ball row " + ", ".join(f"{m}: {v}" for m, v in got["best_no_ball"].items()))
             for label, vals in got["trained_minus"].items():

@@ -306,6 +306,9 @@ class HippoRAG2Settings:
             1e-10 the scores match igraph's prpack to about 1e-9).
         merge_duplicate_passages: passages with the same ``title\ntext`` are one node, as in the reference
             (its passage ids are content hashes); a merged passage is returned under its first position.
+        seed_rank: what picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the fact
+            score divided by the entity's passage count) or ``before_division`` (the mean fact score; the
+            seeding ``experiment=catrag_best`` uses, so HippoRAG 2 can be compared seeded the same way).
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.hipporag2.HippoRAG2Retriever"
@@ -327,6 +330,7 @@ class HippoRAG2Settings:
     seed_ties: Literal["ordered", "reference"]
     ppr_dtype: Literal["float32", "float64"]
     merge_duplicate_passages: bool
+    seed_rank: Literal["after_division", "before_division"]
 
 
 @settings
@@ -337,7 +341,7 @@ class CatRAGSettings(HippoRAG2Settings):
         variant: ``paper`` | ``authors_code`` — which of the paper's and its authors' code's choices the YAML's
             per-choice settings take (``boost_beta``, ``boost_renormalise``, ``edge_weights.synonym``,
             ``relation_keys``, ``edge_scoring.{score_scale, weak_multiplier, tau_facts, max_facts_shown,
-            seed_pool, prune_scope, target}``); an explicit value of one of them still wins.
+            seed_pool, prune_scope, target, missing_neighbour, failed_call, score_scope, arcs}``); an explicit value of one of them still wins.
         anchoring: query-named entities as weak seeds; ``anchor_epsilon`` their reset mass before division by
             their passage count; ``anchor_min_chars`` the shortest entity name anchored; with an LLM, a mention
             from query NER anchors its nearest entity when their cosine is at least ``anchor_link_threshold``.
@@ -347,8 +351,9 @@ class CatRAGSettings(HippoRAG2Settings):
         relation_keys: with ``graph_weights: reference``, how a triple fills the ordered relation keys: ``both``
             (HippoRAG 2's code: 1 on ``(a, b)`` and on ``(b, a)``) or ``subject_object`` (the authors' code: 2
             on ``(a, b)``, so a synonym key replaces that direction's whole relation weight).
-        seed_rank: what picks the ``link_top_k`` seed entities: ``after_division`` (HippoRAG 2's code: the fact
-            score divided by the entity's passage count) or ``before_division`` (the mean fact score).
+        synonym_per: with ``graph_weights: reference``, what ``edge_weights.synonym`` weighs: ``key`` (each
+            ordered synonym key, HippoRAG 2's code: a pair listed from both ends gets twice it) or ``pair`` (the
+            pair's keys share it: Table 7's "2.0 × similarity" read per synonym edge).
         anchor_rule: ``unseeded`` (only an entity no fact seeded gets anchor mass, the authors' code) or
             ``max`` (a fact-seeded entity keeps the larger of its fact weight and its anchor mass).
     """
@@ -365,7 +370,7 @@ class CatRAGSettings(HippoRAG2Settings):
     edge_weighting: bool
     edge_scoring: EdgeScoringSettings
     relation_keys: Literal["both", "subject_object"]
-    seed_rank: Literal["after_division", "before_division"]
+    synonym_per: Literal["key", "pair"]
     anchor_rule: Literal["unseeded", "max"]
 
 
@@ -490,9 +495,10 @@ class PoincareModelSettings:
 class PoincareTrainSettings:
     """HyperRAG's ``train`` (part of the ball's key): epochs, relations per batch, Nickel & Kiela negatives
     per relation, relations sharing one draw of negatives, seed, torch intra-op threads while the ball trains
-    (``null``: torch's default)."""
+    (``null``: torch's default). ``max_epochs: 0`` is the untrained arm: no fit, the ball as initialised (the
+    projected sentence embeddings), saved and ranked like a trained one."""
 
-    max_epochs: PositiveInt
+    max_epochs: NonNegativeInt
     batch_size: PositiveInt
     num_negatives: PositiveInt
     negative_group_size: PositiveInt
@@ -506,10 +512,17 @@ class StreamingSettings:
     ``update_frequency`` questions the new and touched nodes train ``epochs`` epochs (1: each question's graph is
     trained before it is ranked) in batches of ``batch_size`` relations (``null``: ``train.batch_size``, as the
     index's fit); query nodes (question-root variant) unseen for ``max_query_age`` questions (or
-    beyond ``max_query_nodes``) are pruned (``null``: never)."""
+    beyond ``max_query_nodes``) are pruned (``null``: never). ``epochs: 0`` is the untrained arm: query graphs
+    join but nothing trains, so the ball stays as initialised (with ``train.max_epochs: 0``: the projection).
+    ``order``: the questions of one ``retrieve`` call arrive in ``file`` order or ``shuffled`` (a permutation drawn
+    with ``order_seed``; the predictions keep file order, each with its ``arrival`` position) — a query-order reading
+    (Algorithm 1 takes the queries as they come); retrieve.py's ``batch_size`` must hold the whole query set for it to
+    order the whole stream."""
 
     update_frequency: PositiveInt
-    epochs: PositiveInt
+    epochs: NonNegativeInt
+    order: Literal["file", "shuffled"]
+    order_seed: int
     max_query_age: PositiveInt | None
     max_query_nodes: PositiveInt | None
     batch_size: PositiveInt | None

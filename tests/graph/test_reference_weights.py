@@ -104,3 +104,18 @@ def test_directed_relation_counts_split_the_stored_weight_by_direction():
     with pytest.raises(ValueError, match="relation_keys"):
         reference_edge_weights(graph, torch.eye(4, 2), threshold=0.8, max_neighbours=1, min_chars=3,
                                multipliers=MULT, relation_keys="one_way")
+
+
+def test_synonym_per_pair_shares_the_multiplier_between_a_pair_s_keys():
+    """Issue 47: CatRAG's Table 7 "2.0 × similarity" read per synonym edge: a pair listed from both ends weighs
+    2.0 × cosine in all (per key: 4.0 × cosine), a pair listed from one end 2.0 × cosine either way."""
+    graph, emb = tiny_graph()
+    mult = {EdgeType.RELATION: 1.0, EdgeType.SYNONYM: 2.0, EdgeType.CONTEXT: 1.0}
+    kw = {"threshold": 0.8, "max_neighbours": 101, "min_chars": 3, "multipliers": mult}
+    per_key = as_dict(reference_edge_weights(graph, emb, **kw))
+    per_pair = as_dict(reference_edge_weights(graph, emb, synonym_per="pair", **kw))
+    assert per_key[(0, 1)] == pytest.approx(4 * 0.9) and per_pair[(0, 1)] == pytest.approx(2 * 0.9)
+    assert per_key[(0, 2)] == per_pair[(0, 2)] == pytest.approx(2 * 0.85)  # one-sided: one key either way
+    assert per_pair[(0, 3)] == per_key[(0, 3)] == pytest.approx(4.0)  # relations untouched
+    with pytest.raises(ValueError, match="synonym_per"):
+        reference_edge_weights(graph, emb, synonym_per="edge", **kw)

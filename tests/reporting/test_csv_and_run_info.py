@@ -34,3 +34,15 @@ def test_run_info_records_seeds_versions_and_commit():
     if git is not None:  # a source checkout
         assert info["git"]["commit"] == git["commit"] and len(git["commit"]) == 40 and "dirty" in git
     assert find_seeds({"a": [{"seed": 1}], "data_seed": 2}) == {"a[0].seed": 1, "data_seed": 2}
+
+
+def test_run_info_records_pythonhashseed(monkeypatch):
+    """Issue 47: HippoRAG 2's reference seed ties follow a Python set's order, fixed only by PYTHONHASHSEED."""
+    cfg = OmegaConf.create({"seed": 0})
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    info = collect_run_info(cfg)
+    assert info["python_hash_seed"] == "0" and info["env"]["PYTHONHASHSEED"] == "0"
+    monkeypatch.delenv("PYTHONHASHSEED")
+    assert collect_run_info(cfg)["python_hash_seed"] == "random"
+    monkeypatch.setenv("PYTHONHASHSEED", "random")
+    assert collect_run_info(cfg)["python_hash_seed"] == "random"

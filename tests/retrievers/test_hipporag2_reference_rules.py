@@ -119,3 +119,45 @@ def test_reference_precision_keeps_the_sample_rankings(tmp_path, encoder, dtype)
     s32, s = (x.retrieve(questions, 12) for x in (r32, r))
     assert s.indices.tolist() == s32.indices.tolist()
     assert float((s.scores - s32.scores).abs().max()) < 2e-6
+
+
+@pytest.mark.slow
+def test_seed_rank_is_a_hipporag2_setting_that_matches_catrag_seeding(tmp_path, encoder):
+    """Issue 47: ``seed_rank`` is HippoRAG 2's setting (default ``after_division``, the package's), so
+    ``experiment=catrag_best``'s ``before_division`` seeding can be given to HippoRAG 2 as well: under it the
+    one seed at ``link_top_k: 1`` is the entity of the best mean fact score, as CatRAG picks it."""
+    from hyperrag.retrievers.catrag import CatRAGRetriever
+
+    assert method_settings("hipporag2", index_root=str(tmp_path)).seed_rank == "after_division"
+    q = ["Who was the husband of Marie Curie's elder daughter?"]
+    hr = retriever(tmp_path, encoder, seed_rank="before_division", link_top_k=1)
+    seeds = hr.seed(q)
+    before = hr.entity_reset(seeds.fact_ids, seeds.fact_scores, seeds.keep)
+    chosen = int(before[0].nonzero().squeeze())
+    means: dict[int, list[float]] = {}
+    for f, (s, o) in enumerate(hr.fact_entities[seeds.fact_ids[0]].tolist()):
+        for e in (s, o):
+            means.setdefault(e, []).append(float(seeds.fact_scores[0, f]))
+    assert sum(means[chosen]) / len(means[chosen]) == pytest.approx(max(sum(v) / len(v) for v in means.values()))
+    cat = CatRAGRetriever(method_settings("catrag", index_root=str(tmp_path), seed_rank="before_division",
+                                          link_top_k=1), encoder=encoder, device="cpu")
+    cat.index(sample_dataset())
+    assert torch.equal(cat.entity_reset(seeds.fact_ids, seeds.fact_scores, seeds.keep), before)
+    after = retriever(tmp_path, encoder, link_top_k=1)
+    assert after.settings.seed_rank == "after_division" and after.describe()["seed_rank"] == "after_division"
+
+
+def test_reference_seed_ties_warn_when_pythonhashseed_is_random(tmp_path, encoder, monkeypatch, caplog):
+    """Issue 47: ``seed_ties: reference`` reproduces a Python set's order; with PYTHONHASHSEED unset the run
+    warns (and ``describe()`` records the hash seed), with it set it does not."""
+    import logging
+
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    with caplog.at_level(logging.WARNING, logger="hyperrag.retrievers.hipporag2"):
+        r = retriever(tmp_path, encoder, seed_ties="reference")
+    assert "PYTHONHASHSEED" in caplog.text and r.describe()["python_hash_seed"] == "random"
+    caplog.clear()
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    with caplog.at_level(logging.WARNING, logger="hyperrag.retrievers.hipporag2"):
+        r = retriever(tmp_path, encoder, seed_ties="reference")
+    assert "PYTHONHASHSEED" not in caplog.text and r.describe()["python_hash_seed"] == "0"

@@ -94,15 +94,27 @@ def test_rows_of_a_run_without_them_are_refused_in_one_line(tmp_path):
         write_rows(tmp_path / "run")
 
 
-def test_rows_of_a_multi_step_run_are_refused_in_one_line(tmp_path):
-    from hyperrag.retrievers.hyperrag_rows import write_rows
+def test_rows_of_a_multi_step_run_are_written_with_the_ball_row_labelled_multi_step(tmp_path):
+    """Issue 47: a multi-step run's rows are written (they used to be refused); its own ranking is labelled the
+    multi-step ball, the rows stay single-step, and the matched no-ball row (the question and V_i) is compared in
+    both scopes."""
+    from hyperrag.retrievers.hyperrag_rows import BALL_MULTI, BALL_ROWS, MATCHED, ROWS, compare_rows
 
     run = tmp_path / "run"
     run.mkdir()
-    det = {"no_ball": {"dense": ["a"]}, "sub_questions": ["Where is a?"], "route": "multi_step"}
-    (run / "predictions.jsonl").write_text(json.dumps({"id": "q1", "question": "Where?", "ranked_ids": ["a"], "details": det}) + "\n")
-    with pytest.raises(InputError, match="multi-step"):
-        write_rows(run)
+    lines = []
+    for i, gold in enumerate(["a", "b", "c"]):
+        no_ball = {k: ["x", gold] if k == MATCHED else ["x", "y"] for k in ROWS}
+        ball_rows = {k: [gold, "x"] for k in BALL_ROWS}
+        det = {"no_ball": no_ball, "ball_rows": ball_rows, "sub_questions": ["Where?"], "route": "multi_step"}
+        lines.append(json.dumps({"id": f"q{i}", "question": "Where?", "ranked_ids": [gold, "x"], "gold_ids": [gold],
+                                 "details": det}))
+    (run / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    res = compare_rows(run, ["recall@2"])
+    assert res["multi_step_questions"] == 3 and res["ball_label"] == BALL_MULTI and BALL_MULTI in res["rows"]
+    for scope in ("corpus", "query_graph"):
+        assert ROWS[MATCHED] in res["scopes"][scope]["trained_minus"]
+    assert "never sees" in ROWS["dense_feedback"] and "matched" in ROWS[MATCHED]
 
 
 def test_query_graph_scope_ranks_v_i_first_and_the_untrained_row_is_pure_projection(tmp_path, encoder):
@@ -181,3 +193,55 @@ def test_the_multi_step_final_answer_honours_the_answer_style(tmp_path, encoder)
     final = get_task("grounded_answer", style="explanatory").messages(llm.calls[-1][1])[0]["content"]
     assert final != get_task("grounded_answer").messages(llm.calls[-1][1])[0]["content"]  # another instruction
     assert method_settings("hyperrag_paper").answer_style == "short"  # composed alone: the short style
+
+
+@pytest.mark.slow
+def test_zero_epochs_is_the_untrained_arm_the_ball_as_initialised(tmp_path, encoder):
+    """Issue 47: ``train.max_epochs: 0`` (and ``streaming.epochs: 0``) allowed, meaning the ball as initialised —
+    every point at its projected starting point, so the run's ranking is the untrained row, for a multi-step or a
+    transductive run too."""
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries][:3]
+    r = _paper(tmp_path, encoder, multi_step=False, train={"max_epochs": 0}, streaming={"epochs": 0})
+    assert (r.settings.train.max_epochs, r.settings.streaming.epochs) == (0, 0)
+    r.index(ds)
+    assert torch.equal(r.model.points, r.model.anchor) and r.ball.mean_distance_moved() < 1e-6  # acosh rounding
+    out = r.retrieve(qs, 5)
+    assert torch.equal(r.model.points, r.model.anchor)  # query graphs joined, nothing trained
+    for b in range(len(qs)):
+        rows = out.details[b]["ball_rows"]
+        assert rows["trained_corpus"] == rows["untrained_corpus"]
+        assert rows["trained_query_graph"] == rows["untrained_query_graph"]
+        assert rows[f"trained_{r.settings.rank_scope}"] == [r.passage_ids[i] for i in out.indices[b].tolist()]
+    t = _paper(tmp_path / "t", encoder, _oracle(TOY_DS), protocol="transductive", train={"max_epochs": 0})
+    t.index(TOY_DS)
+    assert torch.equal(t.model.points, t.model.anchor)
+    with pytest.raises(InputError, match="max_epochs"):
+        _paper(tmp_path, encoder, train={"max_epochs": -1})
+
+
+@pytest.mark.slow
+def test_query_order_shuffled_arrives_in_a_seeded_permutation_and_keeps_file_order_out(tmp_path, encoder):
+    """Issue 47: ``streaming.order: shuffled`` — a query-order reading: the questions arrive in a permutation drawn
+    with ``order_seed`` (each still joins and trains before it is ranked, with only the earlier arrivals' graphs),
+    and the predictions come back in file order, each with its ``arrival`` position."""
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries]
+    r = _paper(tmp_path, encoder, multi_step=False, streaming={"order": "shuffled", "order_seed": 3})
+    r.index(ds)
+    ranked = []
+    rank = r._rank
+    r._rank = lambda q, *a: (ranked.append((q[0], list(r.graph.graph_questions))), rank(q, *a))[1]
+    out = r.retrieve(qs, 5)
+    perm = torch.randperm(len(qs), generator=torch.Generator().manual_seed(3)).tolist()
+    assert perm != list(range(len(qs)))  # a real reordering of the sample's questions
+    assert [q for q, _ in ranked] == [qs[b] for b in perm]
+    assert [seen for _, seen in ranked] == [[qs[b] for b in perm[: i + 1]] for i in range(len(qs))]
+    assert [d["arrival"] for d in out.details] == [perm.index(b) for b in range(len(qs))]
+    for b in range(len(qs)):  # file order out: row b is question b's ranking
+        assert out.details[b]["ball_rows"][f"trained_{r.settings.rank_scope}"] == [
+            r.passage_ids[i] for i in out.indices[b].tolist()]
