@@ -247,11 +247,10 @@ class RefinementEnv:
         out, _ = self.retriever.evaluate_refinements(refs, max(self.k, 10), generate=self.llm_hallucination)
         refined = [b for b, (_, s) in enumerate(todo) if s]
         if self.requery and refined:  # the method's feedback loop, on the refined questions
-            from hyperrag.retrievers.base import RetrievalOutput
-
             for row in out.details:
                 row.setdefault("refinement_steps", [])
-            sub = RetrievalOutput(out.indices[refined], out.scores[refined], [out.details[b] for b in refined])
+            # the retriever's own RetrievalOutput type (refinement sits below retrievers: no import of it here)
+            sub = type(out)(out.indices[refined], out.scores[refined], [out.details[b] for b in refined])
             again = self.retriever._feedback([refs[b].question for b in refined], [refs[b] for b in refined], sub,
                                              max(self.k, 10))
             for j, b in enumerate(refined):

@@ -197,13 +197,14 @@ def role_models(cfg: Any) -> dict[str, str]:
     return used
 
 
-def causal_classifier_id(classifier: Any, encoder: Any) -> str:
+def causal_classifier_id(classifier: str | None, encoder_name: str | None) -> str:
     """What scored CDF-RAG's candidate cause-effect pairs: a checkpoint path, the newest UniCausal-trained
-    checkpoint on ``encoder`` (``auto``; rule priors when there is none), or the rule priors alone (``null``)."""
+    checkpoint on ``encoder_name`` (``auto``; rule priors when there is none), or the rule priors alone
+    (``null``)."""
     if classifier is None or str(classifier).lower() in ("null", "none", ""):
         return "rule priors (no classifier)"
     if str(classifier) == "auto":
-        return f"auto: newest models/causal_pair/* on {encoder}, else rule priors"
+        return f"auto: newest models/causal_pair/* on {encoder_name}, else rule priors"
     return str(classifier)
 
 
