@@ -104,8 +104,8 @@ def test_method_settings_merges_overrides_and_validates():
     (["method=hugrag", "method.retriever.gates.threshold=2"], "method.retriever.gates.threshold: must be <= 1.0, got 2"),
     (["method=hyperrag", "method.retriever.train.batch_size=0"],
      "method.retriever.train.batch_size: must be >= 1, got 0"),
-    (["method=hyperrag", "method.retriever.train.max_epochs=0"],
-     "method.retriever.train.max_epochs: must be >= 1, got 0"),
+    (["method=hyperrag", "method.retriever.train.max_epochs=-1"],  # 0 is the untrained arm (issue 47)
+     "method.retriever.train.max_epochs: must be >= 0, got -1"),
     (["method=hyperrag", "method.retriever.implicit.top_k=-2"], "method.retriever.implicit.top_k: must be >= 1, got -2"),
     (["method=cdfrag", "method.retriever.traversal.decay=1.5"], "method.retriever.traversal.decay: must be <= 1.0, got 1.5"),
     (["method=cdfrag", "method.retriever.fixed_action=paraphrase"],
