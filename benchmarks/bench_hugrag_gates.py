@@ -56,7 +56,12 @@ def main() -> None:
     from hyperrag.config import method_settings
     from hyperrag.data import musique_dataset
     from hyperrag.embedding import TextEncoder
-    from hyperrag.eval.gate_effectiveness import gate_effectiveness, plot_gate_effectiveness, without_kind
+    from hyperrag.eval.gate_effectiveness import (
+        gate_effectiveness,
+        gold_entity_nodes,
+        plot_gate_effectiveness,
+        without_kind,
+    )
     from hyperrag.expansion.best_first import EdgeKind
     from hyperrag.hierarchy.gates import GateBuilder
     from hyperrag.hierarchy.plot import plot_hierarchy
@@ -98,13 +103,7 @@ def main() -> None:
     questions = [q.question for q in dataset.queries]
     q = encoder.encode(questions)
     g = ret.graph
-    ents_of: list[list[int]] = [[] for _ in range(g.num_passages)]
-    ptr, idx = g.entity_passage_ptr.tolist(), g.entity_passage_idx.tolist()
-    for e in range(g.num_entities):
-        for p in idx[ptr[e]: ptr[e + 1]]:
-            ents_of[p].append(e)
-    pos = {pid: i for i, pid in enumerate(g.passage_ids)}
-    gold = [sorted({e for pid in qq.gold_ids if pid in pos for e in ents_of[pos[pid]]}) for qq in dataset.queries]
+    gold = gold_entity_nodes(g, [qq.gold_ids for qq in dataset.queries])
 
     def subgraphs(graph) -> list[dict[int, int]]:  # the retrieved subgraph of every question: node → hops
         _, _, _, walks = ret.expand(questions, q, graph)

@@ -71,7 +71,7 @@ def main() -> None:
     from hyperrag.config import method_settings
     from hyperrag.config.compose import compose_config
     from hyperrag.embedding import TextEncoder
-    from hyperrag.eval.gate_effectiveness import gate_effectiveness
+    from hyperrag.eval.gate_effectiveness import gate_effectiveness, gold_entity_nodes
     from hyperrag.eval.intervals import mean_interval, paired_comparison
     from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
     from hyperrag.llm import build_llm, llm_label
@@ -184,14 +184,7 @@ def main() -> None:
                          "FCR@5": paired([h["fcr5"] for h in held_on], [h["fcr5"] for h in held_off])}}
     # Appendix E at the setting most folds chose: gold nodes = the entities the gold passages mention
     top = Counter(chosen).most_common(1)[0][0]
-    g = ret.graph
-    ents_of: list[list[int]] = [[] for _ in range(g.num_passages)]
-    ptr, idx = g.entity_passage_ptr.tolist(), g.entity_passage_idx.tolist()
-    for e in range(g.num_entities):
-        for p in idx[ptr[e]: ptr[e + 1]]:
-            ents_of[p].append(e)
-    pos = {pid: i for i, pid in enumerate(g.passage_ids)}
-    gold_nodes = [sorted({e for pid in gq if pid in pos for e in ents_of[pos[pid]]}) for gq in gold]
+    gold_nodes = gold_entity_nodes(ret.graph, gold)
     eff = gate_effectiveness(walks_by[(top, "on")], walks_by[(top, "off")], gold_nodes, gate_arcs=ret.num_gates)
     result["appendix_e"] = {"setting": combos[top], "queries": eff["queries"], "both_reachable": eff["both_reachable"],
                             **{arm: {m: [round(v["mean"], 3), round(v["lo"], 3), round(v["hi"], 3)]

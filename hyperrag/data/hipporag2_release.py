@@ -67,6 +67,10 @@ class CorpusLookup:
     def find(self, title: str, text: str) -> str | None:
         return self.by_content.get((title_key(title), text_key(text)))
 
+    def shared_title(self, title: str) -> bool:
+        """Whether several corpus passages carry ``title`` (why a title names no unique passage)."""
+        return len(self.by_title.get(title_key(title), [])) > 1
+
     def unique_title(self, title: str) -> str | None:
         ids = self.by_title.get(title_key(title), [])
         return ids[0] if len(ids) == 1 else None
@@ -122,8 +126,8 @@ def fact_gold(rec: dict[str, Any], where: Where, lookup: CorpusLookup) -> list[s
         if not found:
             pid = lookup.unique_title(title)
             if pid is None:
-                shared = len(lookup.by_title.get(title_key(title), [])) > 1
-                why = " (several passages have this title; none has the context's text)" if shared else ""
+                why = " (several passages have this title; none has the context's text)" if lookup.shared_title(
+                    title) else ""
                 raise where.error(f"supporting fact title {title!r} not found in corpus {lookup.source}{why}",
                                   field)
             found = [pid]
@@ -139,8 +143,7 @@ def title_gold(rec: dict[str, Any], qid: str, where: Where, lookup: CorpusLookup
         title = check_text(title, where, field)
         pid = lookup.unique_title(title)
         if pid is None:
-            shared = len(lookup.by_title.get(title_key(title), [])) > 1
-            why = "is the title of several passages" if shared else "not found"
+            why = "is the title of several passages" if lookup.shared_title(title) else "not found"
             raise where.error(f"question {qid!r}: supporting title {title!r} {why} in corpus {lookup.source}",
                               field)
         gold.append(pid)

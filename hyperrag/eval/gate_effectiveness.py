@@ -62,6 +62,23 @@ def bootstrap_ci(values: Sequence[float], n: int = 2000, seed: int = 0, level: f
             "n": int(x.size)}
 
 
+def gold_entity_nodes(graph: Any, gold_ids: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Per query, its gold nodes: the entities its gold passages mention (sorted ids).
+
+    Args:
+        graph: the KG (``entity_passage_ptr`` / ``entity_passage_idx`` CSR, ``num_entities``, ``num_passages``,
+            ``passage_ids``).
+        gold_ids: per query, its gold passage ids (ids not in the graph are skipped).
+    """
+    ents_of: list[list[int]] = [[] for _ in range(graph.num_passages)]
+    ptr, idx = graph.entity_passage_ptr.tolist(), graph.entity_passage_idx.tolist()
+    for e in range(graph.num_entities):
+        for p in idx[ptr[e]: ptr[e + 1]]:
+            ents_of[p].append(e)
+    pos = {pid: i for i, pid in enumerate(graph.passage_ids)}
+    return [sorted({e for pid in gq if pid in pos for e in ents_of[pos[pid]]}) for gq in gold_ids]
+
+
 def gate_effectiveness(on: Sequence[Mapping[int, int]], off: Sequence[Mapping[int, int]],
                        gold: Sequence[Sequence[int]], n_boot: int = 2000, seed: int = 0,
                        gate_arcs: int = 0) -> dict[str, Any]:

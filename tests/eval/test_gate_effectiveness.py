@@ -45,3 +45,16 @@ def test_query_metrics_and_ci():
     assert m["depth_weighted"] == 1 / 3 and m["coverage"] == 2 / 3 and m["min_hops"] == 2.0
     ci = bootstrap_ci([0.0, 1.0, 1.0, 1.0], n=200)
     assert ci["lo"] <= ci["mean"] == 0.75 <= ci["hi"]
+
+
+def test_gold_entity_nodes_are_the_entities_gold_passages_mention():
+    from types import SimpleNamespace
+
+    import torch
+
+    from hyperrag.eval.gate_effectiveness import gold_entity_nodes
+
+    # entity 0 in passages a, b; entity 1 in b; entity 2 in c (CSR over entities)
+    g = SimpleNamespace(num_entities=3, num_passages=3, passage_ids=["a", "b", "c"],
+                        entity_passage_ptr=torch.tensor([0, 2, 3, 4]), entity_passage_idx=torch.tensor([0, 1, 1, 2]))
+    assert gold_entity_nodes(g, [["b"], ["a", "c"], ["zz"]]) == [[0, 1], [0, 2], []]
