@@ -44,11 +44,6 @@ RELEASE_FILES = ("all_abstracts.txt", "sentences.jsonl", "articles.jsonl", "qa.j
 DOMAINS = ("medicine", "computer_science", "business", "biology", "psychology")
 
 
-def is_release_folder(folder: str | Path) -> bool:
-    """Whether ``folder`` holds a HolisQA release domain (every file of :data:`RELEASE_FILES`)."""
-    return all((Path(folder) / f).is_file() for f in RELEASE_FILES)
-
-
 def read_holisqa_release(dir: str | Path, domain: str, chunking: ChunkSettings, cache_dir: str | Path | None,
                          name: str | None = None) -> Dataset:
     """Read one HolisQA release domain.

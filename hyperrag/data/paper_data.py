@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hyperrag.data.holisqa_release import DOMAINS, RELEASE_FILES
 from hyperrag.data.types import Dataset
 from hyperrag.errors import InputError
 
@@ -30,7 +31,7 @@ HIPPORAG2_RELEASE = ("HippoRAG 2 release (OSU-NLP-Group/HippoRAG, reproduce/data
 
 
 #: HolisQA's five domains (HugRAG Table 3), named as hyperrag/reporting/published/hugrag.yaml names them
-HOLISQA_DOMAINS = ("medicine", "computer_science", "business", "biology", "psychology")
+HOLISQA_DOMAINS = DOMAINS  # hyperrag/data/holisqa_release.py
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class PaperDataset:
 
 
 #: the release files of a HolisQA domain folder (hyperrag/data/holisqa_release.py)
-HOLISQA_RELEASE_FILES = ("all_abstracts.txt", "sentences.jsonl", "articles.jsonl", "qa.jsonl")
+HOLISQA_RELEASE_FILES = RELEASE_FILES
 
 
 def _holisqa_domain(domain: str) -> PaperDataset:

@@ -207,10 +207,17 @@ def corpus_digest(passages: Sequence[Any]) -> str:
 
 
 def _model_slug() -> str:
-    import spacy
+    """The model and spaCy versions in the cache key, read from the installed packages (the model is not loaded:
+    a finished extraction is reused without it)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    nlp = load_pipeline()
-    return f"{PACKAGE}-{nlp.meta.get('version', '?')}-spacy{spacy.__version__}"
+    try:
+        model_version = version(PACKAGE.replace("_", "-"))
+        spacy_version = version("spacy")
+    except PackageNotFoundError:  # the pipeline's own error names what to install
+        load_pipeline()
+        raise
+    return f"{PACKAGE}-{model_version}-spacy{spacy_version}"
 
 
 def parsed_corpus(passages: Sequence[Any], settings: ExtractorSettings, cache_dir: str | Path,

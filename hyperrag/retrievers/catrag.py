@@ -264,7 +264,7 @@ class CatRAGRetriever(HippoRAG2Retriever):
         llm = self.llm_available
         return {**super().describe(), "variant": s.variant, "relation_keys": s.relation_keys,
                 "synonym_per": s.synonym_per,
-                "seed_rank": s.seed_rank, "anchor_rule": s.anchor_rule,
+                "anchor_rule": s.anchor_rule,
                 "anchoring": s.anchoring and ("llm_ner" if llm else "lexical"),
                 "anchor_epsilon": s.anchor_epsilon, "anchor_link_threshold": s.anchor_link_threshold,
                 "passage_boost": s.passage_boost, "boost_beta": s.boost_beta,

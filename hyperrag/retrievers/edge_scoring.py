@@ -343,18 +343,18 @@ class LLMEdgeScorer:
         rows: list[tuple[int, int, int, float]] = []
         scored_rows: list[bool] = []
         for q, q_plans in by_query.items():
-            silent = {p.seed for p, v in q_plans if v is None}  # failed calls under ``failed_call: static``
             pruned = set().union(*(p.pruned for p, _ in q_plans))  # Stage I is LLM-free: a failed seed prunes
-            best: dict[int, float] = {}
-            for _, v in q_plans:
-                for n, m in (v or {}).items():
-                    best[n] = max(best.get(n, m), m)
             if st.score_scope == "per_seed":
                 acting = [(p.seed, v, p) for p, v in q_plans if v is not None]
                 if st.arcs == "all":  # a top seed with no relation neighbour (no plan) still gets the weak weight
                     planned = {p.seed for p, _ in q_plans}
                     acting += [(e, {}, None) for e in top_seeds[q] if e not in planned]
             else:
+                silent = {p.seed for p, v in q_plans if v is None}  # failed calls under ``failed_call: static``
+                best: dict[int, float] = {}
+                for _, v in q_plans:
+                    for n, m in (v or {}).items():
+                        best[n] = max(best.get(n, m), m)
                 plan_of = {p.seed: p for p, _ in q_plans}
                 acting = [(e, best, plan_of.get(e)) for e in top_seeds[q] if e not in silent]
             for seed, score_map, plan in acting:

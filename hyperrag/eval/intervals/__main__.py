@@ -28,8 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [run_per_query(r) for r in args.runs]
     report(runs, args.metrics)
     if args.by_type:
-        for qtype in dict.fromkeys(t for r in runs for t in r.by_type()):
-            group = [r.by_type()[qtype] for r in runs if qtype in r.by_type()]
+        splits = [r.by_type() for r in runs]
+        for qtype in dict.fromkeys(t for s in splits for t in s):
+            group = [s[qtype] for s in splits if qtype in s]
             print(f"--- type {qtype}")
             report(group, args.metrics)
     return 0

@@ -19,7 +19,7 @@ from typing import Any
 
 from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, mentions, normalize
 from hyperrag.llm.prompting import Item
-from hyperrag.llm.tasks.base import ID_LIST_MAX, Task
+from hyperrag.llm.tasks.base import ID_LIST_MAX, NAME_MAX, Task
 from hyperrag.utils.answers import option_letter
 from hyperrag.utils.stopwords import is_stopword
 
@@ -244,7 +244,7 @@ def missing_concepts(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
 REFINEMENT_READINGS: tuple[str, ...] = ("no_answers", "gold_answers")
 _HOP_PLACEHOLDER = re.compile(r"#\d+")
 #: the longest query the refinement task accepts (``hyperrag.llm.tasks.base.Name``): a longer resolved hop is left out
-QUERY_MAX_CHARS = 200
+QUERY_MAX_CHARS = NAME_MAX
 
 
 def _open(text: str) -> str:

@@ -21,7 +21,9 @@ from hyperrag.llm.structured import IdChecker, as_object, inline_schema, load_js
 from hyperrag.utils.hashing import text_digest
 
 # Constrained field types shared by task schemas (the bounds also bound grammar-constrained decoding).
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+#: the longest name (entity, query, sub-question) a task accepts
+NAME_MAX = 200
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_MAX)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
 #: a task that restates a paper's prompt: ``paper`` (the figure's message exactly as printed — one user message,
 #: no system message, no data blocks, no constrained decoding — and its reply read as the figure asks for it),
