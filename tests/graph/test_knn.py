@@ -17,7 +17,7 @@ def test_blockwise_topk_matches_dense(n, k, block, thr):
     val, nbr = torch.topk(full, min(k, n - 1), dim=1)
     expected = {(i, int(j)) for i in range(n) for j, v in zip(nbr[i], val[i]) if v >= thr}
     assert set(zip(src.tolist(), dst.tolist())) == expected
-    assert torch.allclose(sim, full[src, dst])
+    assert torch.allclose(sim, full[src, dst], atol=1e-6)  # a row block and the full product round apart near 0
     assert bool((src != dst).all())
 
 
