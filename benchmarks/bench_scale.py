@@ -660,9 +660,9 @@ def extrapolate(results: list[dict[str, Any]]) -> None:
         for r in results:
             target = r["stages"].get(stage)
             if target is not None and target["status"] != "measured":
-                target["extrapolated_seconds"] = round(rate * r["passages"], 1)
+                target["extrapolated_seconds"] = round(rate * r["passages"], 3)
                 if cpu_rate:
-                    target["extrapolated_cpu_seconds"] = round(cpu_rate * r["passages"], 1)
+                    target["extrapolated_cpu_seconds"] = round(cpu_rate * r["passages"], 3)
                 target["extrapolated_from"] = f"per-passage rate at {ref['passages']} passages (linear)"
     with_rate = [r for r in results if r["stages"].get("embed", {}).get("seconds_by_kind")
                  and all(r["stages"]["embed"]["texts_done"].values())]
@@ -673,7 +673,7 @@ def extrapolate(results: list[dict[str, Any]]) -> None:
             target = r["stages"].get("embed")
             if target is not None and target["status"] != "measured" and "texts" in target \
                     and "extrapolated_seconds" not in target:
-                target["extrapolated_seconds"] = round(sum(target["texts"][k] * rate[k] for k in rate), 1)
+                target["extrapolated_seconds"] = round(sum(target["texts"][k] * rate[k] for k in rate), 3)
                 target["extrapolated_from"] = f"per-text rates at {with_rate[-1]['passages']} passages (linear)"
         for r in with_rate:
             row = r["stages"]["embed"]
