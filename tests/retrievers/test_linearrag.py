@@ -8,7 +8,7 @@ import torch
 
 from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Dataset, Passage
-from hyperrag.graph.trigraph import MentionStore, PassageMentions, build_trigraph, parse_mentions
+from hyperrag.graph.trigraph import MentionStore, PassageMentions, build_trigraph, parse_mentions, question_entities
 from hyperrag.ops.semantic_bridging import MentionIndex, bridge_iterative, bridge_vectorized
 from hyperrag.retrievers.linearrag import LinearRAGRetriever
 
@@ -50,6 +50,16 @@ def test_spacy_ner_finds_the_shared_entity_in_both_passages():
     assert "Warsaw" in mentions[0].entities and "Warsaw" in mentions[1].entities
     assert all(ents for m in mentions for _, ents in m.sentences)  # sentences without an entity are left out
     assert not any("studied" in s for s, _ in mentions[0].sentences)
+
+
+def test_a_question_names_the_entities_its_text_would_as_a_passage():
+    """Questions and passages are read by one rule (labels and surface forms): a question's seeds are the
+    passage reading of the same text, lower-cased and each once; ORDINAL / CARDINAL are left out of both."""
+    text = "Was Marie Curie born in Warsaw, the capital of Poland, before the second of the two Curies?"
+    as_passage = list(dict.fromkeys(e.lower() for e in parse_mentions([text])[0].entities))
+    seeds, repeated = question_entities([text, "Warsaw or warsaw?"])
+    assert seeds == as_passage and repeated == ["warsaw"]  # one seed per lower-cased name
+    assert seeds[:3] == ["marie curie", "warsaw", "poland"] and not {"second", "two"} & set(seeds)
 
 
 @pytest.mark.parametrize("bridge", [bridge_iterative, bridge_vectorized])
