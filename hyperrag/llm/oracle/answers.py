@@ -17,10 +17,10 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, mentions, normalize
+from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, normalize
 from hyperrag.llm.prompting import Item
 from hyperrag.llm.tasks.base import ID_LIST_MAX, NAME_MAX, Task
-from hyperrag.utils.answers import option_letter
+from hyperrag.utils.answers import mentions, option_letter
 from hyperrag.utils.stopwords import is_stopword
 
 UNKNOWN = "unknown"
