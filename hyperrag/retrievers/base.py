@@ -100,14 +100,15 @@ class Retriever(ABC):
             self.skipped[step] += int(count)
 
     @contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
-        """Add the wall time of the ``with`` block to ``stage_seconds[stage]`` (metrics: ``<stage>_latency_seconds``,
-        per query)."""
+    def timed(self, stage: str, into: Counter[str] | None = None) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``into[stage]``: by default ``stage_seconds`` (a stage of
+        ``retrieve``; metrics: ``<stage>_latency_seconds``, per query), else the method's own record (e.g. the
+        stages of its ``index``)."""
         t0 = time.perf_counter()
         try:
             yield
         finally:
-            self.stage_seconds[stage] += time.perf_counter() - t0
+            (self.stage_seconds if into is None else into)[stage] += time.perf_counter() - t0
 
     def artifacts(self) -> list[tuple[str, Any, str]]:
         """Trained parts in use: ``(setting, ArtifactRecord or None, checkpoint)`` each — what they trained on, so

@@ -96,6 +96,24 @@ def dataset(texts: list[str]) -> Dataset:
     return Dataset("trio", Corpus([Passage(f"p{i}", "", t) for i, t in enumerate(texts)]), [])
 
 
+def test_index_stages_are_timed_apart_from_the_per_query_stages(tmp_path):
+    """Retriever.timed records the index's stages in the method's own record (``index_stage_seconds``, rounded
+    to the millisecond, reset by each index()) and the query stages in ``stage_seconds`` (per-query latencies)."""
+    from tests.reliability.doubles import HashEncoder
+
+    ret = LinearRAGRetriever(method_settings("linearrag", index_root=str(tmp_path)), encoder=HashEncoder(),
+                             device="cpu")
+    ret.index(dataset(PASSAGES))
+    stages = ret.describe()["index_stage_seconds"]
+    assert list(stages) == ["ner", "embed", "graph"] and all(v >= 0 and round(v, 3) == v for v in stages.values())
+    assert not ret.stage_seconds  # an index stage is no per-query latency
+    ret.retrieve(["Into which sea does the river of Warsaw flow?"], 2)
+    assert set(ret.stage_seconds) == {"seed", "bridging", "ppr"}
+    ret.index(dataset(PASSAGES[:2]))
+    assert list(ret.describe()["index_stage_seconds"]) == ["ner", "embed", "graph"]
+    assert set(ret.stage_seconds) == {"seed", "bridging", "ppr"}
+
+
 @pytest.mark.slow  # the real spaCy pipeline and MiniLM (~10 s on 2 cores)
 def test_insert_adds_a_passages_entities_without_a_rebuild(tmp_path, encoder):
     settings = method_settings("linearrag", index_root=str(tmp_path / "index"))
