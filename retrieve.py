@@ -91,10 +91,11 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         # the index phase's cost (metrics cost.index.*) runs from here: OpenIE, the method's index(), and with
         # cv_folds each fold's training since the last fold's queries
         cost_mark = [CostMark.now(llm, reader)]
+        method = retriever_class(settings)
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
                                   extraction=getattr(settings, "extraction", None),
                                   shared_graph=cfg.shared_graph, extractor=extractor,
-                                  uses_triples=retriever_class(settings).uses_triples)
+                                  uses_triples=method.uses_triples, own_extraction=method.own_extraction())
         run_labels["data"] = dataset_record(dataset)  # sizes and digests of what was scored (reports name it)
         run_labels["extraction"] = dataset.extraction  # {"source": spacy|llm|file|none, "model", "path"}
         if tracker is not None and os.path.isfile(os.path.join(cfg.out, "run_info.json")):

@@ -68,7 +68,8 @@ class Retriever(ABC):
     #: whether the method embeds with ``encoder`` (an index directory must then come from the same embedder)
     uses_encoder: ClassVar[bool] = True
     #: whether the method builds on the corpus's OpenIE triples; ``False`` (passages only: dense, BM25, no
-    #: retrieval): the runner extracts none for it (no LLM, spaCy or released file is read)
+    #: retrieval; or an index of its own: LinearRAG's spaCy Tri-Graph): the runner extracts none for it (no LLM,
+    #: spaCy or released file is read) and records :meth:`own_extraction`
     uses_triples: ClassVar[bool] = True
     #: set when retrieving over an index directory: its manifest key (part of the batch runner's resume key)
     index_key: str | None = None
@@ -89,6 +90,12 @@ class Retriever(ABC):
         #: wall seconds spent in each named stage of ``retrieve`` over every batch (reported per query, e.g.
         #: CatRAG Table 6's seed and edge-weighting latencies)
         self.stage_seconds: Counter[str] = Counter()
+
+    @classmethod
+    def own_extraction(cls) -> dict[str, Any]:
+        """The run's extraction record (``metrics.json``'s ``extraction``) for a method that reads no triples
+        (``uses_triples`` false): nothing extracted; a method with an index of its own says what builds it."""
+        return {"source": "none", "model": None, "path": None, "reason": "the method reads passages only"}
 
     @property
     def llm_available(self) -> bool:

@@ -58,6 +58,7 @@ class LinearRAGRetriever(Retriever):
 
     name = "linearrag"
     supports_index_dir = True
+    uses_triples = False  # its own LLM-free index (spaCy NER): no OpenIE is run for it, under any extractor
     settings: LinearRAGSettings
 
     def __init__(self, settings: LinearRAGSettings, **kwargs: Unpack[RetrieverArgs]) -> None:
@@ -65,6 +66,12 @@ class LinearRAGRetriever(Retriever):
         self.tri: TriGraph | None = None
         self.index_seconds: Counter[str] = Counter()  # wall seconds of the last index() per stage
         self.parsed = 0  # passages NER-parsed by the last index() (the others came from the store)
+
+    @classmethod
+    def own_extraction(cls) -> dict[str, Any]:
+        from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
+
+        return {"source": "spacy", "model": MODEL_LABEL, "path": None, "style": "tri_graph (the method's own NER)"}
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:

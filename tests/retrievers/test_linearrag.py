@@ -114,6 +114,27 @@ def test_index_stages_are_timed_apart_from_the_per_query_stages(tmp_path):
     assert set(ret.stage_seconds) == {"seed", "bridging", "ppr"}
 
 
+def test_the_runner_extracts_no_triples_for_linearrag_and_records_its_own_ner(tmp_path):
+    """One mechanism for every method that reads no triples (Retriever.uses_triples): LinearRAG's record names its
+    own spaCy NER, a passages-only method's says nothing was extracted; neither asks any extractor for triples."""
+    from hyperrag.data import sample_dataset
+    from hyperrag.extraction.settings import ExtractorSettings
+    from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
+    from hyperrag.runners.prepare import prepare_dataset, retriever_class
+
+    spacy = ExtractorSettings(source="spacy", triples="title_subject", dates=True, noun_chunks=True, batch_size=8,
+                              shard_size=64)
+    for method, record in (("linearrag", {"source": "spacy", "model": MODEL_LABEL, "path": None,
+                                          "style": "tri_graph (the method's own NER)"}),
+                           ("bm25", {"source": "none", "model": None, "path": None,
+                                     "reason": "the method reads passages only"})):
+        cls = retriever_class(method_settings(method))
+        data = prepare_dataset(sample_dataset(), None, tmp_path, extractor=spacy, uses_triples=cls.uses_triples,
+                               own_extraction=cls.own_extraction())
+        assert not cls.uses_triples and data.extraction == record
+    assert not (tmp_path / "openie").exists() and not (tmp_path / "spacy").exists()  # nothing extracted
+
+
 @pytest.mark.slow  # the real spaCy pipeline and MiniLM (~10 s on 2 cores)
 def test_insert_adds_a_passages_entities_without_a_rebuild(tmp_path, encoder):
     settings = method_settings("linearrag", index_root=str(tmp_path / "index"))
