@@ -59,6 +59,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     from hyperrag.eval.cost import CostMark
     from hyperrag.generation.reader import reader_prompt
+    from hyperrag.index.lock import use_lock_settings
     from hyperrag.llm import build_llm
     from hyperrag.reporting.run_info import dataset_record
     from hyperrag.reporting.tracking import build_tracker
@@ -86,8 +87,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if cfg.limit_queries:  # a slice of the query file (quick runs with a slow LLM)
         dataset.queries = dataset.queries[: cfg.limit_queries]
     encoder = instantiate(cfg.embedder)
-    # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...)
-    with build_llm(cfg.llm, dataset) as llm, reader_for(cfg, llm, dataset) as reader:
+    # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...); an index
+    # the run builds waits index_lock.timeout_s (overrides included) for another writer of it
+    with use_lock_settings(instantiate(cfg.index_lock)), build_llm(cfg.llm, dataset) as llm, \
+            reader_for(cfg, llm, dataset) as reader:
         # the index phase's cost (metrics cost.index.*) runs from here: OpenIE, the method's index(), and with
         # cv_folds each fold's training since the last fold's queries
         cost_mark = [CostMark.now(llm, reader)]
