@@ -59,6 +59,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     from hyperrag.eval.cost import CostMark
     from hyperrag.generation.reader import reader_prompt
+    from hyperrag.index.lock import use_lock_settings
     from hyperrag.llm import build_llm
     from hyperrag.reporting.run_info import dataset_record
     from hyperrag.reporting.tracking import build_tracker
@@ -86,15 +87,18 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if cfg.limit_queries:  # a slice of the query file (quick runs with a slow LLM)
         dataset.queries = dataset.queries[: cfg.limit_queries]
     encoder = instantiate(cfg.embedder)
-    # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...)
-    with build_llm(cfg.llm, dataset) as llm, reader_for(cfg, llm, dataset) as reader:
+    # llm=oracle answers from this query file's gold; the reader may be another backend (reader_llm=...); an index
+    # the run builds waits index_lock.timeout_s (overrides included) for another writer of it
+    with use_lock_settings(instantiate(cfg.index_lock)), build_llm(cfg.llm, dataset) as llm, \
+            reader_for(cfg, llm, dataset) as reader:
         # the index phase's cost (metrics cost.index.*) runs from here: OpenIE, the method's index(), and with
         # cv_folds each fold's training since the last fold's queries
         cost_mark = [CostMark.now(llm, reader)]
+        method = retriever_class(settings)
         dataset = prepare_dataset(dataset, llm, cfg.cache_dir, cfg.index_dir,  # index_dir: its passages
                                   extraction=getattr(settings, "extraction", None),
                                   shared_graph=cfg.shared_graph, extractor=extractor,
-                                  uses_triples=retriever_class(settings).uses_triples)
+                                  uses_triples=method.uses_triples, own_extraction=method.own_extraction())
         run_labels["data"] = dataset_record(dataset)  # sizes and digests of what was scored (reports name it)
         run_labels["extraction"] = dataset.extraction  # {"source": spacy|llm|file|none, "model", "path"}
         if tracker is not None and os.path.isfile(os.path.join(cfg.out, "run_info.json")):

@@ -16,7 +16,6 @@ import argparse
 import itertools
 import json
 import os
-import random
 import sys
 import time
 from pathlib import Path
@@ -58,6 +57,7 @@ def main() -> None:
     from hyperrag.config import method_settings
     from hyperrag.data import musique_dataset
     from hyperrag.embedding import TextEncoder
+    from hyperrag.eval.folds import split_folds
     from hyperrag.retrievers.hugrag import HugRAGRetriever
 
     t0 = time.perf_counter()
@@ -80,9 +80,7 @@ def main() -> None:
     dense_rank = torch.topk(q @ p.T, 5, dim=1).indices.tolist()
     dense = per_query([[ids[j] for j in row] for row in dense_rank], gold)
 
-    order = list(range(len(questions)))
-    random.Random(args.seed).shuffle(order)
-    folds = [order[f:: args.folds] for f in range(args.folds)]
+    folds = split_folds(range(len(questions)), args.folds, args.seed)  # a seeded shuffle dealt round robin
     held: dict[int, tuple[float, float]] = {}
     chosen = []
     for f, test in enumerate(folds):

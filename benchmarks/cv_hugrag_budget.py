@@ -27,7 +27,6 @@ import argparse
 import itertools
 import json
 import os
-import random
 import sys
 import time
 from collections import Counter
@@ -94,6 +93,7 @@ def main() -> None:
     from hyperrag.config.compose import compose_config
     from hyperrag.data import musique_dataset
     from hyperrag.embedding import TextEncoder
+    from hyperrag.eval.folds import split_folds
     from hyperrag.eval.intervals import mean_interval, paired_comparison
     from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
     from hyperrag.llm import build_llm, llm_label
@@ -109,9 +109,7 @@ def main() -> None:
     grid = parse_grid(args.grid)
     combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
     combos.sort(key=lambda c: json.dumps({k: v for k, v in c.items() if k != "token_budget"}, sort_keys=True))
-    order = list(range(len(questions)))
-    random.Random(args.seed).shuffle(order)
-    folds = [order[f:: args.folds] for f in range(args.folds)]
+    folds = split_folds(range(len(questions)), args.folds, args.seed)  # a seeded shuffle dealt round robin
 
     def ci(values: list[float], binary: bool) -> list[float]:
         c = mean_interval(values, binary=binary)

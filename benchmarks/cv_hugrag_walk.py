@@ -30,7 +30,6 @@ import argparse
 import itertools
 import json
 import os
-import random
 import sys
 import time
 from collections import Counter
@@ -71,6 +70,7 @@ def main() -> None:
     from hyperrag.config import method_settings
     from hyperrag.config.compose import compose_config
     from hyperrag.embedding import TextEncoder
+    from hyperrag.eval.folds import split_folds
     from hyperrag.eval.gate_effectiveness import gate_effectiveness, gold_entity_nodes
     from hyperrag.eval.intervals import mean_interval, paired_comparison
     from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
@@ -97,9 +97,7 @@ def main() -> None:
     ids = dataset.corpus.ids
     grid = parse_grid(args.grid)
     combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
-    order = list(range(len(questions)))
-    random.Random(args.seed).shuffle(order)
-    folds = [order[f:: args.folds] for f in range(args.folds)]
+    folds = split_folds(range(len(questions)), args.folds, args.seed)  # a seeded shuffle dealt round robin
 
     def ci(values: list[float], binary: bool) -> list[float]:
         c = mean_interval(values, binary=binary)

@@ -29,7 +29,6 @@ import dataclasses
 import itertools
 import json
 import os
-import random
 import sys
 import tempfile
 import time
@@ -90,6 +89,7 @@ def main() -> None:
     from hyperrag.config import method_settings
     from hyperrag.data import musique_dataset
     from hyperrag.embedding import TextEncoder
+    from hyperrag.eval.folds import split_folds
     from hyperrag.eval.retrieval import full_chain_at_k, recall_at_k
     from hyperrag.hyperbolic import EdgeBatches
     from hyperrag.passage_graph import EdgeSet
@@ -149,9 +149,7 @@ def main() -> None:
             ball.graph.entity = entity
             scores[kind] = out
 
-    order = list(range(n))
-    random.Random(args.fold_seed).shuffle(order)
-    folds = [order[f::args.folds] for f in range(args.folds)]
+    folds = split_folds(range(n), args.folds, args.fold_seed)  # a seeded shuffle dealt round robin
     result: dict[str, Any] = {"settings": len(settings), "seeds": args.seeds, "llm": args.llm, "folds": args.folds,
                               "transductive": True}
     for rule in ("projected", "trained"):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hyperrag.eval.folds import split_folds
 from hyperrag.eval.intervals import Interval, PairedComparison, mean_interval, paired_comparison
 from hyperrag.eval.per_query import RunValues, is_binary_metric, run_per_query
 
@@ -47,15 +47,6 @@ class CVResult:
 
     def interval(self, metric: str) -> Interval:
         return mean_interval([self.values[metric][q] for q in self.queries], binary=is_binary_metric(metric))
-
-
-def split_folds(queries: Sequence[str], folds: int, seed: int) -> list[list[str]]:
-    """``folds`` disjoint folds covering ``queries`` (sorted, then shuffled with ``seed``), sizes differing by ≤ 1."""
-    if folds < 2 or folds > len(queries):
-        raise ValueError(f"folds must be between 2 and the number of questions ({len(queries)}), not {folds}")
-    order = sorted(queries)
-    random.Random(seed).shuffle(order)
-    return [order[i::folds] for i in range(folds)]
 
 
 def cross_validate(candidates: Sequence[RunValues], metric: str, folds: int = 5, seed: int = 0,

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hyperrag.eval.folds import split_folds
 from hyperrag.eval.intervals import mean_interval, paired_comparison
 from hyperrag.eval.per_query import run_per_query
 from hyperrag.retrievers.hyperrag_rows import BALL_ROWS, ROWS, SCOPES, write_rows
@@ -97,10 +97,7 @@ def cross_validate(runs: dict[str, dict[str, Any]], metric: str, folds: int = 5,
     options = [(name, scope) for name in runs for scope in SCOPES]
     first = runs[next(iter(runs))][SCOPES["corpus"]["trained"]]
     qids = sorted(first.values[metric])
-    rnd = random.Random(seed)
-    order = qids[:]
-    rnd.shuffle(order)
-    fold_of = {q: i % folds for i, q in enumerate(order)}
+    fold_of = {q: f for f, part in enumerate(split_folds(qids, folds, seed)) for q in part}
     picked, scored = [], {m: {} for m in METRICS}
     diffs: dict[str, dict[str, list[float]]] = {m: {"untrained": [], "best no-ball": []} for m in METRICS}
     for f in range(folds):

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hyperrag.data.types import SubQuestion
+from hyperrag.utils.answers import mentions
 
 CHAIN_TYPES = ("compositional", "inference")
 COMPARISON_TYPES = ("comparison", "bridge_comparison")
@@ -46,10 +47,6 @@ def normalize(text: str) -> str:
     """Lower-cased NFKD text without accents, every run of non-word characters one space."""
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return " ".join(_NON_WORD.sub(" ", text.casefold()).split())
-
-
-def _mentions(haystack: str, needle: str) -> bool:
-    return bool(needle) and f" {needle} " in f" {haystack} "
 
 
 @dataclass(frozen=True)
@@ -123,8 +120,8 @@ def match_titles(links: Sequence[Link], question: str, titles: Sequence[str],
                               if n), default=0.0)
             if names[entity] & title_forms:
                 similarity = 1.0 + 0.01  # an exact (normalised) name beats any fuzzy one
-            stated = any(_mentions(bodies[b], ans) for ans in answers[entity] if ans)
-            named = any(_mentions(q, f) for f in title_forms)
+            stated = any(mentions(bodies[b], ans) for ans in answers[entity] if ans)
+            named = any(mentions(q, f) for f in title_forms)
             root = entity[0] == "root"
             score[a, b] = similarity + ANSWER_IN_PASSAGE * stated + ROOT_NAMED_IN_QUESTION * (named if root
                                                                                                else -named)

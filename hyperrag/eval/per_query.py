@@ -163,17 +163,19 @@ def comparable_metrics(a: RunValues, b: RunValues, wanted: Sequence[str]) -> lis
     return [m for m in wanted if m in a.values and m in b.values and set(a.values[m]) & set(b.values[m])]
 
 
-def run_per_query(run_dir: str | Path, name: str | None = None) -> RunValues:
+def run_per_query(run_dir: str | Path, name: str | None = None,
+                  predictions: list[dict[str, Any]] | None = None) -> RunValues:
     """Per-query values of a run directory: ``predictions.jsonl`` (required) and ``evaluation.jsonl`` (if any).
 
     The cut-offs and the reader's passage count come from the run's ``metrics.json`` / config when recorded.
+    ``predictions``: the rows of its ``predictions.jsonl`` when the caller has read them already.
     """
     from hyperrag.eval.runs import PREDICTIONS, read_jsonl_rows, read_predictions
 
     run_dir = Path(run_dir)
     if run_dir.is_file():
         run_dir = run_dir.parent
-    rows = read_predictions(run_dir / PREDICTIONS)
+    rows = read_predictions(run_dir / PREDICTIONS) if predictions is None else predictions
     ks, answer_top_n = _cutoffs(run_dir)
     values = per_query_values(rows, ks, answer_top_n, _f1_answer(run_dir))
     evaluation = run_dir / "evaluation.jsonl"

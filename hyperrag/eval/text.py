@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from hyperrag.eval.qa import normalize_answer
+from hyperrag.utils.answers import mentions
 from hyperrag.utils.stopwords import english_stopwords
 
 ABSTENTIONS = frozenset(normalize_answer(a) for a in (
@@ -55,5 +56,4 @@ def is_abstention(answer: str | None) -> bool:
 
 def contains_text(haystack_normalized: str, needle: str) -> bool:
     """Whether ``needle`` (normalised) occurs in an already normalised text, on token boundaries."""
-    n = normalize_answer(needle)
-    return bool(n) and f" {n} " in f" {haystack_normalized} "
+    return mentions(haystack_normalized, normalize_answer(needle))

@@ -50,6 +50,12 @@ class Table:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def head(self, rows: int | None) -> Table:
+        """The first ``rows`` rows (``None``: all of them): the table :func:`linearize` gives with
+        ``max_rows=rows`` (rows come in walk order and IDs count per kind, so a cap keeps a prefix)."""
+        n = len(self) if rows is None else rows
+        return Table(self.keys[:n], self.kinds[:n], self.ids[:n], self.rows[:n], [list(p) for p in self.passages[:n]])
+
     def candidates(self, passage_ids: Sequence[str]) -> list[dict]:
         """Mappings for the ``causal_path_selection`` task: ``id`` = row index, ``text``, ``kind`` and
         ``passage_ids`` (passage ids of its provenance)."""

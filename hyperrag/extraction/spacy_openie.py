@@ -285,8 +285,8 @@ def spacy_openie(passages: Sequence[Any], settings: ExtractorSettings, out_dir: 
         The file (read it with :func:`hyperrag.data.openie.read_openie`) and what was done.
     """
     from hyperrag.extraction.spacy_pipeline import sentence_entities
+    from hyperrag.llm.openie import write_openie
     from hyperrag.llm.tasks.base import passage_string
-    from hyperrag.utils.atomic import atomic_write_text
 
     t0 = time.perf_counter()
     path = openie_file(passages, settings, out_dir)
@@ -306,14 +306,8 @@ def spacy_openie(passages: Sequence[Any], settings: ExtractorSettings, out_dir: 
         docs.append({"idx": i, "passage": passage_string(p), "extracted_entities": ents,
                      "extracted_triples": triples,
                      "sentences": [{"text": s.text, "entities": list(s.entities)} for s in sentence_entities(doc)]})
-    ents_flat = [e for d in docs for e in d["extracted_entities"]]
-    data = {"docs": docs, "ents_by_doc": [d["extracted_entities"] for d in docs],
-            "avg_ent_chars": sum(map(len, ents_flat)) / len(ents_flat) if ents_flat else 0.0,
-            "avg_ent_words": sum(len(e.split()) for e in ents_flat) / len(ents_flat) if ents_flat else 0.0,
-            "model": MODEL_LABEL, "source": "spacy", "style": f"spacy-{settings.triples}", "failed_idx": [],
-            "settings": {k: v for k, v in asdict(settings).items() if k != "source"}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False))
+    write_openie(path, docs, model=MODEL_LABEL, style=f"spacy-{settings.triples}", source="spacy",
+                 settings={k: v for k, v in asdict(settings).items() if k != "source"})
     report = SpacyReport(len(passages), parsed, reused, False, round(time.perf_counter() - t0, 3), str(path))
     log.info("spaCy extraction (%s): %s", settings.triples, report)
     return path, report

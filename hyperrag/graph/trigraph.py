@@ -63,9 +63,9 @@ def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LAB
     Returns:
         One :class:`PassageMentions` per text, sentences without an entity left out.
     """
-    from hyperrag.extraction.spacy_pipeline import load_pipeline, parse, sentence_entities
+    from hyperrag.extraction.spacy_pipeline import parse, sentence_entities
 
-    labels = frozenset(load_pipeline().get_pipe("ner").labels) - excluded
+    labels = entity_labels(excluded)
     out = []
     for doc in parse(texts, batch_size=batch_size, progress=progress, total=len(texts)):
         out.append(PassageMentions(tuple((s.text, s.entities) for s in sentence_entities(doc, labels)
@@ -73,16 +73,21 @@ def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LAB
     return out
 
 
-def question_entities(questions: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS) -> list[list[str]]:
-    """Each question's named entities, lower-cased, each once, first mention first (``SpacyNER.question_ner``:
-    a ``set``, so the authors' order is Python's hash order; ours is deterministic)."""
-    from hyperrag.extraction.spacy_pipeline import parse
+def entity_labels(excluded: frozenset[str] = EXCLUDED_LABELS) -> frozenset[str]:
+    """The NER labels of the project's spaCy pipeline that name a Tri-Graph entity: all but ``excluded``."""
+    from hyperrag.extraction.spacy_pipeline import load_pipeline
 
-    out = []
-    for doc in parse(questions):
-        names = [e.text.strip().lower() for e in doc.ents if e.label_ not in excluded and e.text.strip()]
-        out.append(list(dict.fromkeys(names)))
-    return out
+    return frozenset(load_pipeline().get_pipe("ner").labels) - excluded
+
+
+def question_entities(questions: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS) -> list[list[str]]:
+    """Each question's named entities (:func:`~hyperrag.extraction.spacy_pipeline.named_entities`, the labels
+    passages are read with), lower-cased, each once, first mention first (``SpacyNER.question_ner``: a ``set``, so
+    the authors' order is Python's hash order; ours is deterministic)."""
+    from hyperrag.extraction.spacy_pipeline import named_entities, parse
+
+    labels = entity_labels(excluded)
+    return [list(dict.fromkeys(n.lower() for n in named_entities(list(doc.ents), labels))) for doc in parse(questions)]
 
 
 def mention_store_path(root: str | Path, excluded: frozenset[str] = EXCLUDED_LABELS) -> Path:
@@ -221,5 +226,5 @@ def build_trigraph(texts: Sequence[str], mentions: Sequence[PassageMentions], ad
                     torch.tensor(pe_weight, dtype=torch.float64), adj, num_p)
 
 
-__all__ = ["EXCLUDED_LABELS", "MentionStore", "PassageMentions", "TriGraph", "build_trigraph", "mention_store_path", "parse_mentions",
-           "question_entities"]
+__all__ = ["EXCLUDED_LABELS", "MentionStore", "PassageMentions", "TriGraph", "build_trigraph", "entity_labels",
+           "mention_store_path", "parse_mentions", "question_entities"]

@@ -62,11 +62,31 @@ class IndexBusyError(InputError):
                          "(index_lock.timeout_s); rerun when it has finished", path=directory)
 
 
+#: the running command's settings (:func:`use_lock_settings`); ``None``: the YAML's
+_RUN_SETTINGS: LockSettings | None = None
+
+
 def lock_settings() -> LockSettings:
-    """The settings of ``hydra_configs/index_lock/default.yaml``."""
+    """The running command's settings (:func:`use_lock_settings`: its composed ``index_lock`` node, command-line
+    overrides included), else those of ``hydra_configs/index_lock/default.yaml``."""
+    if _RUN_SETTINGS is not None:
+        return _RUN_SETTINGS
     from hyperrag.config.compose import configured
 
     return configured("index_lock", LockSettings)
+
+
+@contextlib.contextmanager
+def use_lock_settings(settings: LockSettings) -> Iterator[LockSettings]:
+    """Within the body, a writer given no timeout (``index_writer(dir)``: a retriever building its index inside a
+    run) waits ``settings.timeout_s``: a command enters it with its composed ``index_lock`` node, so
+    ``retrieve.py ... index_lock.timeout_s=5`` reaches every index the run builds. Restores the previous settings."""
+    global _RUN_SETTINGS
+    previous, _RUN_SETTINGS = _RUN_SETTINGS, settings
+    try:
+        yield settings
+    finally:
+        _RUN_SETTINGS = previous
 
 
 def describe_holder(holder: dict[str, Any]) -> str:
@@ -151,7 +171,7 @@ def index_writer(index: str | Path, timeout: float | None = None, command: str |
 
     Args:
         index: the index directory.
-        timeout: seconds to wait for another writer (``None``: ``index_lock.timeout_s`` of the YAML).
+        timeout: seconds to wait for another writer (``None``: ``index_lock.timeout_s``, :func:`lock_settings`).
         command: what the holder record says this writer is (default: this process's command line).
         create: create the folder when missing (a build); else a missing folder is an :class:`InputError`.
 
@@ -219,4 +239,5 @@ def clear_index_directory(directory: str | Path) -> None:
 
 
 __all__ = ["HOLDER_FILE", "LOCK_FILE", "IndexBusyError", "LockSettings", "clear_index_directory",
-           "describe_holder", "index_entries", "index_writer", "lock_settings", "read_holder"]
+           "describe_holder", "index_entries", "index_writer", "lock_settings", "read_holder",
+           "use_lock_settings"]

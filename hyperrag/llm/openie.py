@@ -186,8 +186,16 @@ class OpenIEIndexer:
 
 
 def write_openie(path: str | Path, docs: list[dict[str, Any]], *, model: str | None = None,
-                 failed: list[int] | None = None, style: str = "hipporag") -> None:
-    """Write the HippoRAG-format OpenIE file atomically (temp file + rename)."""
+                 failed: list[int] | None = None, style: str = "hipporag", **fields: Any) -> None:
+    """Write the HippoRAG-format OpenIE file atomically (temp file + rename; the folder is created).
+
+    Args:
+        path: the file.
+        docs: one record per passage (``idx``, ``passage``, ``extracted_entities``, ``extracted_triples``...).
+        model: who extracted them; ``style``: how (``hipporag``, ``graphrag``, ``spacy-<design>``...).
+        failed: positions without a valid extraction.
+        fields: more top-level fields (the spaCy stand-in's ``source`` and ``settings``).
+    """
     ents = [e for d in docs for e in d["extracted_entities"]]
     data = {
         "docs": docs,
@@ -197,6 +205,7 @@ def write_openie(path: str | Path, docs: list[dict[str, Any]], *, model: str | N
         "model": model,
         "style": style,
         "failed_idx": failed or [],
+        **fields,
     }
     atomic_write_text(path, json.dumps(data, ensure_ascii=False))
 

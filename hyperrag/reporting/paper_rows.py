@@ -106,7 +106,8 @@ _SIZE_NAMES = {"queries": "query count", "passages": "passage count", "corpus_ch
 
 
 def _size_text(value: int | None) -> str:
-    return "?" if value is None else f"{value:,}"
+    """A size as a table shows it: ``1,890``; ``?`` where not recorded or not stated."""
+    return "?" if value is None else f"{int(value):,}"
 
 
 def run_sizes(run: RunRecord) -> dict[str, int | None]:
@@ -120,12 +121,10 @@ def run_sizes(run: RunRecord) -> dict[str, int | None]:
 def data_text(run: RunRecord, table: PublishedTable | None = None) -> str:
     """``musique_dev (51 q / 1,890 p; paper 1,000 / 11,656)``: the data the run scored, by its stand-in name when
     known, with the paper's sizes when the table gives them (``?`` where the paper does not state one)."""
-    data = run_data(run)
-    queries = data.get("queries", run.metrics.get("queries"))
-    passages = data.get("passages")
-    name = stand_in_name(data) or run.dataset
-    ours = f"{int(queries):,} q" if queries is not None else "? q"
-    ours += f" / {int(passages):,} p" if passages is not None else ""
+    sizes = run_sizes(run)
+    name = stand_in_name(run_data(run)) or run.dataset
+    ours = f"{_size_text(sizes['queries'])} q"
+    ours += f" / {_size_text(sizes['passages'])} p" if sizes["passages"] is not None else ""
     paper = (table.sizes.get(run.dataset) if table is not None else None) or {}
     if paper:
         ours += "; paper " + " / ".join(_size_text(paper[k]) + (" chars" if k == "corpus_chars" else "")

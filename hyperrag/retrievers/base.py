@@ -68,7 +68,8 @@ class Retriever(ABC):
     #: whether the method embeds with ``encoder`` (an index directory must then come from the same embedder)
     uses_encoder: ClassVar[bool] = True
     #: whether the method builds on the corpus's OpenIE triples; ``False`` (passages only: dense, BM25, no
-    #: retrieval): the runner extracts none for it (no LLM, spaCy or released file is read)
+    #: retrieval; or an index of its own: LinearRAG's spaCy Tri-Graph): the runner extracts none for it (no LLM,
+    #: spaCy or released file is read) and records :meth:`own_extraction`
     uses_triples: ClassVar[bool] = True
     #: set when retrieving over an index directory: its manifest key (part of the batch runner's resume key)
     index_key: str | None = None
@@ -90,6 +91,12 @@ class Retriever(ABC):
         #: CatRAG Table 6's seed and edge-weighting latencies)
         self.stage_seconds: Counter[str] = Counter()
 
+    @classmethod
+    def own_extraction(cls) -> dict[str, Any]:
+        """The run's extraction record (``metrics.json``'s ``extraction``) for a method that reads no triples
+        (``uses_triples`` false): nothing extracted; a method with an index of its own says what builds it."""
+        return {"source": "none", "model": None, "path": None, "reason": "the method reads passages only"}
+
     @property
     def llm_available(self) -> bool:
         return bool(getattr(self.llm, "available", False))
@@ -100,14 +107,15 @@ class Retriever(ABC):
             self.skipped[step] += int(count)
 
     @contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
-        """Add the wall time of the ``with`` block to ``stage_seconds[stage]`` (metrics: ``<stage>_latency_seconds``,
-        per query)."""
+    def timed(self, stage: str, into: Counter[str] | None = None) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``into[stage]``: by default ``stage_seconds`` (a stage of
+        ``retrieve``; metrics: ``<stage>_latency_seconds``, per query), else the method's own record (e.g. the
+        stages of its ``index``)."""
         t0 = time.perf_counter()
         try:
             yield
         finally:
-            self.stage_seconds[stage] += time.perf_counter() - t0
+            (self.stage_seconds if into is None else into)[stage] += time.perf_counter() - t0
 
     def artifacts(self) -> list[tuple[str, Any, str]]:
         """Trained parts in use: ``(setting, ArtifactRecord or None, checkpoint)`` each — what they trained on, so

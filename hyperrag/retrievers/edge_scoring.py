@@ -232,13 +232,17 @@ class LLMEdgeScorer:
 
         Args:
             seeds: the batch's seeds (``query_emb`` [B, D]).
-            seed_weight: [B, E] the reset mass the ``n_seed`` seeds are picked by.
+            seed_weight: [B, E] the reset mass the ``n_seed`` seeds are picked by (:meth:`top_seeds`).
         """
+        return self.plan_seeds(seeds, self.top_seeds(seed_weight))
+
+    def plan_seeds(self, seeds: SeedBatch, top_seeds: list[list[int]]) -> list[SeedPlan]:
+        """:meth:`plan` for seeds already picked: per query, its top seeds (:meth:`top_seeds`)."""
         adj = self._adjacency()
         assert self.fact_emb is not None
         query_emb, fact_emb = seeds.query_emb.detach().cpu().float(), self.fact_emb.detach().cpu().float()
         plans = []
-        for b, top in enumerate(self.top_seeds(seed_weight)):
+        for b, top in enumerate(top_seeds):
             for e in top:
                 nbr, fact = adj.neighbours(e)
                 if nbr.numel() == 0:
@@ -420,7 +424,8 @@ class LLMEdgeScorer:
             skip: counts the LLM steps that did not run.
             seed_weight: [B, E] the reset mass seeds are picked by (default ``seeds.entity_weight``).
         """
-        plans = self.plan(seeds, seeds.entity_weight if seed_weight is None else seed_weight)
+        top = self.top_seeds(seeds.entity_weight if seed_weight is None else seed_weight)  # picked once
+        plans = self.plan_seeds(seeds, top)
         if not plans:
             return None
         if llm is None or not getattr(llm, "available", False):
@@ -429,7 +434,6 @@ class LLMEdgeScorer:
         scores = self.score(plans, seeds, llm, skip)
         skip("edge_scoring", sum(s is None for s in scores))
         seeds.edge_scores = list(zip(plans, scores))
-        top = self.top_seeds(seeds.entity_weight if seed_weight is None else seed_weight)
         return self.delta(plans, scores, seeds.entity_weight.device, top)
 
     def _adjacency(self) -> RelationAdjacency:

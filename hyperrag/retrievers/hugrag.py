@@ -101,12 +101,14 @@ class Filtered:
 
     Attributes:
         nodes: S_raw's nodes the filter kept (all of them without a filter; the hook's choice with one).
-        table: S_raw linearised (B.3), when the LLM selected.
+        walk_table: S_raw linearised whole (B.3), when the LLM selected (the run's record reads what the cap cut).
+        table: its rows the LLM was shown (the first ``path_selection.max_rows``).
         selection: the LLM's causal / spurious rows and draft answer (``None``: no LLM selection).
         passages / passage_scores: passage positions behind the kept rows, best first, and their scores.
     """
 
     nodes: list[int]
+    walk_table: Table | None = None
     table: Table | None = None
     selection: Selection | None = None
     passages: list[int] = field(default_factory=list)
@@ -390,24 +392,28 @@ class HugRAGRetriever(Retriever):
             return self.hier.texts[node]
         return self.module_texts[node - num_e]
 
-    def table(self, walk: Expansion) -> Table:
-        """S_raw as a table: its nodes and the relation edges between them, each with its provenance."""
-        p = self.settings.path_selection
-        nodes = walk.nodes if p.max_rows is None else walk.nodes[: p.max_rows]
-        sub = Expansion(nodes, walk.gain[: len(nodes)], walk.hop[: len(nodes)], walk.via[: len(nodes)],
-                        walk.parent[: len(nodes)])
-        return linearize(sub, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
+    def walk_table(self, walk: Expansion) -> Table:
+        """S_raw as a table, whole: its nodes and the relation edges between them, each with its provenance (the
+        walk linearised once: :meth:`table` shows its first rows, :meth:`walk_evidence` reads what they leave out)."""
+        nodes = walk.nodes
+        return linearize(walk, [self.node_kind(v) for v in nodes], [self.node_text(v) for v in nodes],
                          [self.node_passages(v, walk) for v in nodes], edges_of=self.edges_between,
-                         edge_provenance=self.fact_passages, max_rows=p.max_rows,
+                         edge_provenance=self.fact_passages, max_rows=None,
                          max_words=max(1, int(self.settings.node_tokens / 1.3)))
 
-    def walk_evidence(self, walk: Expansion) -> dict[str, Any]:
+    def table(self, walk: Expansion, whole: Table | None = None) -> Table:
+        """S_raw as the path selection sees it: the first ``path_selection.max_rows`` rows of its table (``whole``:
+        :meth:`walk_table` of ``walk``, when already made)."""
+        return (whole if whole is not None else self.walk_table(walk)).head(self.settings.path_selection.max_rows)
+
+    def walk_evidence(self, walk: Expansion, whole: Table | None = None) -> dict[str, Any]:
         """What one walk reached and what the table cap cut, for the run's record (no LLM needed).
 
         Returns ``gate_only_passages`` (passage ids mentioned only by reached entities whose parent chain crosses a
         causal gate: reached only through one, in this walk), ``reached_passages`` (every passage a reached entity
         mentions), ``rows`` (rows of S_raw's table without a cap), ``cut_rows`` (rows past ``max_rows``) and
-        ``cut_passages`` (passage ids only the cut rows come from)."""
+        ``cut_passages`` (passage ids only the cut rows come from). ``whole``: :meth:`walk_table` of ``walk``, when
+        already made."""
         num_e = self.graph.num_entities
         ptr, idx = self.graph.entity_passage_ptr, self.graph.entity_passage_idx
         direct: set[int] = set()
@@ -415,9 +421,7 @@ class HugRAGRetriever(Retriever):
         for v, gated in zip(walk.nodes, walk.gated()):
             if v < num_e:
                 (via_gate if gated else direct).update(idx[ptr[v]: ptr[v + 1]].tolist())
-        full = linearize(walk, [self.node_kind(v) for v in walk.nodes], [""] * len(walk.nodes),
-                         [self.node_passages(v, walk) for v in walk.nodes], edges_of=self.edges_between,
-                         edge_provenance=self.fact_passages, max_rows=None)
+        full = whole if whole is not None else self.walk_table(walk)
         cap = self.settings.path_selection.max_rows
         cap = len(full) if cap is None else min(cap, len(full))
         shown = {p for ps in full.passages[:cap] for p in ps}
@@ -590,10 +594,11 @@ class HugRAGRetriever(Retriever):
             if self.settings.path_selection.enabled:
                 self.skip("path_selection", len(questions))  # no LLM: no S*, the fallback ranks S_raw
             return out
-        tables = [self.table(w) for w in s_raw]
+        wholes = [self.walk_table(w) for w in s_raw]  # each walk linearised once (the record reads it too)
+        tables = [self.table(w, whole) for w, whole in zip(s_raw, wholes)]
         selections = self.selector.select(questions, tables, self.graph.passage_ids)
-        for f, table, sel in zip(out, tables, selections):
-            f.table, f.selection = table, sel
+        for f, whole, table, sel in zip(out, wholes, tables, selections):
+            f.walk_table, f.table, f.selection = whole, table, sel
             if not sel.ok:
                 self.skip("path_selection")
                 continue
@@ -738,7 +743,7 @@ class HugRAGRetriever(Retriever):
             "reached_entities": reached_e, "reached_modules": len(walk.nodes) - reached_e, "kept": len(f.nodes),
             "tokens": walk.tokens, "stop": walk.stop, "skipped_budget": walk.skipped_budget,
             "max_hop": max(walk.hop, default=0), "hop_limited": walk.hop_limited, "hop_blocked": walk.hop_blocked,
-            "gate_crossings": walk.gate_crossings, **self.walk_evidence(walk)}
+            "gate_crossings": walk.gate_crossings, **self.walk_evidence(walk, f.walk_table)}
         sel, table = f.selection, f.table
         if sel is not None and table is not None:
             d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,

@@ -57,8 +57,9 @@ BALL_MULTI = "ball, the run's multi-step ranking (sub-questions' rankings interl
 _LABELS = ("llm_kind", "llm_label", "protocol", "models", "transductive")
 
 
-def write_rows(run_dir: str | Path) -> dict[str, Path]:
+def write_rows(run_dir: str | Path, predictions: list[dict[str, Any]] | None = None) -> dict[str, Path]:
     """Write ``RUN_DIR/rows/<row>/`` for every no-ball row of a streaming run; returns ``{row: folder}``.
+    ``predictions``: the rows of its ``predictions.jsonl`` when the caller has read them already.
 
     Raises:
         InputError: the run has no predictions, or they carry no ``no_ball`` rows (not a streaming HyperRAG run).
@@ -71,7 +72,7 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
     path = run_dir / PREDICTIONS
     if not path.is_file():
         raise InputError("no predictions.jsonl here", path=run_dir)
-    rows = read_predictions(path)
+    rows = read_predictions(path) if predictions is None else predictions
     missing = [r["id"] for r in rows if not isinstance((r.get("details") or {}).get("no_ball"), dict)]
     if missing:
         raise InputError(f"{len(missing)} of {len(rows)} predictions have no details.no_ball rows (first: "
@@ -116,10 +117,12 @@ def compare_rows(run_dir: str | Path, metrics: Sequence[str] = ("recall@2", "rec
     from hyperrag.eval.per_query import run_per_query
     from hyperrag.eval.runs import PREDICTIONS, read_predictions
 
-    folders = write_rows(run_dir)
+    path = Path(run_dir) / PREDICTIONS
+    preds = read_predictions(path) if path.is_file() else None  # read once (write_rows says when it is missing)
+    folders = write_rows(run_dir, preds)
     labels = {**ROWS, **BALL_ROWS}
-    ball = run_per_query(run_dir, name="ball")
-    preds = read_predictions(Path(run_dir) / PREDICTIONS)
+    ball = run_per_query(run_dir, name="ball", predictions=preds)
+    assert preds is not None
     multi = sum("sub_questions" in (r.get("details") or {}) for r in preds)
     ball_label = BALL_MULTI if multi else BALL
     runs = {k: run_per_query(f, name=k) for k, f in folders.items()}

@@ -22,9 +22,7 @@ docs/fidelity/linearrag.md maps each step to the authors' code.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -60,27 +58,34 @@ class LinearRAGRetriever(Retriever):
 
     name = "linearrag"
     supports_index_dir = True
+    uses_triples = False  # its own LLM-free index (spaCy NER): no OpenIE is run for it, under any extractor
     settings: LinearRAGSettings
 
     def __init__(self, settings: LinearRAGSettings, **kwargs: Unpack[RetrieverArgs]) -> None:
         super().__init__(settings, **kwargs)
         self.tri: TriGraph | None = None
-        self.index_seconds: dict[str, float] = {}
+        self.index_seconds: Counter[str] = Counter()  # wall seconds of the last index() per stage
         self.parsed = 0  # passages NER-parsed by the last index() (the others came from the store)
+
+    @classmethod
+    def own_extraction(cls) -> dict[str, Any]:
+        from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
+
+        return {"source": "spacy", "model": MODEL_LABEL, "path": None, "style": "tri_graph (the method's own NER)"}
 
     # ---- indexing ----------------------------------------------------------------------------------------
     def index(self, dataset: Dataset) -> None:
         if self.index_dir:
             self.open_index_dir(dataset, load=False)
         texts = [p.content for p in dataset.corpus.passages]
-        self.index_seconds = {}
-        with self.stage("ner"):
+        self.index_seconds = Counter()
+        with self.timed("ner", self.index_seconds):
             self.tri = self.build_graph(texts)  # NER of new passages only, then the mention matrices
-        with self.stage("embed"):
+        with self.timed("embed", self.index_seconds):
             self.entity_emb = self.embed(self.tri.entity_names, "entities")
             self.sentence_emb = self.embed(self.tri.sentences, "sentences")
             self.passage_emb = self.embed(texts, "passages")
-        with self.stage("graph"):
+        with self.timed("graph", self.index_seconds):
             self.mentions = MentionIndex.from_coo(self.tri.entity_sentence, self.device)
             edge_index, weight = self.tri.ppr_edges()
             self.ppr_graph = PPRGraph.from_edges(edge_index, self.tri.num_nodes, weight, directed=False,
@@ -90,13 +95,6 @@ class LinearRAGRetriever(Retriever):
         self.entity_lower = [n.lower() for n in self.tri.entity_names]
         self.occurrence_cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self.keyword_hits: torch.Tensor | None = None
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Time an index stage into :attr:`index_seconds`."""
-        t0 = time.perf_counter()
-        yield
-        self.index_seconds[name] = round(time.perf_counter() - t0, 3)
 
     def build_graph(self, texts: list[str]) -> TriGraph:
         """The Tri-Graph of ``texts``; NER runs only for passages the store has not seen (an insert parses only
@@ -223,7 +221,7 @@ class LinearRAGRetriever(Retriever):
                                 "llm_tokens_at_index": 0}
         if self.tri is not None:
             info["graph"] = self.tri.stats
-            info["index_stage_seconds"] = dict(self.index_seconds)
+            info["index_stage_seconds"] = {k: round(v, 3) for k, v in self.index_seconds.items()}
             info["passages_parsed"] = self.parsed
         if self.index_dir:
             info["index_dir"] = str(Path(self.index_dir))

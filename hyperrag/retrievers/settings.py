@@ -253,8 +253,6 @@ class LinearRAGSettings:
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.linearrag.LinearRAGRetriever"
-    #: the method builds its own LLM-free index (spaCy NER): no LLM OpenIE is run for it
-    extraction: ClassVar[str] = "tri_graph"
     max_iterations: PositiveInt
     iteration_threshold: float
     top_k_sentence: NonNegativeInt

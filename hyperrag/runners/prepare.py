@@ -42,8 +42,6 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     """Point ``dataset.openie_path`` at the triples to build the graph from, and record where they came from in
     ``dataset.extraction`` (``{"source": "spacy" | "llm" | "file" | "none", "model", "path"}``).
 
-    * ``extraction == "tri_graph"`` (LinearRAG): the method builds its own LLM-free index (spaCy NER); no OpenIE,
-      whatever ``extractor`` says;
     * ``extractor.source == "spacy"`` (``extractor=spacy``): spaCy's LLM-free triples for every dataset and
       method (:func:`hyperrag.extraction.spacy_openie.spacy_openie`, cached under ``cache_dir/openie`` and
       ``cache_dir/spacy``). It takes precedence where the settings below overlap: over a released file
@@ -60,11 +58,6 @@ def resolve_openie(dataset: Dataset, llm: LanguageModel | None, cache_dir: str |
     * ``extraction == "graphrag"`` (the method's ``retriever.extraction``, HugRAG): the retriever runs its own
       GraphRAG-style extraction on ``openie_source == "llm"`` datasets, so the HippoRAG-style OpenIE is skipped.
     """
-    if extraction == "tri_graph":  # LinearRAG: its own spaCy Tri-Graph, no triples (under any extractor)
-        from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
-
-        dataset.extraction = _record("spacy", MODEL_LABEL, None, style="tri_graph (the method's own NER)")
-        return dataset
     if extractor is not None and extractor.source == "spacy":
         from hyperrag.extraction.spacy_openie import spacy_openie
         from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
@@ -120,11 +113,14 @@ def defer_to_extractor(settings: Any, extractor: ExtractorSettings | None) -> An
 def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str | Path,
                     index_dir: str | Path | None = None,
                     extraction: str | None = None, shared_graph: str | None = None,
-                    extractor: ExtractorSettings | None = None, uses_triples: bool = True) -> Dataset:
+                    extractor: ExtractorSettings | None = None, uses_triples: bool = True,
+                    own_extraction: dict[str, Any] | None = None) -> Dataset:
     """With ``index_dir``: the dataset over that index's passages (in index order; no OpenIE needed — the
-    index holds its graph); for a method that reads passages only (``uses_triples`` false: dense, BM25) the
-    dataset as is, no extraction (``extraction.source`` ``none``); otherwise :func:`resolve_openie`
-    (``extraction``: the method's settings' ``extraction``, HugRAG's; ``extractor``: ``hydra_configs/extractor/``)."""
+    index holds its graph); for a method that reads no triples (``uses_triples`` false: dense, BM25, LinearRAG's
+    own spaCy index) the dataset as is, no extraction, recorded as ``own_extraction`` (the method's
+    :meth:`~hyperrag.retrievers.base.Retriever.own_extraction`; default: ``source`` ``none``); otherwise
+    :func:`resolve_openie` (``extraction``: the method's settings' ``extraction``, HugRAG's; ``extractor``:
+    ``hydra_configs/extractor/``)."""
     if index_dir:
         from hyperrag.index.passages import dataset_for_index
 
@@ -132,7 +128,9 @@ def prepare_dataset(dataset: Dataset, llm: LanguageModel | None, cache_dir: str 
         out.extraction = _record("index", None, index_dir)
         return out
     if not uses_triples:  # e.g. llm=oracle / local with method=bm25: no 6,119 OpenIE calls it would never read
-        dataset.extraction = _record("none", None, None, reason="the method reads passages only")
+        from hyperrag.retrievers.base import Retriever
+
+        dataset.extraction = dict(own_extraction if own_extraction is not None else Retriever.own_extraction())
         return dataset
     return resolve_openie(dataset, llm, cache_dir, extraction, shared_graph, extractor)
 

@@ -1,5 +1,6 @@
-"""Reading answers: SQuAD-style normalisation and multiple-choice options (shown by letter, read back from a
-letter or an option's text). Shared by the QA reader's task and the answer metrics."""
+"""Reading answers: SQuAD-style normalisation, whole-word containment of normalised texts, and multiple-choice
+options (shown by letter, read back from a letter or an option's text). Shared by the QA reader's task, the answer
+metrics, the oracle and the gold-hop builder."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def normalize_answer(text: str) -> str:
     """Lower case, drop punctuation and articles, collapse whitespace (the SQuAD v1.1 evaluation script)."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def mentions(haystack: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``haystack`` as whole words, both already normalised (words joined by single
+    spaces: :func:`normalize_answer` or a caller's own normalisation); an empty needle never does."""
+    return bool(needle) and f" {needle} " in f" {haystack} "
 
 
 def option_letter(i: int) -> str:

@@ -90,6 +90,33 @@ def test_the_lock_setting_comes_from_the_yaml():
     assert lock_settings().timeout_s == 60  # hydra_configs/index_lock/default.yaml
 
 
+def test_a_commands_lock_settings_reach_writers_given_no_timeout(tmp_path):
+    """use_lock_settings (retrieve.py enters it with its composed index_lock node): a writer given no timeout waits
+    the command's timeout_s; the YAML's comes back after."""
+    from hyperrag.index.lock import LockSettings, use_lock_settings
+
+    index = tmp_path / "idx"
+    with use_lock_settings(LockSettings(timeout_s=0.2)):
+        assert lock_settings().timeout_s == 0.2
+        with use_lock_settings(LockSettings(timeout_s=0.0)):
+            assert lock_settings().timeout_s == 0.0
+        with index_writer(index, timeout=0):
+            other = threading.Thread(target=lambda: waits.append(_waits(index)))
+            waits: list[float] = []
+            other.start()
+            other.join()
+        assert 0.2 <= waits[0] < 5
+    assert lock_settings().timeout_s == 60
+
+
+def _waits(index: Path) -> float:
+    """How long a writer given no timeout waited before it gave up."""
+    t0 = time.monotonic()
+    with pytest.raises(IndexBusyError, match="waited 0.2 s"), index_writer(index):
+        pass
+    return time.monotonic() - t0
+
+
 def test_two_concurrent_inserts_both_land_one_after_the_other(tmp_path):
     index = built_index(tmp_path)
     go = tmp_path / "go"

@@ -277,3 +277,20 @@ def test_path_selection_reply_keeps_to_the_prompts_limits(oracle):
                                          {"query": QUESTION, "candidates": cands, **limits})
         assert res.ok, res.error
         assert res.value["kept"] == [3] and len(res.value["spurious"]) == limits.get("max_spurious", 64)
+
+
+def test_every_task_the_oracle_answers_is_found_in_its_registry(dataset):
+    """query_refinement goes through ORACLES like every task (its reading comes as the ``refinement`` keyword);
+    a task without an entry has no gold."""
+    from hyperrag.llm.oracle import ORACLES, GoldIndex, NoGold, oracle_reply
+
+    assert "query_refinement" in ORACLES
+    gold, task = GoldIndex(dataset), get_task("query_refinement", mode="decompose")
+    inputs = {"query": QUESTION}
+    for reading in ("no_answers", "gold_answers"):
+        assert oracle_reply(task, inputs, gold, refinement=reading) == \
+            ORACLES["query_refinement"](task, inputs, gold, refinement=reading)
+    assert oracle_reply(task, inputs, gold, refinement="no_answers") != \
+        oracle_reply(task, inputs, gold, refinement="gold_answers")  # the reading reaches it
+    with pytest.raises(NoGold, match="no gold for task 'entity_summary'"):
+        oracle_reply(get_task("entity_summary"), {}, gold, refinement="no_answers")

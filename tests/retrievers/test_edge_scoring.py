@@ -227,7 +227,13 @@ def test_top_neighbours_scored_rest_weak_forward_arcs_only(tmp_path, encoder):
         r = catrag(tmp_path, encoder, llm, fact_filter=False, edge_scoring=settings)
         r.index(sample_dataset())
         seeds = r.seed(["Which prizes did Marie Curie win, and whom did she marry?"])
+        picked = []
+        top_seeds = r.edge_scorer.top_seeds
+        r.edge_scorer.top_seeds = lambda w: picked.append(top_seeds(w)) or picked[-1]
         delta = r.edge_delta(seeds)
+        del r.edge_scorer.top_seeds
+    # the seeds are picked once per batch: the plans and the delta's query-wide reach read the same list
+    assert len(picked) == 1 and {p.seed for p, _ in seeds.edge_scores} <= set(picked[0][0])
     seed_entities = set(torch.topk(seeds.entity_weight[0], 5).indices.tolist())
     assert set(delta.src.tolist()) <= seed_entities
     assert bool((delta.dst < r.graph.num_entities).all())  # relation arcs: entity → entity

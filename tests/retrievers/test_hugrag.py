@@ -106,6 +106,37 @@ def test_hooks_gates_and_path_filter(tmp_path, encoder, sample):
         ev = ret.walk_evidence(walks[0])
         assert ev["cut_rows"] == (max(ev["rows"] - 3, 0) if cap else 0)
         assert len(ret.table(walks[0])) == ev["rows"] - ev["cut_rows"]
+    # each walk is linearised once: the table shown is the head of the whole one, as the capped linearisation of
+    # the walk's first max_rows nodes gave it, and the record reads the same rows and provenance
+    from dataclasses import asdict
+
+    from hyperrag.expansion.best_first import Expansion
+    from hyperrag.expansion.linearize import linearize
+
+    def capped_table(walk):  # table() before the walk was linearised once
+        p = ret.settings.path_selection
+        nodes = walk.nodes if p.max_rows is None else walk.nodes[: p.max_rows]
+        sub = Expansion(nodes, walk.gain[: len(nodes)], walk.hop[: len(nodes)], walk.via[: len(nodes)],
+                        walk.parent[: len(nodes)])
+        return linearize(sub, [ret.node_kind(v) for v in nodes], [ret.node_text(v) for v in nodes],
+                         [ret.node_passages(v, walk) for v in nodes], edges_of=ret.edges_between,
+                         edge_provenance=ret.fact_passages, max_rows=p.max_rows,
+                         max_words=max(1, int(ret.settings.node_tokens / 1.3)))
+
+    checked = 0
+    for cap in (1, 3, 7, None):
+        ret.settings = method_settings("hugrag", index_root=str(tmp_path), path_selection={"max_rows": cap},
+                                       hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3})
+        for walk in walks:
+            whole = ret.walk_table(walk)
+            assert asdict(ret.table(walk, whole)) == asdict(capped_table(walk)) == asdict(ret.table(walk))
+            textless = linearize(walk, [ret.node_kind(v) for v in walk.nodes], [""] * len(walk.nodes),
+                                 [ret.node_passages(v, walk) for v in walk.nodes], edges_of=ret.edges_between,
+                                 edge_provenance=ret.fact_passages, max_rows=None)  # walk_evidence's own, before
+            assert (whole.keys, whole.passages) == (textless.keys, textless.passages)
+            assert ret.walk_evidence(walk, whole) == ret.walk_evidence(walk)
+            checked += len(whole) > (cap or len(whole))
+    assert checked  # some table was cut
 
 
 def test_specificity_and_aggregation(tmp_path, encoder, sample):

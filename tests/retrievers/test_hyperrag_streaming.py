@@ -65,7 +65,8 @@ def test_streaming_never_trains_a_question_before_it_arrives(tmp_path, encoder):
     assert torch.equal(short.retrieve(qs[:3], 5).indices, out.indices[:3])
 
 
-def test_streaming_run_labels_its_protocol_and_writes_the_no_ball_rows(tmp_path):
+def test_streaming_run_labels_its_protocol_and_writes_the_no_ball_rows(tmp_path, monkeypatch):
+    from hyperrag.eval import runs
     from hyperrag.retrievers.hyperrag_rows import BALL, BALL_ROWS, ROWS, compare_rows
 
     over = ["method=hyperrag_paper", f"method.retriever.models_dir={tmp_path / 'models'}", "tracking=none",
@@ -73,7 +74,10 @@ def test_streaming_run_labels_its_protocol_and_writes_the_no_ball_rows(tmp_path)
     metrics = retrieve.run(compose_retrieve(tmp_path, *over))
     assert metrics["protocol"] == "streaming" and "transductive" not in metrics
     dense = retrieve.run(compose_retrieve(tmp_path / "dense", "method=dense", "tracking=none", "answer_top_n=0"))
+    read, read_predictions = [], runs.read_predictions
+    monkeypatch.setattr(runs, "read_predictions", lambda path: read.append(path) or read_predictions(path))
     res = compare_rows(tmp_path / "run", ["recall@5"])
+    assert read.count(tmp_path / "run" / "predictions.jsonl") == 1  # the run's predictions are read once
     assert set(res["rows"]) == {*ROWS.values(), *BALL_ROWS.values(), BALL}
     assert set(res["scopes"]) == {"corpus", "query_graph"}  # trained − untrained and − the best no-ball row
     assert BALL_ROWS["untrained_query_graph"] in res["scopes"]["query_graph"]["trained_minus"]

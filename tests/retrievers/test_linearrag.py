@@ -8,7 +8,7 @@ import torch
 
 from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Dataset, Passage
-from hyperrag.graph.trigraph import MentionStore, PassageMentions, build_trigraph, parse_mentions
+from hyperrag.graph.trigraph import MentionStore, PassageMentions, build_trigraph, parse_mentions, question_entities
 from hyperrag.ops.semantic_bridging import MentionIndex, bridge_iterative, bridge_vectorized
 from hyperrag.retrievers.linearrag import LinearRAGRetriever
 
@@ -52,6 +52,16 @@ def test_spacy_ner_finds_the_shared_entity_in_both_passages():
     assert not any("studied" in s for s, _ in mentions[0].sentences)
 
 
+def test_a_question_names_the_entities_its_text_would_as_a_passage():
+    """Questions and passages are read by one rule (labels and surface forms): a question's seeds are the
+    passage reading of the same text, lower-cased and each once; ORDINAL / CARDINAL are left out of both."""
+    text = "Was Marie Curie born in Warsaw, the capital of Poland, before the second of the two Curies?"
+    as_passage = list(dict.fromkeys(e.lower() for e in parse_mentions([text])[0].entities))
+    seeds, repeated = question_entities([text, "Warsaw or warsaw?"])
+    assert seeds == as_passage and repeated == ["warsaw"]  # one seed per lower-cased name
+    assert seeds[:3] == ["marie curie", "warsaw", "poland"] and not {"second", "two"} & set(seeds)
+
+
 @pytest.mark.parametrize("bridge", [bridge_iterative, bridge_vectorized])
 def test_bridging_reaches_a_second_hop_entity_through_a_sentence(bridge):
     g = build_trigraph(PASSAGES, hand_mentions(), adjacent=False)
@@ -84,6 +94,45 @@ def test_the_two_bridging_forms_differ_as_the_authors_do():
 
 def dataset(texts: list[str]) -> Dataset:
     return Dataset("trio", Corpus([Passage(f"p{i}", "", t) for i, t in enumerate(texts)]), [])
+
+
+def test_index_stages_are_timed_apart_from_the_per_query_stages(tmp_path):
+    """Retriever.timed records the index's stages in the method's own record (``index_stage_seconds``, rounded
+    to the millisecond, reset by each index()) and the query stages in ``stage_seconds`` (per-query latencies)."""
+    from tests.reliability.doubles import HashEncoder
+
+    ret = LinearRAGRetriever(method_settings("linearrag", index_root=str(tmp_path)), encoder=HashEncoder(),
+                             device="cpu")
+    ret.index(dataset(PASSAGES))
+    stages = ret.describe()["index_stage_seconds"]
+    assert list(stages) == ["ner", "embed", "graph"] and all(v >= 0 and round(v, 3) == v for v in stages.values())
+    assert not ret.stage_seconds  # an index stage is no per-query latency
+    ret.retrieve(["Into which sea does the river of Warsaw flow?"], 2)
+    assert set(ret.stage_seconds) == {"seed", "bridging", "ppr"}
+    ret.index(dataset(PASSAGES[:2]))
+    assert list(ret.describe()["index_stage_seconds"]) == ["ner", "embed", "graph"]
+    assert set(ret.stage_seconds) == {"seed", "bridging", "ppr"}
+
+
+def test_the_runner_extracts_no_triples_for_linearrag_and_records_its_own_ner(tmp_path):
+    """One mechanism for every method that reads no triples (Retriever.uses_triples): LinearRAG's record names its
+    own spaCy NER, a passages-only method's says nothing was extracted; neither asks any extractor for triples."""
+    from hyperrag.data import sample_dataset
+    from hyperrag.extraction.settings import ExtractorSettings
+    from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
+    from hyperrag.runners.prepare import prepare_dataset, retriever_class
+
+    spacy = ExtractorSettings(source="spacy", triples="title_subject", dates=True, noun_chunks=True, batch_size=8,
+                              shard_size=64)
+    for method, record in (("linearrag", {"source": "spacy", "model": MODEL_LABEL, "path": None,
+                                          "style": "tri_graph (the method's own NER)"}),
+                           ("bm25", {"source": "none", "model": None, "path": None,
+                                     "reason": "the method reads passages only"})):
+        cls = retriever_class(method_settings(method))
+        data = prepare_dataset(sample_dataset(), None, tmp_path, extractor=spacy, uses_triples=cls.uses_triples,
+                               own_extraction=cls.own_extraction())
+        assert not cls.uses_triples and data.extraction == record
+    assert not (tmp_path / "openie").exists() and not (tmp_path / "spacy").exists()  # nothing extracted
 
 
 @pytest.mark.slow  # the real spaCy pipeline and MiniLM (~10 s on 2 cores)

@@ -17,10 +17,10 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, mentions, normalize
+from hyperrag.llm.oracle.gold import GoldIndex, GoldPassage, Hop, QueryGold, item_sources, normalize
 from hyperrag.llm.prompting import Item
 from hyperrag.llm.tasks.base import ID_LIST_MAX, NAME_MAX, Task
-from hyperrag.utils.answers import option_letter
+from hyperrag.utils.answers import mentions, option_letter
 from hyperrag.utils.stopwords import is_stopword
 
 UNKNOWN = "unknown"
@@ -33,7 +33,10 @@ class NoGold(Exception):
 
 
 Reply = dict[str, Any]
-OracleFn = Callable[[Task, Mapping[str, Any], GoldIndex], Reply]
+#: ``fn(task, inputs, gold, refinement=...)``: the oracle's settings come as keywords (``refinement``: the reading of
+#: CDF-RAG's refinement actions); a function takes those it reads and leaves the rest (``**_``)
+OracleFn = Callable[..., Reply]
+#: task name -> its oracle: every task the oracle answers, and only those
 ORACLES: dict[str, OracleFn] = {}
 
 
@@ -53,12 +56,10 @@ def oracle_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, refi
         refinement: the reading of CDF-RAG's refinement actions (:data:`REFINEMENT_READINGS`; the backend passes
             ``llm/oracle.yaml``'s ``refinement``).
     """
-    if task.name == "query_refinement":
-        return query_refinement(task, inputs, gold, refinement)
     fn = ORACLES.get(task.name)
     if fn is None:
         raise NoGold(f"the oracle has no gold for task {task.name!r}")
-    return fn(task, inputs, gold)
+    return fn(task, inputs, gold, refinement=refinement)
 
 
 # ---- finding the query ------------------------------------------------------------------------------------
@@ -127,7 +128,7 @@ def shows(qg: QueryGold, passage: GoldPassage, item: Item, raw: Any) -> bool:
 
 # ---- tasks --------------------------------------------------------------------------------------------------
 @oracle_for("fact_filter")
-def fact_filter(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def fact_filter(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """Keep the shown facts whose triple comes from a gold passage."""
     from hyperrag.llm.tasks.fact_filter import fact_items
 
@@ -145,7 +146,7 @@ def fact_filter(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply
 
 
 @oracle_for("neighbor_scoring")
-def neighbor_scoring(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def neighbor_scoring(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """The task's four tiers from the gold: 10 for a neighbour that is (or names) the answer, 8 for a bridge of
     the chain (an intermediate hop answer, or the subject of a supporting passage: its title), 5 for any other
     neighbour named in a supporting passage (a true but side link), 0 for the rest. A neighbour carrying
@@ -176,7 +177,7 @@ def neighbor_scoring(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
 
 
 @oracle_for("passage_selection")
-def passage_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def passage_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """The shown gold passages (in the order shown)."""
     qg = query_gold(inputs, gold)
     return {"selected_ids": [item.id for item, raw in shown(task, inputs, "passages")
@@ -184,7 +185,7 @@ def passage_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) ->
 
 
 @oracle_for("context_coverage")
-def context_coverage(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def context_coverage(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """The shown gold passages are the needed ones; coverage = 10 × the share of the question's gold passages
     shown (rounded): the gold-informed upper bound of a judge of K's coverage."""
     qg = query_gold(inputs, gold)
@@ -195,7 +196,7 @@ def context_coverage(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> 
 
 
 @oracle_for("passage_relations")
-def passage_relations(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def passage_relations(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """Every pair of shown gold passages is related (earlier hop → later hop); no other pair is."""
     qg = query_gold(inputs, gold)
     order = {p.id: i for i, p in enumerate(qg.passages)}
@@ -224,7 +225,7 @@ def relation_type(task: Task) -> str:
 
 
 @oracle_for("missing_concepts")
-def missing_concepts(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def missing_concepts(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """Sufficient iff every gold passage is shown; otherwise the missing hops' entities and sub-questions."""
     from hyperrag.llm.prompting import make_items
 
@@ -322,22 +323,23 @@ def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
     return []
 
 
-def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, reading: str) -> Reply:
-    """expand / simplify / decompose of the question from its gold decomposition, under ``reading``
+@oracle_for("query_refinement")
+def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, refinement: str, **_: Any) -> Reply:
+    """expand / simplify / decompose of the question from its gold decomposition, under the ``refinement`` reading
     (:func:`refinement_queries`); a question without a decomposition, or a rewrite that would say nothing, has
     no gold."""
     qg = query_gold(inputs, gold)
     mode = getattr(task, "mode", "")
     if not qg.hops:
         raise NoGold("the query file has no decomposition for this question")
-    queries = [q for q in refinement_queries(qg, mode, reading) if q.strip()]
+    queries = [q for q in refinement_queries(qg, mode, refinement) if q.strip()]
     if not queries:
-        raise NoGold(f"the gold decomposition gives no {mode} rewrite under the {reading} reading")
+        raise NoGold(f"the gold decomposition gives no {mode} rewrite under the {refinement} reading")
     return {"queries": queries}
 
 
 @oracle_for("question_routing")
-def question_routing(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def question_routing(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """Multi-hop iff the gold decomposition has two or more hops; then its sub-questions."""
     qg = query_gold(inputs, gold)
     if not qg.hops:
@@ -351,7 +353,7 @@ def gold_steps(qg: QueryGold, hop: Hop | None) -> list[str]:
     return [f"{h.resolved} {h.answer}." for h in (qg.hops if hop is None else [hop]) if h.resolved and h.answer]
 
 
-def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def answer_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """The gold answer when the evidence holds every gold passage the question needs, else "unknown"."""
     qg, hop = query_or_hop(inputs, gold)
     items = shown(task, inputs, "passages")
@@ -381,7 +383,7 @@ ORACLES["strict_rewrite"] = answer_reply
 
 
 @oracle_for("hipporag_qa")
-def hipporag_qa(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def hipporag_qa(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """HippoRAG 2's reader: the reasoning is the gold hops that the shown passages hold, the answer as
     :func:`answer_reply` gives it (gold when every gold passage the question needs is shown, else "unknown")."""
     from hyperrag.llm.tasks.grounded_answer import GroundedAnswer
@@ -396,14 +398,14 @@ def hipporag_qa(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply
 
 
 @oracle_for("claim_extraction")
-def claim_extraction(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def claim_extraction(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """The answer is the one claim (an abstention makes none)."""
     text = str(inputs["text"]).strip()
     return {"claims": [] if normalize(text) in ("", UNKNOWN) else [text]}
 
 
 @oracle_for("claim_support")
-def claim_support(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def claim_support(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """Supported iff the claim's text occurs in a shown passage."""
     claim = normalize(inputs["claim"])
     hits = [item.id for item, _ in shown(task, inputs, "passages") if mentions(normalize(item.text), claim)]
@@ -412,7 +414,7 @@ def claim_support(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Rep
 
 
 @oracle_for("causal_path_selection")
-def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """Causal: the candidates that come from gold passages (by their provenance, else their text), in the order
     shown; spurious (spurious-aware variant): the others, least important (last shown) first; draft: the gold
     answer when every gold passage is behind some shown candidate, else "unknown". Written with the keys of the
@@ -432,7 +434,7 @@ def causal_path_selection(task: Task, inputs: Mapping[str, Any], gold: GoldIndex
 
 
 @oracle_for("subgraph_answer")
-def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex) -> Reply:
+def subgraph_answer(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
     """The gold answer when the evidence shows every gold passage the question needs, else "unknown" (the
     draft answer is not trusted)."""
     qg, hop = query_or_hop(inputs, gold)

@@ -23,6 +23,7 @@ from functools import cached_property
 from typing import Any
 
 from hyperrag.data.types import Dataset, Passage, Query
+from hyperrag.utils.answers import mentions
 from hyperrag.utils.hashing import text_digest
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -36,11 +37,6 @@ EXCERPT_PREFIX_CHARS = 240
 def normalize(text: Any) -> str:
     """Lower-cased NFKC text with every run of non-word characters as one space."""
     return " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", str(text)).casefold()).split())
-
-
-def mentions(haystack: str, needle: str) -> bool:
-    """Whether normalised ``needle`` occurs in normalised ``haystack`` as whole words."""
-    return bool(needle) and f" {needle} " in f" {haystack} "
 
 
 def render_hop(question: str) -> str:

@@ -72,12 +72,16 @@ class Task:
     Output: ClassVar[type[BaseModel]]
     ROLE: ClassVar[str] = ""
     max_tokens: ClassVar[int] = 512
+    #: the prompt form of a task that restates a paper's prompt (HugRAG's, set by its ``prompts`` argument):
+    #: ``paper`` sends the figure as printed, the whole message, and reads a free-text reply (see
+    #: :meth:`messages`, :attr:`structured`); every other task keeps ``extended``
+    prompts: PromptForm = "extended"
 
     @property
     def structured(self) -> bool:
         """Send the output schema as constrained decoding (the backend's ``structured_output``); ``False``: the
-        reply is free text the task reads itself (a paper's prompt as printed)."""
-        return True
+        reply is free text the task reads itself (a paper's prompt as printed: ``prompts == "paper"``)."""
+        return self.prompts != "paper"
 
     @property
     def variant(self) -> str:
@@ -115,6 +119,10 @@ class Task:
         raise NotImplementedError
 
     def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+        """The system message, then the user's; a paper's prompt as printed (``prompts == "paper"``) is the whole
+        message, with no system message."""
+        if self.prompts == "paper":
+            return [{"role": "user", "content": self.user(inputs)}]
         return [{"role": "system", "content": self.system(inputs)}, {"role": "user", "content": self.user(inputs)}]
 
     def reply_text(self, reply: Mapping[str, Any]) -> str:

@@ -112,17 +112,8 @@ class CausalGate(Task):
     def variant(self) -> str:
         return {"paper": "paper_text", "paper_json": "paper"}.get(self.prompts, "")
 
-    @property
-    def structured(self) -> bool:
-        return self.prompts != "paper"  # Fig 9 as printed: one bare token, no grammar
-
     def output_model(self) -> type[BaseModel]:
         return GateDecision if self.prompts == "extended" else GateAnswer
-
-    def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
-        if self.prompts == "paper":  # Fig 9 is the whole message
-            return [{"role": "user", "content": self.user(inputs)}]
-        return super().messages(inputs)
 
     def system(self, inputs: Mapping[str, Any]) -> str:
         if self.prompts == "paper_json":

@@ -206,10 +206,6 @@ class CausalPathSelection(Task):
         return f"{self._variant}{form}"
 
     @property
-    def structured(self) -> bool:
-        return self.prompts != "paper"  # the figure as printed: its own JSON request, no grammar
-
-    @property
     def spurious(self) -> bool:
         """The spurious-aware selection (Fig 5), not the standard one (Fig 6)."""
         return self._variant == "spurious"
@@ -223,11 +219,6 @@ class CausalPathSelection(Task):
         if self.prompts != "extended":
             return PaperSpurious if self.spurious else PaperSelection
         return CausalAndSpurious if self.spurious else CausalSelection
-
-    def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
-        if self.prompts == "paper":  # the figure is the whole message
-            return [{"role": "user", "content": self.user(inputs)}]
-        return super().messages(inputs)
 
     def system(self, inputs: Mapping[str, Any]) -> str:
         if self.prompts == "paper_json":

@@ -126,15 +126,6 @@ class AnswerFromSubgraph(StyledAnswer, Task):
             return style
         return f"{style}/{form}" if style else form
 
-    @property
-    def structured(self) -> bool:
-        return self.prompts != "paper"  # Fig 7 as printed: a free-text answer
-
-    def messages(self, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
-        if self.prompts == "paper":  # Fig 7 is the whole message
-            return [{"role": "user", "content": self.user(inputs)}]
-        return super().messages(inputs)
-
     def output_model(self) -> type[BaseModel]:
         return ExplainedSubgraphAnswer if self.explanatory else SubgraphAnswer
 

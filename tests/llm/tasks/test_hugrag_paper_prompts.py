@@ -107,3 +107,31 @@ def test_an_unreadable_printed_reply_is_asked_again_without_json(tmp_path):
     retry = server.requests[-1]["messages"][-1]["content"]
     assert "JSON" not in retry and "format the instructions ask for" in retry
     assert "response_format" not in server.requests[-1]
+
+
+def test_the_paper_form_rule_lives_in_the_task_base_class():
+    """One rule for every task (Task.messages / Task.structured): ``prompts == "paper"`` sends the user turn alone
+    and no grammar; any other form (every task's default, ``extended``) a system message first and the schema."""
+    from pydantic import BaseModel
+
+    from hyperrag.llm.tasks.base import Task
+
+    class Echo(Task):
+        name = "echo"
+
+        class Output(BaseModel):
+            text: str
+
+        def user(self, inputs):
+            return f"say {inputs['x']}"
+
+    plain = Echo()
+    assert plain.prompts == "extended" and plain.structured
+    assert [m["role"] for m in plain.messages({"x": 1})] == ["system", "user"]
+    printed_form = Echo()
+    printed_form.prompts = "paper"
+    assert not printed_form.structured
+    assert printed_form.messages({"x": 1}) == [{"role": "user", "content": "say 1"}]
+    # the three HugRAG tasks carry no rule of their own
+    for cls in (CausalGate, CausalPathSelection, AnswerFromSubgraph):
+        assert "messages" not in vars(cls) and "structured" not in vars(cls)
