@@ -60,6 +60,8 @@ def main() -> None:
     ap.add_argument("--gates", default="oracle", choices=["config", "oracle"])
     ap.add_argument("--gate-override", nargs="*", default=[],
                     help="gates.* settings, key=json (e.g. prefilter=false min_distance=1: Algorithm 2 literally)")
+    ap.add_argument("--override", nargs="*", default=[],
+                    help="other retriever settings, key=json (e.g. token_budget=512 node_tokens=128: the LLM-free budget)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--grid", nargs="*", default=list(DEFAULT_GRID))
@@ -121,6 +123,9 @@ def main() -> None:
                   "graph": OmegaConf.to_container(cfg.graph, resolve=True)}
     if args.gates == "oracle":
         over["gates"] = {"verifier": "oracle"}
+    for spec in args.override:
+        key, value = spec.split("=", 1)
+        over[key] = json.loads(value)
     if args.gate_override:
         over["gates"] = {**over.get("gates", {}), **parse_grid(args.gate_override)}
         over["gates"] = {k: (v[0] if isinstance(v, list) else v) for k, v in over["gates"].items()}
