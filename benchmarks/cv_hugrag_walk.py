@@ -2,7 +2,7 @@
 
     python benchmarks/cv_hugrag_walk.py [--data-config musique] [--data DIR] [--llm oracle|none]
         [--gates oracle|config] [--gate-override prefilter=false min_distance=1] [--extractor llm|spacy]
-        [--grid max_hops=2,3,null max_rows=60,null] [--folds 5] [--out FILE]
+        [--grid max_hops=2,3,null max_rows=60,null] [--folds 5] [--graph default|hipporag] [--out FILE]
 
 The paper preset (``method/hugrag_paper.yaml``: per-level seeds, token overlap, 4,096 / 128 budget — itself chosen by
 ``cv_hugrag_budget.py``) is indexed once (KG, hierarchy, module texts and gates cached in the index root); then for
@@ -21,7 +21,9 @@ retrieved subgraphs at the setting most folds chose.
 How the figures are obtained: ``--llm oracle`` is an upper bound (the gold-informed backend selects S*);
 ``--gates oracle`` accepts a gate candidate iff consecutive gold hops of a question lie in its two modules (upper
 bound, transductive). The graph is the dataset's OpenIE file (``extraction: none``), or spaCy's LLM-free triples
-with ``--extractor spacy`` (2Wiki has no released OpenIE file).
+with ``--extractor spacy`` (2Wiki has no released OpenIE file). ``--graph hipporag`` builds the knowledge graph in
+HippoRAG 2's text form (``graph=hipporag``: the index ``method=hipporag2`` builds, loaded instead of encoded again;
+HugRAG reads no fact embedding, so only the names' ASCII folding differs from the default graph).
 """
 
 from __future__ import annotations
@@ -57,10 +59,14 @@ def main() -> None:
     ap.add_argument("--gates", default="oracle", choices=["config", "oracle"])
     ap.add_argument("--gate-override", nargs="*", default=[],
                     help="gates.* settings, key=json (e.g. prefilter=false min_distance=1: Algorithm 2 literally)")
+    ap.add_argument("--override", nargs="*", default=[],
+                    help="other retriever settings, key=json (e.g. token_budget=512 node_tokens=128: the LLM-free budget)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--grid", nargs="*", default=list(DEFAULT_GRID))
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
+    ap.add_argument("--graph", default="default", help="graph config (default | hipporag: HippoRAG 2's text form, "
+                    "its cached index)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -81,7 +87,7 @@ def main() -> None:
     overrides = [f"data={args.data_config}", *(f"data.{o}" for o in args.data_override)]
     if args.data:
         overrides.append(f"data.dir={args.data}")
-    cfg = compose_config("retrieve", [*overrides, f"extractor={args.extractor}"])
+    cfg = compose_config("retrieve", [*overrides, f"extractor={args.extractor}", f"graph={args.graph}"])
     dataset = instantiate(cfg.data)
     if args.extractor == "spacy":
         from hyperrag.embedding.encoder import default_cache_dir
@@ -109,9 +115,15 @@ def main() -> None:
                          round(cmp.difference.high, 1)], "p": round(cmp.p_value, 4),
                 "differ": sum(1 for x, y in zip(a, b) if x != y)}
 
-    over: dict = {"extraction": "none", "path_selection": {"answer": False}}
+    from omegaconf import OmegaConf
+
+    over: dict = {"extraction": "none", "path_selection": {"answer": False},
+                  "graph": OmegaConf.to_container(cfg.graph, resolve=True)}
     if args.gates == "oracle":
         over["gates"] = {"verifier": "oracle"}
+    for spec in args.override:
+        key, value = spec.split("=", 1)
+        over[key] = json.loads(value)
     if args.gate_override:
         over["gates"] = {**over.get("gates", {}), **parse_grid(args.gate_override)}
         over["gates"] = {k: (v[0] if isinstance(v, list) else v) for k, v in over["gates"].items()}
@@ -127,7 +139,11 @@ def main() -> None:
                     "extraction": getattr(dataset, "extraction", None) or {"source": "file"},
                     "gates_found": ret.num_gates, "token_budget": base.token_budget, "node_tokens": base.node_tokens,
                     "folds": args.folds, "seed": args.seed, "queries": len(questions), "grid": grid,
-                    "index_seconds": round(index_s, 1), "settings": []}
+                    "graph": args.graph, "index_seconds": round(index_s, 1),
+                    "index": {k: v for k, v in ret.describe().items() if k in (
+                        "graph", "hierarchy", "modules", "expansion_edges", "gate_stats", "dedup", "summary_stats",
+                        "index_dir", "hierarchy_dir")},
+                    "settings": []}
     scores: dict[str, list[list[dict]]] = {"on": [], "off": []}
     walks_by: dict[tuple[int, str], list] = {}
     for c, combo in enumerate(combos):
@@ -187,8 +203,22 @@ def main() -> None:
     result["appendix_e"] = {"setting": combos[top], "queries": eff["queries"], "both_reachable": eff["both_reachable"],
                             **{arm: {m: [round(v["mean"], 3), round(v["lo"], 3), round(v["hi"], 3)]
                                      for m, v in eff[arm].items()} for arm in ("on", "off", "delta")}}
-    result["per_query_held_out"] = [{"id": q.id, "setting": combos[chosen[f]], "on": held_on[i], "off": held_off[i]}
+    result["per_query_held_out"] = [{"id": q.id, "type": getattr(q, "type", None), "setting": combos[chosen[f]],
+                                     "on": held_on[i], "off": held_off[i]}
                                     for f, test in enumerate(folds) for i, q in ((i, queries[i]) for i in test)]
+    types = sorted({str(getattr(q, "type", None)) for q in queries})
+    if len(types) > 1:  # per question type (2Wiki): held-out on − off and the gold reached only through a gate
+        by_type = {}
+        for t in types:
+            rows = [r for r in result["per_query_held_out"] if str(r["type"]) == t]
+            on_t, off_t = [r["on"] for r in rows], [r["off"] for r in rows]
+            by_type[t] = {"queries": len(rows), "on R@5": ci([h["r5"] for h in on_t], False),
+                          "off R@5": ci([h["r5"] for h in off_t], False),
+                          "on_minus_off": {"R@5": paired([h["r5"] for h in on_t], [h["r5"] for h in off_t]),
+                                           "FCR@5": paired([h["fcr5"] for h in on_t], [h["fcr5"] for h in off_t])},
+                          "queries_with_gold_gate_only": sum(1 for h in on_t if h["gold_gate_only"]),
+                          "gold_gate_only": sum(len(h["gold_gate_only"]) for h in on_t)}
+        result["cross_validated"]["by_type"] = by_type
     result["seconds"] = round(time.perf_counter() - t0, 1)
     emit(result, args.out)
 

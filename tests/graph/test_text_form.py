@@ -29,3 +29,19 @@ def test_a_hipporag_graph_records_its_form_and_its_provenance_follows(encoder):
     assert "jard n bot nico" in graph.entity_names and graph.edge_weight[graph.edge_type == 0].tolist() == [1.0, 1.0]
     prov = build_provenance(graph, openie)
     assert passage_triples(graph, prov)[0] == [("jard n bot nico", "is", "botanical garden")]
+
+
+def test_graph_hipporag_gives_any_method_hipporag2s_index_settings():
+    """``graph=hipporag`` (issue 46): HugRAG's graph settings equal those method=hipporag2 indexes with, so both
+    key the same knowledge-graph index (HugRAG on 2wiki_dev loads HippoRAG 2's cached index, encodes nothing)."""
+    from omegaconf import OmegaConf
+
+    from hyperrag.config.compose import compose_config, method_settings
+
+    graph = OmegaConf.to_container(compose_config("retrieve", ["graph=hipporag"]).graph, resolve=True)
+    hugrag = method_settings("hugrag_paper", graph=graph).graph
+    assert hugrag == method_settings("hipporag2").graph
+    assert hugrag.text_form == "hipporag" and hugrag.fact_template == "('{s}', '{r}', '{o}')"
+    cfg = compose_config("retrieve", ["method=hugrag", "graph=hipporag"])
+    assert cfg.method.retriever.graph.text_form == "hipporag"
+    assert compose_config("retrieve", ["method=hugrag"]).method.retriever.graph.text_form == "canonical"
