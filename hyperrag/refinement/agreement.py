@@ -10,9 +10,10 @@ retrieved again):
   concordance (over the pairs of a question's sequences whose metric differs: the share the reward orders the same
   way, a reward tie counting ½) — what a policy choosing per question needs; and the metric of the reward's
   per-question best sequence (hindsight) beside the metric's own per-question best (the ceiling).
-* :func:`tune_weights` — the λs "tunable weights" (A.3) chosen on the *given* questions (a cross-fitting caller
-  passes the training folds only) from a grid, for the metric of the reward's per-question best sequence: the
-  named setting ``weights: cv`` (labelled: it reads gold passages of the training questions).
+* :func:`tune_weights` — the λs, A.3's "tunable weights", chosen on the *given* questions (a cross-fitting caller
+  passes the training folds only) from a grid, for the rank agreement of the step reward with the retrieval
+  objective: the named setting ``tune_weights: full_chain`` (labelled: it reads gold passages of the training
+  questions).
 * :func:`best_action_subset` — the ``n`` actions whose per-question best (hindsight, by the metric) is highest on the
   given questions: the restricted action set a cross-fitted run chooses on its training folds.
 """
@@ -28,11 +29,12 @@ import numpy as np
 
 from hyperrag.refinement.env import RefinementEnv, RewardWeights
 
-#: λ2 (causal depth), λ3 (similarity / context relevance), λ4 (1 − hallucination) tried by :func:`tune_weights`;
-#: λ1 (relevance) stays 1 (the reward's scale does not change a policy's ranking)
-WEIGHT_GRID: dict[str, tuple[float, ...]] = {"causal_depth": (0.0, 0.1, 0.2, 0.5),
+#: the λs tried by :func:`tune_weights`: λ1 (relevance), λ2 (causal depth), λ3 (similarity / context relevance),
+#: λ4 (1 − hallucination)
+WEIGHT_GRID: dict[str, tuple[float, ...]] = {"relevance": (0.25, 0.5, 1.0),
+                                             "causal_depth": (0.0, 0.1, 0.2, 0.5),
                                              "similarity": (0.0, 0.05, 0.1, 0.2, 0.5),
-                                             "hallucination": (0.0, 0.1, 0.2, 0.5)}
+                                             "hallucination": (0.0, 0.1, 0.2, 0.5, 1.0)}
 PAPER_WEIGHTS = RewardWeights()
 
 
@@ -136,36 +138,54 @@ def reward_agreement(env: RefinementEnv, ids: Sequence[int], metric: str = "full
 
 
 def weight_grid(grid: dict[str, Sequence[float]] | None = None) -> list[RewardWeights]:
-    """Every λ of the grid (λ1 = 1)."""
+    """Every λ of the grid."""
     g = grid or WEIGHT_GRID
-    keys = ("causal_depth", "similarity", "hallucination")
-    return [RewardWeights(1.0, *vals) for vals in itertools.product(*(g[k] for k in keys))]
+    keys = ("relevance", "causal_depth", "similarity", "hallucination")
+    return [RewardWeights(*vals) for vals in itertools.product(*(g[k] for k in keys))]
+
+
+def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(a) < 3 or a.std() == 0 or b.std() == 0:
+        return -1.0
+    rho = spearmanr(a, b)[0]
+    return float(rho) if np.isfinite(rho) else -1.0
 
 
 def tune_weights(env: RefinementEnv, ids: Sequence[int], metric: str = "full_chain",
                  grid: dict[str, Sequence[float]] | None = None) -> tuple[RewardWeights, dict[str, Any]]:
-    """The λs of the grid whose reward's per-question best valid sequence has the highest mean ``metric`` on
-    ``ids`` (only these questions' gold is read: pass the training folds); ties: the higher pairwise concordance,
-    then the λs nearest the paper's defaults (L1). Returns the λs and what decided it."""
+    """The λs of the grid whose step reward R(seq) − R(none) has the highest Spearman ρ with Δ``metric`` over
+    question × valid sequence of ``ids`` (only these questions' gold is read: pass the training folds) — the
+    reward that ranks refinements, within and across questions, most as the retrieval objective does; ties: the
+    higher pairwise concordance, then the metric of the reward's per-question best, then the λs nearest the
+    defaults (L1). Returns the λs and what decided it (with the defaults' figures beside them)."""
     pool = _pool(env, ids)
 
-    def score(w: RewardWeights) -> tuple[float, float, float]:
-        best, hit, n = [], 0.0, 0
+    def score(w: RewardWeights) -> tuple[float, float, float, float]:
+        dr, dm, best, hit, n = [], [], [], 0.0, 0
         for i in ids:
             r = [env.combine(o["terms"], w) for _, o in pool[i]]
+            base_m = _value(pool[i][0][1], metric)
+            for (_, o), x in zip(pool[i][1:], r[1:]):
+                dr.append(x - r[0])
+                dm.append(_value(o, metric) - base_m)
             best.append(best_by_reward(pool[i], metric, r))
             h, k = pairwise_concordance(pool[i], metric, r)
             hit, n = hit + h, n + k
         dist = sum(abs(getattr(w, f) - getattr(PAPER_WEIGHTS, f))
                    for f in ("relevance", "causal_depth", "similarity", "hallucination"))
-        return statistics.fmean(best), (hit / n if n else 0.0), -dist
+        return _spearman(dr, dm), (hit / n if n else 0.0), statistics.fmean(best), -dist
 
     scored = [(score(w), w) for w in weight_grid(grid)]
     (top, w) = max(scored, key=lambda x: x[0])
     paper = score(PAPER_WEIGHTS)
-    return w, {"metric_of_reward_best": round(100 * top[0], 2), "concordance": round(top[1], 3),
-               "paper_metric_of_reward_best": round(100 * paper[0], 2), "paper_concordance": round(paper[1], 3),
-               "candidates": len(scored), "weights": w.__dict__}
+    return w, {"criterion": "spearman(ΔR, Δ" + metric + ")", "spearman": round(top[0], 3),
+               "concordance": round(top[1], 3), "metric_of_reward_best": round(100 * top[2], 2),
+               "paper_spearman": round(paper[0], 3), "paper_concordance": round(paper[1], 3),
+               "paper_metric_of_reward_best": round(100 * paper[2], 2), "candidates": len(scored),
+               "weights": w.__dict__}
 
 
 def best_action_subset(env: RefinementEnv, ids: Sequence[int], n: int, metric: str = "full_chain"

@@ -121,12 +121,17 @@ class RefinementEnv:
         mask_unchanged: a step that leaves the query set unchanged is not a distinct action.
         actions: the refinement actions a policy chooses from (default all three; a subset is the labelled
             restricted-action setting — outcomes, and the feedback loop inside them, are unchanged).
+        tune_weights: ``None`` — the λs as given — or ``full_chain`` — λ2–λ4 chosen by :meth:`tune_on` on the
+            training questions (A.3 calls the λs tunable) for the full-chain recall@k of the reward's per-question
+            best sequence (labelled: reads those questions' gold passages; a trainer calls :meth:`tune_on` with
+            its training questions only).
     """
 
     def __init__(self, retriever: Any, queries: Sequence[Query], *, k: int,
                  weights: RewardWeights | dict[str, float] | None, hallucination: bool, relevance: str,
                  reward: str, match: str, mask_unchanged: bool, max_steps: int = 1,
-                 actions: Sequence[str] = ACTIONS, match_scope: str = "knowledge") -> None:
+                 actions: Sequence[str] = ACTIONS, match_scope: str = "knowledge",
+                 tune_weights: str | None = None) -> None:
         if relevance not in RELEVANCE:
             raise ValueError(f"relevance must be one of {RELEVANCE}, got {relevance!r}")
         if reward not in REWARDS:
@@ -135,6 +140,10 @@ class RefinementEnv:
             raise ValueError(f"match must be one of {MATCH}, got {match!r}")
         if match_scope not in MATCH_SCOPES:
             raise ValueError(f"match_scope must be one of {MATCH_SCOPES}, got {match_scope!r}")
+        if tune_weights not in (None, "full_chain"):
+            raise ValueError(f"tune_weights must be null or 'full_chain', got {tune_weights!r}")
+        self.tune_weights = tune_weights
+        self.tuning: dict[str, Any] | None = None
         unknown = [a for a in actions if a not in ACTIONS]
         if unknown or not actions or len(set(actions)) != len(actions):
             raise ValueError(f"actions must be distinct refinement actions of {ACTIONS}, got {list(actions)!r}")
@@ -415,6 +424,18 @@ class RefinementEnv:
         for o in self._memo.values():
             o["reward"] = self.combine(o["terms"])
 
+    def tune_on(self, ids: Sequence[int]) -> dict[str, Any] | None:
+        """With ``tune_weights``, choose the λs on the questions ``ids`` (the training questions: their gold is
+        read) and re-score every outcome with them; returns what decided it (``None`` without tuning)."""
+        if not self.tune_weights:
+            return None
+        from hyperrag.refinement.agreement import tune_weights
+
+        w, self.tuning = tune_weights(self, list(ids), metric=self.tune_weights)
+        self.set_weights(w)
+        log.info("reward λs tuned on %d training questions: %s", len(ids), self.tuning)
+        return self.tuning
+
     def derive(self, **changes: Any) -> RefinementEnv:
         """Another reading of the reward over the *same* retrievals: a new environment with ``changes`` to the
         settings (``reward``, ``relevance``, ``match``, ``match_scope``, ``weights``, ``actions``, ...) whose
@@ -423,7 +444,8 @@ class RefinementEnv:
         settings = {"k": self.k, "weights": self.weights, "hallucination": self.hallucination,
                     "relevance": self.relevance, "reward": self.reward, "match": self.match,
                     "match_scope": self.match_scope, "mask_unchanged": self.mask_unchanged,
-                    "max_steps": self.max_steps, "actions": self.actions, **changes}
+                    "max_steps": self.max_steps, "actions": self.actions, "tune_weights": self.tune_weights,
+                    **changes}
         new = RefinementEnv(self.retriever, self.queries, **settings)
         new._refinements, new._states, new._match, new._question_emb = (self._refinements, self._states,
                                                                         self._match, self._question_emb)
