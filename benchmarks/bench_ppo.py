@@ -174,6 +174,10 @@ def main() -> None:
                          "READING default | cv (λ chosen on the training folds for FCR@5) | topk (r's match over the "
                          "top-k) | topk_cv | s22 | s22_cv; ACTIONS all | cv2 (2 actions chosen on the training "
                          "folds) | a+b (e.g. expand+decompose)")
+    ap.add_argument("--supervised", action="store_true",
+                    help="also fit, per fold, a classifier from the policy's state to the training questions' "
+                         "FCR@5-best action (labelled: reads their gold) and score it on the held-out fold: how much "
+                         "of the headroom the state lets any learner reach")
     ap.add_argument("--max-iterations", type=int, default=None,
                     help="PPO iterations per fold (default task=ppo's 100; fewer only for a smoke run)")
     ap.add_argument("--out", default=None, help="also write the JSON summary here")
@@ -259,16 +263,18 @@ def main() -> None:
     setting = {"oracle_refinement": getattr(llm, "refinement", None), "max_requery": requery,
                "feedback_loop": env.requery, "requeried": sum(bool(env.outcomes([i], [s])[0]["requeried"])
                                                               for i in usable for s in env.sequences())}
+    supervised = state_predictability(env, ds, usable, args) if args.supervised else None
     if args.ceiling_only:
         emit({"bench": "ppo_fcr_ceiling", "llm": args.llm, "data": args.data, "questions": len(usable),
               "max_steps": env.max_steps, **setting, **ceiling, "headroom": headroom, "lexical_gain": lexical,
-              "agreement": agreement},
+              "agreement": agreement, "supervised": supervised},
              args.out)
         return
 
     results = run_variants(env, ds, usable, every, args, readings)
     result = {"bench": "ppo_cross_fitted", "llm": args.llm, "data": args.data, **setting, "headroom": headroom,
-              "lexical_gain": lexical, "agreement": agreement, "reward": reward, "relevance": relevance,
+              "lexical_gain": lexical, "agreement": agreement, "supervised": supervised, "reward": reward,
+              "relevance": relevance,
               "match": env.match, "excluded_infra": len(infra), "unchanged_first_actions": unchanged,
               "judge_failed": env.judge_failed, "rollouts_per_state": int(task.model.rollouts_per_state),
               "max_iterations": args.max_iterations or int(task.model.max_iterations), "folds": args.folds,
@@ -279,6 +285,58 @@ def main() -> None:
         result.update({k: v for k, v in results["default"].items() if k in ARMS or k in ("ppo_minus", "capture",
                                                                                             "per_fold")})
     emit(result, args.out)
+
+
+def state_predictability(env: RefinementEnv, ds, usable: list[int], args: argparse.Namespace  # type: ignore[no-untyped-def]
+                         ) -> dict[str, object]:
+    """Can the policy's state tell which action wins? Per fold, a classifier (multinomial logistic regression on
+    the unit state, and 1-nearest-neighbour by cosine) is fitted on the training questions' labels — the FCR@5-best
+    single action, the training folds' best fixed action (by FCR@5) where it ties for best — and scored on the
+    held-out fold (cross-fitted; labelled: supervised with the training questions' gold, a reference for what any
+    learner of this state could reach, not a policy of the paper). Paired against fixed decompose and the ceiling."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    position = {q.id: i for i, q in enumerate(ds.queries)}
+    usable_set = set(usable)
+    fcr = {i: {a: float(env.outcomes([i], [(a,)])[0]["full_chain"] or 0.0) for a in env.actions} for i in usable}
+    picks: dict[str, dict[int, str]] = {"logistic": {}, "nearest": {}, "train_best_fixed": {}}
+    for fold in folds(ds.queries, args.folds, args.seed):
+        held = [position[q.id] for q in fold if position[q.id] in usable_set]
+        train = [i for i in usable if i not in set(held)]
+        fixed = max(env.actions, key=lambda a: sum(fcr[i][a] for i in train))
+        labels = [fixed if fcr[i][fixed] >= max(fcr[i].values()) else max(env.actions, key=lambda a: fcr[i][a])
+                  for i in train]
+        x_tr = env.states(train, [()] * len(train)).numpy()
+        x_he = env.states(held, [()] * len(held)).numpy()
+        if len(set(labels)) > 1:
+            clf = LogisticRegression(max_iter=2000).fit(x_tr, labels)
+            log_pred = list(clf.predict(x_he))
+        else:
+            log_pred = [labels[0]] * len(held)
+        near = (x_he @ x_tr.T).argmax(1)
+        for j, i in enumerate(held):
+            picks["logistic"][i], picks["nearest"][i] = log_pred[j], labels[int(near[j])]
+            picks["train_best_fixed"][i] = fixed
+    order = list(usable)
+    ceil = [max(float(o["full_chain"] or 0.0) for o in env.outcomes([i] * 4, [(), *[(a,) for a in env.actions]]))
+            for i in order]
+    dec = [fcr[i]["decompose"] for i in order] if "decompose" in env.actions else None
+    out: dict[str, object] = {"labels": "FCR@5-best action of the training questions (ties: the training folds' "
+                                        "best fixed)", "ceiling": mean_interval(ceil).text(1)}
+    for name, pick in picks.items():
+        vals = [fcr[i][pick[i]] for i in order]
+        row = {"fcr@5": mean_interval(vals).text(1),
+               "actions": {a: sum(pick[i] == a for i in order) for a in env.actions}}
+        if dec is not None:
+            cmp = paired_comparison(vals, dec)
+            row["minus_decompose"] = f"{cmp.difference.text(1)} p={cmp.p_value:.3f}{' shown' if cmp.shown else ''}"
+            head = float(np.mean(ceil) - np.mean(dec))
+            row["share_of_headroom_over_decompose"] = round(float(np.mean(vals) - np.mean(dec)) / head, 3) if head else None
+        out[name] = row
+    print(f"state predictability (supervised on the training folds' FCR@5-best action, cross-fitted): {out}",
+          flush=True)
+    return out
 
 
 ARMS = ("ppo", "random", "fixed_expand", "fixed_simplify", "fixed_decompose", "best_fixed", "best_fixed_fcr",
