@@ -178,6 +178,9 @@ def main() -> None:
                     help="also fit, per fold, a classifier from the policy's state to the training questions' "
                          "FCR@5-best action (labelled: reads their gold) and score it on the held-out fold: how much "
                          "of the headroom the state lets any learner reach")
+    ap.add_argument("--max-folds", type=int, default=None,
+                    help="train and score only the first N of the --folds folds (a partial run, reported as such: "
+                         "the figures cover those folds' questions only)")
     ap.add_argument("--max-iterations", type=int, default=None,
                     help="PPO iterations per fold (default task=ppo's 100; fewer only for a smoke run)")
     ap.add_argument("--out", default=None, help="also write the JSON summary here")
@@ -278,6 +281,7 @@ def main() -> None:
               "match": env.match, "excluded_infra": len(infra), "unchanged_first_actions": unchanged,
               "judge_failed": env.judge_failed, "rollouts_per_state": int(task.model.rollouts_per_state),
               "max_iterations": args.max_iterations or int(task.model.max_iterations), "folds": args.folds,
+              "folds_run": args.max_folds or args.folds,
               "seed": args.seed, "max_steps": env.max_steps, "hallucination_term": env.hallucination_term,
               **ceiling, "variants": results, "env_seconds": round(env_seconds, 2),
               "classifier": str(retriever.classifier_path) if retriever.classifier_path else None}
@@ -401,6 +405,10 @@ def run_variants(env: RefinementEnv, ds, usable: list[int], every: list[tuple[st
     for fold in folds(ds.queries, args.folds, args.seed):
         held = [position[q.id] for q in fold if position[q.id] in usable_set]
         splits.append((held, [i for i in usable if i not in set(held)]))
+    if args.max_folds:
+        splits = splits[: args.max_folds]
+        print(f"partial run: {args.max_folds} of {args.folds} folds, {sum(len(h) for h, _ in splits)} of "
+              f"{len(usable)} questions scored", flush=True)
     results = {}
     for spec in args.variants.split(","):
         reading, action_spec = parse_variant(spec)
