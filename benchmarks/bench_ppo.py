@@ -464,6 +464,12 @@ def run_variants(env: RefinementEnv, ds, usable: list[int], every: list[tuple[st
                                                                       for s in e.sequences()) else None
                                         for i in held]
             order += held
+            if args.out:  # every finished fold's per-question FCR@5 (a partial run keeps what finished)
+                import json
+
+                Path(f"{args.out}.{spec}.folds.json").write_text(json.dumps(
+                    {"question_order": [ds.queries[i].id for i in order],
+                     "fcr@5": {arm: scores[arm]["fcr@5"] for arm in ARMS}, "per_fold_actions": [e.actions]}))
             per_fold.append({"fold": f, "questions": len(held), "actions": e.actions, "weights": e.weights.__dict__,
                              "tuning": tuning, "ppo_reward": round(ev["policy_reward"], 4),
                              "random_reward": round(ev["random_reward"], 4), "best_fixed_action": best,
