@@ -470,7 +470,14 @@ def run_variants(env: RefinementEnv, ds, usable: list[int], every: list[tuple[st
                 Path(f"{args.out}.{spec}.folds.json").write_text(json.dumps(
                     {"question_order": [ds.queries[i].id for i in order],
                      "fcr@5": {arm: scores[arm]["fcr@5"] for arm in ARMS}, "per_fold_actions": [e.actions]}))
+            hist = policy.history
+            curve = ({"sampled_reward_first": round(hist[0]["reward"], 4),
+                      "sampled_reward_last10": round(statistics.fmean(r["reward"] for r in hist[-10:]), 4),
+                      "greedy_train_reward_first": round(hist[0].get("train_greedy_reward", float("nan")), 4),
+                      "greedy_train_reward_last": round(hist[-1].get("train_greedy_reward", float("nan")), 4)}
+                     if hist else {})
             per_fold.append({"fold": f, "questions": len(held), "actions": e.actions, "weights": e.weights.__dict__,
+                             "training_curve": curve,
                              "tuning": tuning, "ppo_reward": round(ev["policy_reward"], 4),
                              "random_reward": round(ev["random_reward"], 4), "best_fixed_action": best,
                              "best_fixed_fcr_action": best_fcr,
@@ -479,7 +486,7 @@ def run_variants(env: RefinementEnv, ds, usable: list[int], every: list[tuple[st
                              "policy_sequences": ev["policy_sequences"]})
             print(f"[{spec}] fold {f}: actions {e.actions} λ {e.weights.__dict__}  PPO {ev['policy_reward']:.3f}  "
                   f"random {ev['random_reward']:.3f}  best fixed by reward ({best}) {ev['best_fixed_reward']:.3f}  "
-                  f"by FCR@5 on train: {best_fcr}  {ev['policy_sequences']}", flush=True)
+                  f"by FCR@5 on train: {best_fcr}  {ev['policy_sequences']}  training reward {curve}", flush=True)
         results[spec] = summarise(spec, scores, per_fold, train_seconds)
         results[spec]["arm_values"] = {arm: {"fcr@5": scores[arm]["fcr@5"]} for arm in ARMS}  # per question, in
         results[spec]["question_order"] = [ds.queries[i].id for i in order]  # this order (paired re-analysis)
