@@ -3,7 +3,17 @@ intervals and paired differences, under either reading of the paper's reward.
 
     python benchmarks/bench_ppo.py [--folds 5] [--seed 0] [--llm none|oracle] [--classifier auto|none|PATH]
                                    [--reward a3|s22] [--relevance gain|context|gold_recall] [--match auto|judge|lexical]
-                                   [--max-steps 1] [--out FILE.json] [--ceiling-only]
+                                   [--max-steps 1] [--out FILE.json] [--ceiling-only] [--supervised]
+                                   [--variants default,cv,cv@cv2,...] [--max-folds N]
+
+Issue 46 (the reward against the retrieval objective): before training, every reading's agreement with ΔFCR@5 over
+question × action (:func:`hyperrag.refinement.agreement.reward_agreement`: Spearman ρ, within-question concordance,
+the reward's per-question best vs the ceiling); ``--supervised``: can the policy's state tell which action wins (a
+classifier fitted on the training folds' FCR@5-best action, cross-fitted); ``--variants``: several reward readings /
+action sets trained and scored over the same folds and memoised outcomes — ``cv`` = the λs chosen on each fold's
+training questions (``task.env.tune_weights``), ``topk`` = r over the top-k (``task.env.match_scope``), ``s22`` =
+§2.2's reward, ``@cv2`` / ``@a+b`` = a restricted action set (``task.env.actions``) — each with PPO's share of the
+ceiling's headroom over decompose, expand and the best fixed action chosen on the training folds.
 
 One environment (:class:`~hyperrag.refinement.env.RefinementEnv`) over the real CDF-RAG pipeline as
 ``method/cdfrag.yaml`` configures it (episodes of ``--max-steps`` actions: 1 is A.3's one of expand / simplify /
