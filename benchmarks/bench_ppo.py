@@ -3,7 +3,17 @@ intervals and paired differences, under either reading of the paper's reward.
 
     python benchmarks/bench_ppo.py [--folds 5] [--seed 0] [--llm none|oracle] [--classifier auto|none|PATH]
                                    [--reward a3|s22] [--relevance gain|context|gold_recall] [--match auto|judge|lexical]
-                                   [--max-steps 1] [--out FILE.json] [--ceiling-only]
+                                   [--max-steps 1] [--out FILE.json] [--ceiling-only] [--supervised]
+                                   [--variants default,cv,cv@cv2,...] [--max-folds N]
+
+Issue 46 (the reward against the retrieval objective): before training, every reading's agreement with ΔFCR@5 over
+question × action (:func:`hyperrag.refinement.agreement.reward_agreement`: Spearman ρ, within-question concordance,
+the reward's per-question best vs the ceiling); ``--supervised``: can the policy's state tell which action wins (a
+classifier fitted on the training folds' FCR@5-best action, cross-fitted); ``--variants``: several reward readings /
+action sets trained and scored over the same folds and memoised outcomes — ``cv`` = the λs chosen on each fold's
+training questions (``task.env.tune_weights``), ``topk`` = r over the top-k (``task.env.match_scope``), ``s22`` =
+§2.2's reward, ``@cv2`` / ``@a+b`` = a restricted action set (``task.env.actions``) — each with PPO's share of the
+ceiling's headroom over decompose, expand and the best fixed action chosen on the training folds.
 
 One environment (:class:`~hyperrag.refinement.env.RefinementEnv`) over the real CDF-RAG pipeline as
 ``method/cdfrag.yaml`` configures it (episodes of ``--max-steps`` actions: 1 is A.3's one of expand / simplify /
@@ -37,6 +47,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -55,8 +66,9 @@ from hyperrag.config.validation import plain
 from hyperrag.data import hipporag2_release_dataset, musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.intervals import mean_interval, paired_comparison
+from hyperrag.refinement.agreement import reward_agreement
 from hyperrag.refinement.datamodule import RolloutDataModule
-from hyperrag.refinement.env import RefinementEnv
+from hyperrag.refinement.env import RefinementEnv, RewardWeights
 from hyperrag.retrievers.cdfrag import CDFRAGRetriever
 from hyperrag.runners.cross_fit import folds
 
@@ -68,12 +80,15 @@ def ppo_config(seed: int):  # type: ignore[no-untyped-def]
     return compose_config("train", ["task=ppo", f"seed={seed}"]).task
 
 
-def ppo_model(state_dim: int, max_steps: int, seed: int):  # type: ignore[no-untyped-def]
-    """``task=ppo``'s policy and its iteration count."""
+def ppo_model(state_dim: int, max_steps: int, seed: int, actions: tuple[str, ...] | None = None
+              ):  # type: ignore[no-untyped-def]
+    """``task=ppo``'s policy (over ``actions`` + stop when given: the restricted-action setting) and its iteration
+    count."""
     from hydra.utils import instantiate
 
     cfg = ppo_config(seed)
-    return instantiate(cfg.model)(state_dim=state_dim, max_steps=max_steps), int(cfg.model.max_iterations)
+    extra = {"actions": actions} if actions else {}
+    return instantiate(cfg.model)(state_dim=state_dim, max_steps=max_steps, **extra), int(cfg.model.max_iterations)
 
 
 def ceiling_headroom(chains: dict[int, list[float | None]], usable: list[int], every: list[tuple[str, ...]],
@@ -164,6 +179,20 @@ def main() -> None:
     ap.add_argument("--oracle-refinement", choices=("no_answers", "gold_answers"), default=None,
                     help="the oracle's refinement reading (default: llm/oracle.yaml's)")
 
+    ap.add_argument("--variants", default="default",
+                    help="comma-separated READING[@ACTIONS] trained and scored over the same folds and outcomes: "
+                         "READING default | cv (λ chosen on the training folds for FCR@5) | topk (r's match over the "
+                         "top-k) | topk_cv | s22 | s22_cv; ACTIONS all | cv2 (2 actions chosen on the training "
+                         "folds) | a+b (e.g. expand+decompose)")
+    ap.add_argument("--supervised", action="store_true",
+                    help="also fit, per fold, a classifier from the policy's state to the training questions' "
+                         "FCR@5-best action (labelled: reads their gold) and score it on the held-out fold: how much "
+                         "of the headroom the state lets any learner reach")
+    ap.add_argument("--max-folds", type=int, default=None,
+                    help="train and score only the first N of the --folds folds (a partial run, reported as such: "
+                         "the figures cover those folds' questions only)")
+    ap.add_argument("--max-iterations", type=int, default=None,
+                    help="PPO iterations per fold (default task=ppo's 100; fewer only for a smoke run)")
     ap.add_argument("--out", default=None, help="also write the JSON summary here")
     ap.add_argument("--ceiling-only", action="store_true",
                     help="stop after the FCR@5 ceiling (per-question best sequence by FCR@5): no training")
@@ -222,94 +251,306 @@ def main() -> None:
     lexical = lexical_gain_tracking(env, usable) if env.match == "lexical" else None
     if lexical:
         print(f"lexical relevance gain vs ΔR@5 (question × action): {lexical}")
+    # every reading's agreement with the retrieval objective over question × action (all questions: no reading
+    # here is chosen on them; the cv readings' agreement is measured cross-fitted, on the held-out folds, below)
+    needed = {parse_variant(v)[0] for v in args.variants.split(",")} | {"default", "topk", "s22"}
+    if reward != "a3" or relevance != "gain":
+        needed -= {"topk", "topk_cv"}
+    readings = {name: (env.derive(**READINGS[name][0]) if READINGS[name][0] else env) for name in needed}
+    agreement = {}
+    for name in ("default", "topk", "s22"):
+        if name in readings:
+            agreement[name] = reward_agreement(readings[name], usable)
+    for term, w in {"r_only": RewardWeights(1.0, 0.0, 0.0, 0.0), "d_only": RewardWeights(0.0, 1.0, 0.0, 0.0),
+                    "s_only": RewardWeights(0.0, 0.0, 1.0, 0.0), "h_only": RewardWeights(0.0, 0.0, 0.0, 1.0)}.items():
+        agreement[f"default:{term}"] = reward_agreement(env, usable, weights=w)
+        if "s22" in readings:
+            agreement[f"s22:{term}"] = reward_agreement(readings["s22"], usable, weights=w)
+        if "topk" in readings and term == "r_only":
+            agreement[f"topk:{term}"] = reward_agreement(readings["topk"], usable, weights=w)
+    for name, a in agreement.items():
+        print(f"reward vs ΔFCR@5 [{name}]: ρ {a.get('spearman')} {a.get('spearman_ci95')} p={a.get('spearman_p')}  "
+              f"concordance {a.get('concordance')} {a.get('concordance_ci95')} ({a.get('concordant_pairs')} pairs)  "
+              f"FCR@5 of the reward's best {a.get('reward_best_metric')} (ceiling {a.get('ceiling_metric')})",
+              flush=True)
     setting = {"oracle_refinement": getattr(llm, "refinement", None), "max_requery": requery,
                "feedback_loop": env.requery, "requeried": sum(bool(env.outcomes([i], [s])[0]["requeried"])
                                                               for i in usable for s in env.sequences())}
+    supervised = state_predictability(env, ds, usable, args) if args.supervised else None
     if args.ceiling_only:
         emit({"bench": "ppo_fcr_ceiling", "llm": args.llm, "data": args.data, "questions": len(usable),
-              "max_steps": env.max_steps, **setting, **ceiling, "headroom": headroom, "lexical_gain": lexical},
+              "max_steps": env.max_steps, **setting, **ceiling, "headroom": headroom, "lexical_gain": lexical,
+              "agreement": agreement, "supervised": supervised},
              args.out)
         return
 
+    results = run_variants(env, ds, usable, every, args, readings)
+    result = {"bench": "ppo_cross_fitted", "llm": args.llm, "data": args.data, **setting, "headroom": headroom,
+              "lexical_gain": lexical, "agreement": agreement, "supervised": supervised, "reward": reward,
+              "relevance": relevance,
+              "match": env.match, "excluded_infra": len(infra), "unchanged_first_actions": unchanged,
+              "judge_failed": env.judge_failed, "rollouts_per_state": int(task.model.rollouts_per_state),
+              "max_iterations": args.max_iterations or int(task.model.max_iterations), "folds": args.folds,
+              "folds_run": args.max_folds or args.folds,
+              "seed": args.seed, "max_steps": env.max_steps, "hallucination_term": env.hallucination_term,
+              **ceiling, "variants": results, "env_seconds": round(env_seconds, 2),
+              "classifier": str(retriever.classifier_path) if retriever.classifier_path else None}
+    if "default" in results:  # the paper's reading with all actions: the old top-level keys
+        result.update({k: v for k, v in results["default"].items() if k in ARMS or k in ("ppo_minus", "capture",
+                                                                                            "per_fold")})
+    emit(result, args.out)
+
+
+def state_predictability(env: RefinementEnv, ds, usable: list[int], args: argparse.Namespace  # type: ignore[no-untyped-def]
+                         ) -> dict[str, object]:
+    """Can the policy's state tell which action wins? Per fold, a classifier (multinomial logistic regression on
+    the unit state, and 1-nearest-neighbour by cosine) is fitted on the training questions' labels — the FCR@5-best
+    single action, the training folds' best fixed action (by FCR@5) where it ties for best — and scored on the
+    held-out fold (cross-fitted; labelled: supervised with the training questions' gold, a reference for what any
+    learner of this state could reach, not a policy of the paper). Paired against fixed decompose and the ceiling."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
     position = {q.id: i for i, q in enumerate(ds.queries)}
-    fixed_arms = tuple(f"fixed_{a}" for a in env.actions)
-    arms = ("ppo", "random", *fixed_arms, "best_fixed", "no_refinement", "oracle", "ceiling")
-    keys = {"reward": "reward", "relevance": "relevance", "recall@5": "coverage", "fcr@5": "full_chain",
-            "em": "em", "f1": "f1"}
-    scores: dict[str, dict[str, list[float | None]]] = {a: {m: [] for m in keys} for a in arms}
-    per_fold, train_seconds = [], 0.0
     usable_set = set(usable)
-    for f, fold in enumerate(folds(ds.queries, args.folds, args.seed)):
+    fcr = {i: {a: float(env.outcomes([i], [(a,)])[0]["full_chain"] or 0.0) for a in env.actions} for i in usable}
+    picks: dict[str, dict[int, str]] = {"logistic": {}, "nearest": {}, "train_best_fixed": {}}
+    for fold in folds(ds.queries, args.folds, args.seed):
         held = [position[q.id] for q in fold if position[q.id] in usable_set]
-        held_set = set(held)
-        train = [i for i in usable if i not in held_set]
-        L.seed_everything(args.seed + f, verbose=False)
-        policy, iterations = ppo_model(int(env.states(train[:1], [()]).shape[1]), env.max_steps, args.seed + f)
-        policy.attach(env, train, [])
-        trainer = L.Trainer(max_epochs=iterations, logger=False, enable_checkpointing=False,
-                            enable_progress_bar=False, enable_model_summary=False, accelerator="cpu")
-        t1 = time.perf_counter()
-        trainer.fit(policy, datamodule=RolloutDataModule(train, seed=args.seed + f))
-        train_seconds += time.perf_counter() - t1
-        ev = env.evaluate_policy(policy, held, select_ids=train)
-        seqs = env.greedy_sequences(policy, held)
-        best = ev["best_fixed_action"]
-        outcome = {"ppo": env.outcomes(held, seqs), "best_fixed": env.outcomes(held, [(best,)] * len(held)),
-                   **{f"fixed_{a}": env.outcomes(held, [(a,)] * len(held)) for a in env.actions},
-                   "no_refinement": env.outcomes(held, [()] * len(held)),
-                   "oracle": [env.best_outcome(i) for i in held],
-                   "ceiling": [max(env.outcomes([i] * len(every), every), key=lambda o: float(o["full_chain"] or 0))
-                               for i in held]}
-        for arm, outs in outcome.items():
-            for m, key in keys.items():
-                scores[arm][m] += [o[key] for o in outs]
-        for m, key in keys.items():  # the uniformly random policy: exact expectation over its episodes
-            scores["random"][m] += [env.random_value(i, key) if any(env.outcomes([i], [s])[0][key] is not None
-                                                                   for s in env.sequences()) else None
-                                    for i in held]
-        per_fold.append({"fold": f, "questions": len(held), "ppo_reward": round(ev["policy_reward"], 4),
-                         "random_reward": round(ev["random_reward"], 4), "best_fixed_action": best,
-                         "best_fixed_reward": round(ev["best_fixed_reward"], 4),
-                         "oracle_reward": round(ev["oracle_reward"], 4), "policy_sequences": ev["policy_sequences"]})
-        print(f"fold {f}: PPO {ev['policy_reward']:.3f}  random {ev['random_reward']:.3f}  best fixed ({best}, chosen "
-              f"on train) {ev['best_fixed_reward']:.3f}  oracle {ev['oracle_reward']:.3f}  {ev['policy_sequences']}")
-    summary: dict[str, dict[str, str | float | None]] = {}
-    for arm in arms:
-        summary[arm] = {}
+        train = [i for i in usable if i not in set(held)]
+        fixed = max(env.actions, key=lambda a: sum(fcr[i][a] for i in train))
+        labels = [fixed if fcr[i][fixed] >= max(fcr[i].values()) else max(env.actions, key=lambda a: fcr[i][a])
+                  for i in train]
+        x_tr = env.states(train, [()] * len(train)).numpy()
+        x_he = env.states(held, [()] * len(held)).numpy()
+        if len(set(labels)) > 1:
+            clf = LogisticRegression(max_iter=2000).fit(x_tr, labels)
+            log_pred = list(clf.predict(x_he))
+        else:
+            log_pred = [labels[0]] * len(held)
+        near = (x_he @ x_tr.T).argmax(1)
+        for j, i in enumerate(held):
+            picks["logistic"][i], picks["nearest"][i] = log_pred[j], labels[int(near[j])]
+            picks["train_best_fixed"][i] = fixed
+    order = list(usable)
+    ceil = [max(float(o["full_chain"] or 0.0) for o in env.outcomes([i] * 4, [(), *[(a,) for a in env.actions]]))
+            for i in order]
+    dec = [fcr[i]["decompose"] for i in order] if "decompose" in env.actions else None
+    out: dict[str, object] = {"labels": "FCR@5-best action of the training questions (ties: the training folds' "
+                                        "best fixed)", "ceiling": mean_interval(ceil).text(1)}
+    for name, pick in picks.items():
+        vals = [fcr[i][pick[i]] for i in order]
+        row = {"fcr@5": mean_interval(vals).text(1),
+               "actions": {a: sum(pick[i] == a for i in order) for a in env.actions}}
+        if dec is not None:
+            cmp = paired_comparison(vals, dec)
+            row["minus_decompose"] = f"{cmp.difference.text(1)} p={cmp.p_value:.3f}{' shown' if cmp.shown else ''}"
+            head = float(np.mean(ceil) - np.mean(dec))
+            row["share_of_headroom_over_decompose"] = round(float(np.mean(vals) - np.mean(dec)) / head, 3) if head else None
+        out[name] = row
+    print(f"state predictability (supervised on the training folds' FCR@5-best action, cross-fitted): {out}",
+          flush=True)
+    return out
+
+
+ARMS = ("ppo", "random", "fixed_expand", "fixed_simplify", "fixed_decompose", "best_fixed", "best_fixed_fcr",
+        "no_refinement", "oracle", "ceiling", "ceiling_actions")
+KEYS = {"reward": "reward", "relevance": "relevance", "recall@5": "coverage", "fcr@5": "full_chain", "em": "em",
+        "f1": "f1"}
+
+
+def parse_variant(spec: str) -> tuple[str, str]:
+    """``READING[@ACTIONS]`` → (reading, actions): READING one of :data:`READINGS`; ACTIONS ``all`` (default),
+    ``cv2`` (the 2 actions chosen on each fold's training questions, :func:`best_action_subset`) or a ``+``-joined
+    list (e.g. ``expand+decompose``)."""
+    reading, _, actions = spec.partition("@")
+    if reading not in READINGS:
+        raise SystemExit(f"unknown reward reading {reading!r}; expected one of {sorted(READINGS)}")
+    return reading, actions or "all"
+
+
+#: the reward readings a variant names: (changes to the environment's reading, λs tuned on the training folds)
+READINGS: dict[str, tuple[dict[str, str], bool]] = {
+    "default": ({}, False),            # the configured reading (A.3, relevance gain over K, λ = task=ppo's)
+    "cv": ({}, True),                  # the same, λ2..λ4 chosen on the training folds for FCR@5 (labelled)
+    "topk": ({"match_scope": "top_k"}, False),    # A.3 with r's match over the top-k retrieved passages
+    "topk_cv": ({"match_scope": "top_k"}, True),
+    "s22": ({"reward": "s22"}, False),  # §2.2 (RetrievalCoverage = gold recall@5, labelled)
+    "s22_cv": ({"reward": "s22"}, True),
+}
+
+
+def share_interval(ppo: list[float], base: list[float], ceil: list[float], boot: int = 2000, seed: int = 0
+                   ) -> tuple[float | None, str]:
+    """PPO's share of the ceiling's headroom over ``base`` (ratio of mean differences) with a percentile bootstrap
+    over questions (resamples whose headroom is 0 dropped, counted)."""
+    import numpy as np
+
+    a, b, c = (np.array(x, dtype=float) for x in (ppo, base, ceil))
+    head = (c - b).mean()
+    if head == 0:
+        return None, "headroom 0"
+    rng = np.random.default_rng(seed)
+    vals, dropped = [], 0
+    for _ in range(boot):
+        pick = rng.integers(0, len(a), len(a))
+        h = (c[pick] - b[pick]).mean()
+        if h == 0:
+            dropped += 1
+            continue
+        vals.append((a[pick] - b[pick]).mean() / h)
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return float((a - b).mean() / head), f"[{lo:.2f}, {hi:.2f}] (percentile bootstrap, {dropped} of {boot} dropped)"
+
+
+def run_variants(env: RefinementEnv, ds, usable: list[int], every: list[tuple[str, ...]],  # type: ignore[no-untyped-def]
+                 args: argparse.Namespace, readings: dict[str, RefinementEnv]) -> dict[str, dict]:
+    """Cross-fitted PPO for every ``--variants`` entry over the same folds and the same memoised outcomes."""
+    from hyperrag.refinement.agreement import best_action_subset, reward_agreement, tune_weights
+    from hyperrag.refinement.ppo import STOP
+
+    position = {q.id: i for i, q in enumerate(ds.queries)}
+    usable_set = set(usable)
+    splits = []
+    for fold in folds(ds.queries, args.folds, args.seed):
+        held = [position[q.id] for q in fold if position[q.id] in usable_set]
+        splits.append((held, [i for i in usable if i not in set(held)]))
+    if args.max_folds:
+        splits = splits[: args.max_folds]
+        print(f"partial run: {args.max_folds} of {args.folds} folds, {sum(len(h) for h, _ in splits)} of "
+              f"{len(usable)} questions scored", flush=True)
+    results = {}
+    for spec in args.variants.split(","):
+        reading, action_spec = parse_variant(spec)
+        base_env = readings[reading]
+        tuned = READINGS[reading][1]
+        scores: dict[str, dict[str, list[float | None]]] = {a: {m: [] for m in KEYS} for a in ARMS}
+        per_fold, held_weights, train_seconds, order = [], {}, 0.0, []
+        for f, (held, train) in enumerate(splits):
+            if action_spec == "all":
+                acts = list(env.actions)
+            elif action_spec == "cv2":
+                acts, _ = best_action_subset(base_env, train, 2)
+            else:
+                acts = action_spec.split("+")
+            e = base_env if acts == list(base_env.actions) else base_env.derive(actions=acts)
+            tuning = None
+            if tuned:
+                w, tuning = tune_weights(e, train)
+                e = e.derive(weights=w)  # its own memo: the shared reading's λs stay untouched
+            for i in held:
+                held_weights[i] = e.weights
+            L.seed_everything(args.seed + f, verbose=False)
+            policy, iterations = ppo_model(int(e.states(train[:1], [()]).shape[1]), e.max_steps, args.seed + f,
+                                           actions=(*e.actions, STOP))
+            policy.attach(e, train, [])
+            trainer = L.Trainer(max_epochs=args.max_iterations or iterations, logger=False,
+                                enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                                accelerator="cpu")
+            t1 = time.perf_counter()
+            trainer.fit(policy, datamodule=RolloutDataModule(train, seed=args.seed + f))
+            train_seconds += time.perf_counter() - t1
+            ev = e.evaluate_policy(policy, held, select_ids=train)
+            seqs = e.greedy_sequences(policy, held)
+            best = ev["best_fixed_action"]
+            fcr_train = {a: statistics.fmean(float(o["full_chain"] or 0.0)
+                                             for o in e.outcomes(train, [(a,)] * len(train))) for a in env.actions}
+            best_fcr = max(env.actions, key=lambda a: fcr_train[a])
+            act_seqs = [(), *e.sequences()]
+            outcome = {"ppo": e.outcomes(held, seqs), "best_fixed": e.outcomes(held, [(best,)] * len(held)),
+                       "best_fixed_fcr": e.outcomes(held, [(best_fcr,)] * len(held)),
+                       **{f"fixed_{a}": e.outcomes(held, [(a,)] * len(held)) for a in env.actions},
+                       "no_refinement": e.outcomes(held, [()] * len(held)),
+                       "oracle": [e.best_outcome(i) for i in held],
+                       "ceiling": [max(e.outcomes([i] * len(every), every), key=lambda o: float(o["full_chain"] or 0))
+                                   for i in held],
+                       "ceiling_actions": [max(e.outcomes([i] * len(act_seqs), act_seqs),
+                                               key=lambda o: float(o["full_chain"] or 0)) for i in held]}
+            for arm, outs in outcome.items():
+                for m, key in KEYS.items():
+                    scores[arm][m] += [o[key] for o in outs]
+            for m, key in KEYS.items():  # the uniformly random policy: exact expectation over its episodes
+                scores["random"][m] += [e.random_value(i, key) if any(e.outcomes([i], [s])[0][key] is not None
+                                                                      for s in e.sequences()) else None
+                                        for i in held]
+            order += held
+            if args.out:  # every finished fold's per-question FCR@5 (a partial run keeps what finished)
+                import json
+
+                Path(f"{args.out}.{spec}.folds.json").write_text(json.dumps(
+                    {"question_order": [ds.queries[i].id for i in order],
+                     "fcr@5": {arm: scores[arm]["fcr@5"] for arm in ARMS}, "per_fold_actions": [e.actions]}))
+            hist = policy.history
+            curve = ({"sampled_reward_first": round(hist[0]["reward"], 4),
+                      "sampled_reward_last10": round(statistics.fmean(r["reward"] for r in hist[-10:]), 4),
+                      "greedy_train_reward_first": round(hist[0].get("train_greedy_reward", float("nan")), 4),
+                      "greedy_train_reward_last": round(hist[-1].get("train_greedy_reward", float("nan")), 4)}
+                     if hist else {})
+            per_fold.append({"fold": f, "questions": len(held), "actions": e.actions, "weights": e.weights.__dict__,
+                             "training_curve": curve,
+                             "tuning": tuning, "ppo_reward": round(ev["policy_reward"], 4),
+                             "random_reward": round(ev["random_reward"], 4), "best_fixed_action": best,
+                             "best_fixed_fcr_action": best_fcr,
+                             "best_fixed_reward": round(ev["best_fixed_reward"], 4),
+                             "oracle_reward": round(ev["oracle_reward"], 4),
+                             "policy_sequences": ev["policy_sequences"]})
+            print(f"[{spec}] fold {f}: actions {e.actions} λ {e.weights.__dict__}  PPO {ev['policy_reward']:.3f}  "
+                  f"random {ev['random_reward']:.3f}  best fixed by reward ({best}) {ev['best_fixed_reward']:.3f}  "
+                  f"by FCR@5 on train: {best_fcr}  {ev['policy_sequences']}  training reward {curve}", flush=True)
+        results[spec] = summarise(spec, scores, per_fold, train_seconds)
+        results[spec]["arm_values"] = {arm: {"fcr@5": scores[arm]["fcr@5"]} for arm in ARMS}  # per question, in
+        results[spec]["question_order"] = [ds.queries[i].id for i in order]  # this order (paired re-analysis)
+        # the reward's agreement with FCR@5 on the held-out questions, each under its own fold's λs and actions
+        agree_env = base_env if action_spec == "all" else None
+        if agree_env is not None:
+            results[spec]["agreement_heldout"] = reward_agreement(agree_env, order, weights=held_weights)
+            print(f"[{spec}] reward vs ΔFCR@5 on held-out questions (cross-fitted λ): "
+                  f"{results[spec]['agreement_heldout']}", flush=True)
+        if args.out:  # what has finished so far, should a later variant not
+            import json
+
+            Path(args.out + ".partial.json").write_text(json.dumps(results, default=str))
+    return results
+
+
+def summarise(spec: str, scores: dict[str, dict[str, list[float | None]]], per_fold: list[dict], train_seconds: float
+              ) -> dict:
+    """Per arm mean [95 %], PPO − every arm (paired), PPO's share of the ceiling's headroom over each baseline."""
+    out: dict = {"per_fold": per_fold, "train_seconds": round(train_seconds, 1)}
+    for arm in ARMS:
+        out[arm] = {}
         for m, values in scores[arm].items():
             vals = [float(v) for v in values if v is not None]
             if not vals:
                 continue
             ci = mean_interval(vals, scale=1.0 if m in ("reward", "relevance") else 100.0)
-            summary[arm][m] = round(ci.estimate, 4)
-            summary[arm][f"{m}_ci"] = ci.text(3 if m in ("reward", "relevance") else 1)
-        print(f"{arm:>16}: " + "  ".join(f"{m} {summary[arm][m + '_ci']}" for m in keys if m + "_ci" in summary[arm]))
+            out[arm][m] = round(ci.estimate, 4)
+            out[arm][f"{m}_ci"] = ci.text(3 if m in ("reward", "relevance") else 1)
+        print(f"[{spec}] {arm:>16}: " + "  ".join(f"{m} {out[arm][m + '_ci']}" for m in KEYS
+                                                  if m + "_ci" in out[arm]))
     paired: dict[str, dict[str, str]] = {}
-    for arm in arms[1:]:
+    for arm in ARMS[1:]:
         paired[arm] = {}
-        for m in keys:
+        for m in KEYS:
             pairs = [(a, b) for a, b in zip(scores["ppo"][m], scores[arm][m]) if a is not None and b is not None]
             if len(pairs) < 2:
                 continue
             cmp = paired_comparison([float(a) for a, _ in pairs], [float(b) for _, b in pairs],
                                     scale=1.0 if m in ("reward", "relevance") else 100.0)
             paired[arm][m] = (f"{cmp.difference.text(3 if m in ('reward', 'relevance') else 1)} "
-                              f"p={cmp.p_value:.3f}")
-        print(f"PPO − {arm:>16}: " + "  ".join(f"{m} {v}" for m, v in paired[arm].items()))
-    capture = headroom_capture(scores, "best_fixed")
-    print(f"PPO's share of the ceiling's FCR@5 headroom over the best fixed action (chosen on the training folds): "
-          f"{capture}")
-    result = {"bench": "ppo_cross_fitted", "llm": args.llm, "data": args.data, **setting, "headroom": headroom,
-              "lexical_gain": lexical, "capture": capture, "reward": reward, "relevance": relevance,
-              "match": env.match, "excluded_infra": len(infra), "unchanged_first_actions": unchanged,
-              "judge_failed": env.judge_failed, "rollouts_per_state": int(task.model.rollouts_per_state),
-              "max_iterations": int(task.model.max_iterations), "folds": args.folds,
-              "seed": args.seed, "questions": len(scores["ppo"]["reward"]), "max_steps": env.max_steps,
-              "hallucination_term": env.hallucination_term, **summary, "ppo_minus": paired,
-              "per_fold": per_fold, **ceiling, "env_seconds": round(env_seconds, 2),
-              "train_seconds": round(train_seconds, 2),
-                      "classifier": str(retriever.classifier_path) if retriever.classifier_path else None}
-    emit(result, args.out)
+                              f"p={cmp.p_value:.3f}{' shown' if cmp.shown else ''}")
+        print(f"[{spec}] PPO − {arm:>16}: " + "  ".join(f"{m} {v}" for m, v in paired[arm].items()))
+    out["ppo_minus"] = paired
+    out["capture"] = {}
+    for base in ("fixed_decompose", "fixed_expand", "best_fixed_fcr", "best_fixed"):
+        cap = headroom_capture(scores, base)
+        rows = [(p, b, c) for p, b, c in zip(scores["ppo"]["fcr@5"], scores[base]["fcr@5"],
+                                             scores["ceiling"]["fcr@5"]) if None not in (p, b, c)]
+        _, ci = share_interval(*([float(r[k]) for r in rows] for k in range(3)))
+        cap["share_ci95"] = ci
+        out["capture"][base] = cap
+        print(f"[{spec}] PPO's share of the ceiling's FCR@5 headroom over {base}: {cap}", flush=True)
+    return out
 
 
 if __name__ == "__main__":

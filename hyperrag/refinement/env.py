@@ -63,6 +63,7 @@ Seq = tuple[str, ...]
 RELEVANCE: tuple[str, ...] = ("gain", "context", "gold_recall")
 REWARDS: tuple[str, ...] = ("a3", "s22")
 MATCH: tuple[str, ...] = ("auto", "judge", "lexical")
+MATCH_SCOPES: tuple[str, ...] = ("knowledge", "top_k")
 INFRA_ERRORS = frozenset(["timeout", "http_5xx", "rate_limit", "http_4xx", "connection", "protocol", "unavailable",
                           "no_gold"])  # ErrorKind.TRANSPORT + no model + no oracle gold: not the model's answer
 
@@ -113,19 +114,39 @@ class RefinementEnv:
         relevance: a3's r: ``gain`` (the match gain of K over the unrefined K₀), ``context`` or ``gold_recall``
             (labelled older readings).
         match: the match m of ``gain``: ``judge`` (LLM ``context_coverage``), ``lexical`` or ``auto``.
+        match_scope: what "retrieved context" m scores: ``knowledge`` — the whole knowledge set K = T_sem ∪
+            C_graph the answer is generated from (default) — or ``top_k`` — the top ``k`` retrieved passages (the
+            ranking a retrieval metric scores; A.3's "the match between retrieved context and query intent" allows
+            both).
         mask_unchanged: a step that leaves the query set unchanged is not a distinct action.
+        actions: the refinement actions a policy chooses from (default all three; a subset is the labelled
+            restricted-action setting — outcomes, and the feedback loop inside them, are unchanged).
+        tune_weights: ``None`` — the λs as given — or ``full_chain`` — λ2–λ4 chosen by :meth:`tune_on` on the
+            training questions (A.3 calls the λs tunable) for the full-chain recall@k of the reward's per-question
+            best sequence (labelled: reads those questions' gold passages; a trainer calls :meth:`tune_on` with
+            its training questions only).
     """
 
     def __init__(self, retriever: Any, queries: Sequence[Query], *, k: int,
                  weights: RewardWeights | dict[str, float] | None, hallucination: bool, relevance: str,
                  reward: str, match: str, mask_unchanged: bool, max_steps: int = 1,
-                 actions: Sequence[str] = ACTIONS) -> None:
+                 actions: Sequence[str] = ACTIONS, match_scope: str = "knowledge",
+                 tune_weights: str | None = None) -> None:
         if relevance not in RELEVANCE:
             raise ValueError(f"relevance must be one of {RELEVANCE}, got {relevance!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         if match not in MATCH:
             raise ValueError(f"match must be one of {MATCH}, got {match!r}")
+        if match_scope not in MATCH_SCOPES:
+            raise ValueError(f"match_scope must be one of {MATCH_SCOPES}, got {match_scope!r}")
+        if tune_weights not in (None, "full_chain"):
+            raise ValueError(f"tune_weights must be null or 'full_chain', got {tune_weights!r}")
+        self.tune_weights = tune_weights
+        self.tuning: dict[str, Any] | None = None
+        unknown = [a for a in actions if a not in ACTIONS]
+        if unknown or not actions or len(set(actions)) != len(actions):
+            raise ValueError(f"actions must be distinct refinement actions of {ACTIONS}, got {list(actions)!r}")
         self.retriever = retriever
         self.queries = list(queries)
         self.k = k
@@ -134,6 +155,7 @@ class RefinementEnv:
         self.mask_unchanged = mask_unchanged
         llm_ok = bool(getattr(retriever, "llm_available", False))
         self.match = ("judge" if llm_ok else "lexical") if match == "auto" else match
+        self.match_scope = match_scope
         self._idf: dict[str, float] | None = None
         self._match: dict[tuple[int, tuple[str, ...]], float] = {}
         self.judge_failed = 0
@@ -141,10 +163,11 @@ class RefinementEnv:
         self.weights = weights if isinstance(weights, RewardWeights) else RewardWeights(**(weights or {}))
         self.hallucination = hallucination
         self.max_steps = max_steps
-        self.actions = list(actions)
+        self.actions = [a for a in ACTIONS if a in actions]  # the method's order, whatever order was given
         self._refinements: dict[tuple[int, Seq], Refinement] = {}
         self._states: dict[tuple[int, Seq], torch.Tensor] = {}
         self._memo: dict[tuple[int, Seq], dict[str, Any]] = {}
+        self._raw: dict[tuple[int, Seq], tuple[list[int], dict[str, Any]]] = {}  # the retrieval each outcome scored
         self.env_calls = 0
 
     @property
@@ -256,10 +279,12 @@ class RefinementEnv:
             for j, b in enumerate(refined):
                 out.indices[b], out.scores[b], out.details[b] = again.indices[j], again.scores[j], again.details[j]
         self.env_calls += len(todo)
-        if self.reward == "a3" and self.relevance == "gain":
-            self.matches([i for i, _ in todo], [d["knowledge_ids"] for d in out.details])
         for b, (i, s) in enumerate(todo):
-            self._memo[(i, s)] = self._score(i, s, out.indices[b].tolist(), out.details[b])
+            self._raw[(i, s)] = (out.indices[b].tolist(), out.details[b])
+        if self.reward == "a3" and self.relevance == "gain":
+            self.matches([i for i, _ in todo], [self.match_ids(*self._raw[key]) for key in todo])
+        for b, (i, s) in enumerate(todo):
+            self._memo[(i, s)] = self._score(i, s, *self._raw[(i, s)])
 
     def question_embedding(self, i: int) -> torch.Tensor:
         """The original question's unit embedding [D] (memoised)."""
@@ -334,7 +359,7 @@ class RefinementEnv:
         k_relevance = self.knowledge_relevance(i, knowledge)
         match = gain = None
         if self.reward == "a3" and self.relevance == "gain":
-            match = self.matches([i], [knowledge])[0]
+            match = self.matches([i], [self.match_ids(ranked, details)])[0]
             base = match if not seq else float(self._memo[(i, ())]["match"])
             gain = match - base
             relevance = min(1.0, max(0.0, 0.5 + 0.5 * gain))
@@ -351,16 +376,12 @@ class RefinementEnv:
         if gen and q.answers:
             short = scored_answer(gen.get("answer") or "", gen.get("short_answer"))
             em, f1 = exact_match(short, q.answers), token_f1(short, q.answers)
-        w = self.weights
         third = k_relevance if self.reward == "s22" else similarity
-        reward = w.relevance * relevance + w.causal_depth * depth + w.similarity * third
-        if h is not None:
-            reward += w.hallucination * (1.0 - h)
-        elif not self.llm_hallucination:  # λ4 off: the constant term, so rewards compare across runs
-            reward += w.hallucination
+        terms = {"r": relevance, "d": depth, "s": third, "h": h}
+        reward = self.combine(terms)
         n_sem = len(details.get("knowledge", {}).get("semantic", []))
         n_causal = len(details.get("knowledge", {}).get("causal", []))
-        return {"reward": reward, "relevance": relevance, "context_relevance": context,
+        return {"reward": reward, "terms": terms, "relevance": relevance, "context_relevance": context,
                 "knowledge_relevance": k_relevance, "match": match, "match_gain": gain, "coverage": recall,
                 "full_chain": full_chain, "causal_depth": depth, "similarity": similarity,
                 "hallucination": h, "h_status": h_status, "infra_failure": h_status == "infra_failure",
@@ -378,6 +399,64 @@ class RefinementEnv:
             return 0.0
         emb = self.retriever.passage_emb[rows].float().cpu()
         return float((emb @ self.question_embedding(i)).mean().clamp(0.0, 1.0))
+
+    def match_ids(self, ranked: list[int], details: dict[str, Any]) -> list[str]:
+        """The passage ids m scores (``match_scope``): K's (``knowledge``) or the top ``k`` ranked (``top_k``)."""
+        top = [self.retriever.passage_ids[j] for j in ranked[: self.k]]
+        return top if self.match_scope == "top_k" else list(details.get("knowledge_ids") or top)
+
+    def combine(self, terms: dict[str, float | None], weights: RewardWeights | None = None) -> float:
+        """R from its terms (``r``, ``d``, ``s`` — a3's similarity or s22's context relevance —, ``h``) and the λs
+        (``weights``, default the environment's): λ1 r + λ2 d + λ3 s + λ4 (1 − h); without an LLM the λ4 term is
+        the constant λ4 (rewards compare across runs), with one an unscored h leaves it out."""
+        w = weights or self.weights
+        reward = w.relevance * float(terms["r"]) + w.causal_depth * float(terms["d"]) + w.similarity * float(terms["s"])
+        h = terms["h"]
+        if h is not None:
+            reward += w.hallucination * (1.0 - float(h))
+        elif not self.llm_hallucination:
+            reward += w.hallucination
+        return reward
+
+    def set_weights(self, weights: RewardWeights | dict[str, float]) -> None:
+        """Replace the λs and re-score every memoised outcome (no retrieval runs again)."""
+        self.weights = weights if isinstance(weights, RewardWeights) else RewardWeights(**weights)
+        for o in self._memo.values():
+            o["reward"] = self.combine(o["terms"])
+
+    def tune_on(self, ids: Sequence[int]) -> dict[str, Any] | None:
+        """With ``tune_weights``, choose the λs on the questions ``ids`` (the training questions: their gold is
+        read) and re-score every outcome with them; returns what decided it (``None`` without tuning)."""
+        if not self.tune_weights:
+            return None
+        from hyperrag.refinement.agreement import tune_weights
+
+        w, self.tuning = tune_weights(self, list(ids), metric=self.tune_weights)
+        self.set_weights(w)
+        log.info("reward λs tuned on %d training questions: %s", len(ids), self.tuning)
+        return self.tuning
+
+    def derive(self, **changes: Any) -> RefinementEnv:
+        """Another reading of the reward over the *same* retrievals: a new environment with ``changes`` to the
+        settings (``reward``, ``relevance``, ``match``, ``match_scope``, ``weights``, ``actions``, ...) whose
+        outcomes are re-scored from this one's memoised retrievals (refinements, states and the match cache
+        shared; nothing is retrieved or generated again)."""
+        settings = {"k": self.k, "weights": self.weights, "hallucination": self.hallucination,
+                    "relevance": self.relevance, "reward": self.reward, "match": self.match,
+                    "match_scope": self.match_scope, "mask_unchanged": self.mask_unchanged,
+                    "max_steps": self.max_steps, "actions": self.actions, "tune_weights": self.tune_weights,
+                    **changes}
+        new = RefinementEnv(self.retriever, self.queries, **settings)
+        new._refinements, new._states, new._match, new._question_emb = (self._refinements, self._states,
+                                                                        self._match, self._question_emb)
+        new._idf, new._raw = self._idf, self._raw
+        keys = sorted(self._raw, key=lambda key: len(key[1]))  # the unrefined K₀ first (the gain's base)
+        if new.reward == "a3" and new.relevance == "gain":
+            new.matches([i for i, _ in keys], [new.match_ids(*self._raw[key]) for key in keys])
+        for i, s in keys:
+            new._memo[(i, s)] = new._score(i, s, *self._raw[(i, s)])
+        new.env_calls = self.env_calls
+        return new
 
     def rewards(self, ids: Sequence[int], seqs: Sequence[Seq | str]) -> list[float]:
         return [o["reward"] for o in self.outcomes(ids, seqs)]
@@ -488,5 +567,5 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     return (statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
-__all__ = ["MATCH", "RELEVANCE", "REWARDS", "RefinementEnv", "RewardWeights", "mean_sd", "reward_hallucination",
+__all__ = ["MATCH", "MATCH_SCOPES", "RELEVANCE", "REWARDS", "RefinementEnv", "RewardWeights", "mean_sd", "reward_hallucination",
            "split_queries"]

@@ -253,9 +253,10 @@ class CDFRAGRetriever(Retriever):
             current = [refinements[i] for i in active]
             candidates, valid = None, None
             if self.policy is not None:
-                candidates = {a: self._step(current, [(j, a) for j in range(len(current))]) for a in ACTIONS}
-                valid = torch.tensor([[candidates[a][j].query_key != r.query_key for a in ACTIONS]
-                                      for j, r in enumerate(current)], dtype=torch.bool)
+                acts = [a for a in self.policy.actions if a != STOP]  # a restricted policy's own actions
+                candidates = {a: self._step(current, [(j, a) for j in range(len(current))]) for a in acts}
+                valid = torch.tensor([[candidates[a][j].query_key != r.query_key for a in acts]
+                                      for j, r in enumerate(current)], dtype=torch.bool).reshape(len(current), len(acts))
             actions, probs = self.next_actions(current, t, allow_stop=t > 0, valid=valid)
             for j, i in enumerate(active):
                 row: dict[str, Any] = {"step": t, "action": actions[j]}

@@ -68,3 +68,19 @@ def test_ppo_with_an_llm_trains_on_the_deployed_actions_with_the_hallucination_t
 
     oracle = OracleLLM(refinement="gold_answers", cache_path=str(tmp_path / "oracle.sqlite"), show_usage=False)  # any oracle: its label
     assert record["compatibility"] == policy_compatibility(settings, encoder, oracle)
+
+
+def test_ppo_task_tunes_the_weights_on_its_training_questions_and_trains_a_restricted_policy(tmp_path):
+    """Issue 46's named settings through ``train.py task=ppo``: λs chosen on the training questions only
+    (``tune_weights: full_chain``) and a policy over two actions (``actions``)."""
+    from hydra.utils import instantiate
+
+    cfg = compose_train(tmp_path, "logger=none", "trainer.max_epochs=2", "task.env.tune_weights=full_chain",
+                        "task.env.actions=[expand,decompose]")
+    task = instantiate(cfg.task, _convert_="object")
+    env = task.env
+    assert env.actions == ["expand", "decompose"] and env.tuning is not None
+    assert env.tuning["spearman"] >= env.tuning["paper_spearman"]
+    model = task.build_model()
+    assert model.actions == ["expand", "decompose", "stop"]
+    assert all(o["reward"] == pytest.approx(env.combine(o["terms"])) for o in env._memo.values())

@@ -106,10 +106,25 @@ def test_every_cdfrag_preset_trains_the_papers_policy_with_the_label_free_reward
 
 
 @pytest.mark.parametrize("override, line", [("task.model.layers=0", "task.model.layers: must be >= 1, got 0"),
-                                            ("task.env.relevance=recall", "task.env.relevance")])
+                                            ("task.env.relevance=recall", "task.env.relevance"),
+                                            ("task.env.match_scope=everything", "task.env.match_scope"),
+                                            ("task.env.actions=[expand,rewrite]", "task.env.actions"),
+                                            ("task.env.tune_weights=recall", "task.env.tune_weights")])
 def test_new_ppo_settings_are_bounded(override, line):
     from hyperrag.config.validation import check_config
     from hyperrag.errors import InputError
 
     with pytest.raises(InputError, match=line):
         check_config(compose_config("train", ["task=ppo", override]), "")
+
+
+def test_issue46_reward_settings_compose_and_default_to_the_papers_reading():
+    """The named settings of issue 46 (match scope, restricted actions, λs tuned on the training questions) compose
+    and validate; the defaults are A.3's reading: K as the retrieved context, all three actions, the λs as given."""
+    from hyperrag.config.validation import check_config
+
+    env = compose_config("train", ["task=ppo"]).task.env
+    assert (env.match_scope, list(env.actions), env.tune_weights) == ("knowledge", ["expand", "simplify", "decompose"],
+                                                                      None)
+    check_config(compose_config("train", ["task=ppo", "task.env.match_scope=top_k", "task.env.actions=[expand,decompose]",
+                                          "task.env.tune_weights=full_chain"]), "")

@@ -83,10 +83,11 @@ def test_fixed_actions_refine_the_query(tmp_path, encoder):
 
 
 def save_policy(path, favour: str, dataset: str = "causal_toy", query_ids=(), compatibility: str = "",
-                then: str = "stop") -> None:
+                then: str = "stop", actions=None) -> None:
     """A policy that takes ``favour`` first and then ``then`` (the policy head's weights are zero, so only its biases speak; the
-    stop logit is masked at the first step)."""
-    policy = PPOPolicy(**task_arguments("ppo", state_dim=384, hidden=8, max_steps=2))
+    stop logit is masked at the first step); ``actions``: a restricted policy's actions (+ stop)."""
+    extra = {"actions": tuple(actions)} if actions else {}
+    policy = PPOPolicy(**task_arguments("ppo", state_dim=384, hidden=8, max_steps=2, **extra))
     with torch.no_grad():
         policy.net.policy.weight.zero_()
         policy.net.policy.bias[policy.actions.index(favour)] = 5.0
@@ -122,6 +123,21 @@ def test_the_policy_never_takes_an_action_that_leaves_the_query_unchanged(tmp_pa
     d = r.retrieve(["When was the town of Varden founded?"], 5).details[0]
     probs = d["refinement_steps"][0]["policy_probs"]
     assert probs["decompose"] == 0.0 and d["actions"] and d["actions"][0] in ("expand", "simplify")
+
+
+def test_a_restricted_policy_acts_over_its_own_actions(tmp_path, encoder):
+    """Issue 46's restricted-action setting deployed: a policy over expand / decompose (+ stop) is offered only
+    those, masked as in training."""
+    ds = causal_dataset(tmp_path)
+    r = make(encoder, tmp_path, policy="auto", fixed_action="expand")
+    save_policy(tmp_path / "models" / "ppo" / "causal_toy-0000000000" / "model.ckpt", "decompose",
+                compatibility=policy_compatibility(r.settings, encoder, NoLLM()),
+                actions=("expand", "decompose", "stop"))
+    r.index(ds)
+    rows = r.retrieve(["Why was the coastal road near Maren closed?", "When was the town of Varden founded?"],
+                      5).details
+    assert set(rows[0]["refinement_steps"][0]["policy_probs"]) == {"expand", "decompose", "stop"}
+    assert rows[1]["actions"] == ["expand"]  # decompose rewrites nothing there: masked, the other action taken
 
 
 def test_resolve_trained_checkpoint_picks_only_records_of_this_dataset_that_saw_no_scored_query(tmp_path):

@@ -36,7 +36,7 @@ from hyperrag.config.validation import NonNegativeFloat, PositiveInt, as_dict, p
 from hyperrag.data.types import Dataset
 from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
-from hyperrag.refinement.ppo import PPOPolicy, policy_compatibility
+from hyperrag.refinement.ppo import STOP, PPOPolicy, policy_compatibility
 from hyperrag.utils.artifacts import ArtifactRecord
 from hyperrag.utils.hashing import stable_digest
 
@@ -62,8 +62,9 @@ class EnvSettings(TypedDict):
     """``task.env``: :class:`RefinementEnv`'s ``reward`` (``a3`` or ``s22``), ``relevance`` (a3's r term: ``gain``,
     label-free, or the older ``context`` / labelled ``gold_recall``), ``match`` (the gain's scorer: ``judge``,
     ``lexical`` or ``auto``), ``mask_unchanged`` (an unchanged rewrite is no action), ``k`` (the retrieval depth),
-    ``hallucination`` (the λ4 term from generated answers, whenever ``task.llm`` is an available LLM) and reward
-    ``weights`` (λ1–λ4)."""
+    ``hallucination`` (the λ4 term from generated answers, whenever ``task.llm`` is an available LLM), reward
+    ``weights`` (λ1–λ4), ``match_scope`` (what the gain's m scores: K or the top k), ``actions`` (the policy's; a
+    subset is the labelled restricted setting) and ``tune_weights`` (λ2–λ4 chosen on the training questions)."""
 
     reward: Literal["a3", "s22"]
     relevance: Literal["gain", "context", "gold_recall"]
@@ -72,6 +73,9 @@ class EnvSettings(TypedDict):
     k: PositiveInt
     hallucination: bool
     weights: dict[Literal["relevance", "causal_depth", "similarity", "hallucination"], NonNegativeFloat]
+    match_scope: Literal["knowledge", "top_k"]
+    actions: list[Literal["expand", "simplify", "decompose"]]
+    tune_weights: Literal["full_chain"] | None
 
 
 class PPOTask:
@@ -115,7 +119,8 @@ class PPOTask:
     @property
     def need_gold(self) -> bool:
         """Whether the reward needs gold passages (§2.2's RetrievalCoverage or the labelled ``gold_recall``)."""
-        return self.env_settings.get("reward") == "s22" or self.env_settings.get("relevance") == "gold_recall"
+        return (self.env_settings.get("reward") == "s22" or self.env_settings.get("relevance") == "gold_recall"
+                or bool(self.env_settings.get("tune_weights")))
 
     @cached_property
     def split(self) -> tuple[list[int], list[int]]:
@@ -159,6 +164,7 @@ class PPOTask:
         env = RefinementEnv(retriever, self.dataset.queries, max_steps=self.retriever_settings.max_refine_steps,
                             **self.env_settings)
         env.reward_table(train + held)  # every (question, action sequence) outcome once, up front
+        env.tune_on(train)  # tune_weights: the λs from the training questions only (no-op otherwise)
         log.info("PPO environment: %d questions x %d sequences, hallucination term %s", len(train + held),
                  len(env.sequences()), env.hallucination_term)
         return env
@@ -175,8 +181,8 @@ class PPOTask:
     def build_model(self) -> PPOPolicy:
         train, held = self.split
         state_dim = int(self.env.states(train[:1], [()]).shape[1])
-        return self.model_factory(state_dim=state_dim, max_steps=self.retriever_settings.max_refine_steps).attach(
-            self.env, train, held)
+        return self.model_factory(state_dim=state_dim, max_steps=self.retriever_settings.max_refine_steps,
+                                  actions=(*self.env.actions, STOP)).attach(self.env, train, held)
 
     def build_datamodule(self) -> RolloutDataModule:
         return RolloutDataModule(self.split[0], self.rollout_batch, seed=int(self.split_settings["seed"]))
