@@ -294,7 +294,18 @@ class HyperRAGRetriever(Retriever):
         q_emb = self.encoder.encode(questions, desc="queries")
         if self.stream is not None:
             return self._streaming(questions, q_emb, top_k)
-        return self._rank(questions, q_emb, top_k)
+        out = self._rank(questions, q_emb, top_k)
+        graphs = self.ball.index_graphs
+        if not graphs:
+            return out
+        # transductive, a ball built now: the same rows as a streaming run (the query graph as built at index time)
+        details = list(out.details) if out.details else [{} for _ in questions]
+        for b, q in enumerate(questions):
+            graph = graphs.get(q)
+            if graph is not None:
+                details[b] = {**details[b], "no_ball": self.no_ball_rows(q_emb[b], graph, top_k),
+                              "ball_rows": self.ball_rows(q_emb[b:b + 1], q, graph, top_k)}
+        return RetrievalOutput(out.indices, out.scores, details)
 
     def scopes(self, questions: list[str]) -> list[list[int]] | None:
         """``V_i`` of each question under ``rank_scope: query_graph`` (``None`` under ``corpus``): the passages its
@@ -543,8 +554,8 @@ class HyperRAGRetriever(Retriever):
             out_score.append([-float(r) for r in range(len(merged))])  # rank order: 0, -1, -2, ...
             details.append({"sub_questions": resolved[b], "intermediate_answers": answers[b],
                             **({"route": "multi_step"} if s.route_simple else {})})
-            graph = self.query_graphs.get(questions[b])
-            if graph is not None:  # streaming: the same sub-questions ranked by every row (hyperrag_rows)
+            graph = self.query_graphs.get(questions[b]) or ball.index_graphs.get(questions[b])
+            if graph is not None:  # the same sub-questions ranked by every row (hyperrag_rows)
                 details[-1]["multi_rows"] = self.multi_rows(q_emb[b:b + 1], questions[b],
                                                             _stack(hop_emb[b], q_emb), graph, top_k)
         multi = [b for b in range(len(questions)) if not single[b]]

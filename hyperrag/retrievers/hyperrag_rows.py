@@ -96,7 +96,8 @@ def write_rows(run_dir: str | Path) -> dict[str, Path]:
     missing = [r["id"] for r in rows if not isinstance((r.get("details") or {}).get("no_ball"), dict)]
     if missing:
         raise InputError(f"{len(missing)} of {len(rows)} predictions have no details.no_ball rows (first: "
-                         f"{missing[0]}); they come from method=hyperrag method.retriever.protocol=streaming",
+                         f"{missing[0]}); they come from method=hyperrag method.retriever.protocol=streaming, or a "
+                         "transductive run that built its ball (method.retriever.retrain=true)",
                          path=path)
     record = read_json_file(run_dir / "metrics.json") if (run_dir / "metrics.json").is_file() else {}
     metrics = (record.get("metrics") if isinstance(record, dict) else None) or {}

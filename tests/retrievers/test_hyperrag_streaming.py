@@ -299,3 +299,26 @@ def test_multi_step_scopes_are_compared_and_routed_questions_take_their_single_s
     untrained = json.loads((run / "rows" / "multi_untrained_corpus" / "predictions.jsonl").read_text().splitlines()[0])
     assert untrained["ranked_ids"] == ["a", "x"]  # q0 (routed) took its single-step untrained row
     assert res["scopes"]["corpus"]["matched"] == ROWS["graph_dense"]
+
+
+def test_a_transductive_ball_built_in_the_run_keeps_the_rows_and_its_untrained_arm(tmp_path, encoder):
+    """Issue 47: a transductive run whose ball is built in the run keeps the same rows as a streaming one (the
+    query graph as built at index time: no-ball rows, the trained and untrained ball under both scopes); a ball
+    loaded from disk has no graphs and writes none."""
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries]
+    r = _paper(tmp_path, encoder, _oracle(ds), protocol="transductive", multi_step=False)
+    r.index(ds)
+    assert r.protocol == "transductive" and set(r.ball.index_graphs) <= set(qs) and r.ball.index_graphs
+    out = r.retrieve(qs, 5)
+    with_rows = [b for b, q in enumerate(qs) if q in r.ball.index_graphs]
+    for b in with_rows:
+        det = out.details[b]
+        assert set(det["no_ball"]) == {"dense", "dense_feedback", "graph_selection", "graph_dense", "graph_feedback"}
+        assert det["ball_rows"]["trained_corpus"] == [r.passage_ids[i] for i in out.indices[b].tolist()]
+    loaded = _paper(tmp_path, encoder, _oracle(ds), protocol="transductive", multi_step=False)
+    loaded.index(ds)  # the same settings: the saved ball, no graphs in memory
+    assert loaded.info["loaded_from"] != "trained" and not loaded.ball.index_graphs
+    assert torch.equal(loaded.retrieve(qs, 5).indices, out.indices)
