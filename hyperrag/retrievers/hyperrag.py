@@ -259,6 +259,7 @@ class HyperRAGRetriever(Retriever):
         """Append passages to the indexed corpus; only new + touched nodes train (``update_epochs``)."""
         assert self.ball is not None, "call index() first"
         before = Counter(self.ball.skipped)
+        self.ball.index_graphs = {}  # the index-time graphs no longer describe the updated ball: no rows after it
         out = self.ball.insert(passages, self.settings.update_epochs if epochs is None else epochs, refresh_queries)
         return self._updated("insert", out, before)
 
@@ -266,6 +267,7 @@ class HyperRAGRetriever(Retriever):
         """Remove passages (by id) from the graph and the ball; orphaned query nodes are pruned."""
         assert self.ball is not None, "call index() first"
         before = Counter(self.ball.skipped)
+        self.ball.index_graphs = {}  # passage positions change: the index-time graphs no longer apply
         out = self.ball.delete(passage_ids, self.settings.update_epochs if epochs is None else epochs)
         if self.stream is not None:
             self.stream.forget(out["pruned_questions"])
