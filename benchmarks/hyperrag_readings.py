@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hyperrag.eval.folds import split_folds
 from hyperrag.eval.intervals import mean_interval, paired_comparison
 from hyperrag.eval.per_query import run_per_query
-from hyperrag.retrievers.hyperrag_rows import BALL_ROWS, ROWS, SCOPES, write_rows
+from hyperrag.retrievers.hyperrag_rows import BALL_ROWS, MULTI_ROWS, ROWS, SCOPES, write_rows
 
 METRICS = ("recall@2", "recall@5", "fcr@2", "fcr@5")
 
@@ -54,8 +54,10 @@ def fmt(iv: Any) -> str:
 def report(name: str, run: Path, rows: dict[str, Any]) -> list[str]:
     mv = movement(run)
     out = [f"### {name} ({run})", "", f"training: {mv}", ""]
-    labels = {**ROWS, **BALL_ROWS}
+    labels = {**ROWS, **BALL_ROWS, **MULTI_ROWS}
     for scope, spec in SCOPES.items():
+        if spec["trained"] not in rows:
+            continue  # a single-step run has no multi-step rows
         keys = [*spec["no_ball"], spec["untrained"], spec["trained"]]
         if scope == "query_graph":
             keys = ["dense", "dense_feedback", *keys]  # the corpus rows, for reference
@@ -66,7 +68,8 @@ def report(name: str, run: Path, rows: dict[str, Any]) -> list[str]:
         trained = rows[spec["trained"]]
         for m in METRICS:
             best = max(spec["no_ball"], key=lambda k: rows[k].interval(m).estimate)
-            for other, label in ((spec["untrained"], "untrained"), (best, f"best no-ball ({best})")):
+            for other, label in ((spec["untrained"], "untrained"), (spec["matched"], f"matched ({spec['matched']})"),
+                                 (best, f"best no-ball ({best})")):
                 c = trained.compare(rows[other], m)
                 out.append(f"| trained − {label}, {m} | {c.verdict('trained', 'row')} |")
         out.append("")
@@ -83,7 +86,7 @@ def compact(runs: dict[str, dict[str, Any]], paths: dict[str, Path]) -> list[str
         mv = movement(paths[name])
         cells = [name, str(mv["optimizer"]), str(mv["steps_per_update"]), str(mv["moved_per_update"]),
                  str(mv["moved_total"])]
-        for spec in SCOPES.values():
+        for spec in (SCOPES["corpus"], SCOPES["query_graph"]):
             u, t = rows[spec["untrained"]], rows[spec["trained"]]
             cells += [f"{u.interval('recall@5').estimate:.1f} / {u.interval('fcr@5').estimate:.1f}",
                       f"{t.interval('recall@5').text()} / {t.interval('fcr@5').text()}",
@@ -92,21 +95,28 @@ def compact(runs: dict[str, dict[str, Any]], paths: dict[str, Path]) -> list[str
     return out
 
 
-def cross_validate(runs: dict[str, dict[str, Any]], metric: str, folds: int = 5, seed: int = 0) -> list[str]:
-    """5-fold choice of (run, scope) by the trained ball's mean ``metric`` on 4 folds, scored on the 5th."""
-    options = [(name, scope) for name in runs for scope in SCOPES]
+def cross_validate(runs: dict[str, dict[str, Any]], metric: str, folds: int = 5, seed: int = 0,
+                   select: str = "trained") -> list[str]:
+    """5-fold choice of (run, scope) on 4 folds, scored on the 5th: by the trained ball's mean ``metric``
+    (``select="trained"``) or by its mean gain over the scope's matched no-ball row (``select="gain"``). Every
+    scope a run has is an option (a multi-step run's ``multi_*`` scopes too)."""
+    options = [(name, scope) for name in runs for scope, spec in SCOPES.items()
+               if all(spec[k] in runs[name] for k in ("trained", "untrained", "matched"))]
     first = runs[next(iter(runs))][SCOPES["corpus"]["trained"]]
     qids = sorted(first.values[metric])
     fold_of = {q: f for f, part in enumerate(split_folds(qids, folds, seed)) for q in part}
     picked, scored = [], {m: {} for m in METRICS}
-    diffs: dict[str, dict[str, list[float]]] = {m: {"untrained": [], "best no-ball": []} for m in METRICS}
+    diffs: dict[str, dict[str, list[float]]] = {m: {"untrained": [], "matched no-ball": [], "best no-ball": []}
+                                                for m in METRICS}
     for f in range(folds):
         train = [q for q in qids if fold_of[q] != f]
         test = [q for q in qids if fold_of[q] == f]
 
         def mean(name: str, scope: str, qs: list[str]) -> float:
-            vals = runs[name][SCOPES[scope]["trained"]].values[metric]
-            return sum(vals[q] for q in qs) / len(qs)
+            spec = SCOPES[scope]
+            vals = runs[name][spec["trained"]].values[metric]
+            base = runs[name][spec["matched"]].values[metric] if select == "gain" else dict.fromkeys(qs, 0.0)
+            return sum(vals[q] - base[q] for q in qs) / len(qs)
 
         name, scope = max(options, key=lambda o: mean(*o, train))
         picked.append(f"fold {f + 1}: {name} / {scope}")
@@ -118,8 +128,11 @@ def cross_validate(runs: dict[str, dict[str, Any]], metric: str, folds: int = 5,
                 t = rows[spec["trained"]].values[m][q]
                 scored[m][q] = t
                 diffs[m]["untrained"].append(t - rows[spec["untrained"]].values[m][q])
+                diffs[m]["matched no-ball"].append(t - rows[spec["matched"]].values[m][q])
                 diffs[m]["best no-ball"].append(t - rows[best].values[m][q])
-    out = [f"5-fold cross-validated choice by {metric} ({len(qids)} questions, seed {seed}):", *picked, ""]
+    by = metric if select == "trained" else f"{metric} gain over the matched row"
+    out = [(f"5-fold cross-validated choice by {by} among {len(options)} (run, scope) options "
+            f"({len(qids)} questions, seed {seed}):"), *picked, ""]
     for m in METRICS:
         iv = mean_interval(list(scored[m].values()))
         out.append(f"- {m}: {iv.text()}")
@@ -135,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cv", action="store_true")
     parser.add_argument("--compact", action="store_true", help="one line per run only (Fig. 3 right)")
     parser.add_argument("--metric", default="recall@5")
+    parser.add_argument("--select", choices=("trained", "gain"), default="trained",
+                        help="CV criterion on the 4 folds: the trained ball's metric, or its gain over the matched row")
     args = parser.parse_args(argv)
     runs: dict[str, dict[str, Any]] = {}
     paths: dict[str, Path] = {}
@@ -148,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.compact:
         lines += compact(runs, paths)
     if args.cv:
-        lines += cross_validate(runs, args.metric)
+        lines += cross_validate(runs, args.metric, select=args.select)
     print("\n".join(lines))
     return 0
 

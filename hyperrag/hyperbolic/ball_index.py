@@ -156,6 +156,9 @@ class BallIndex:
     touched: set[int] = field(default_factory=set)
     #: digest of every setting that shapes the ball (written to ``corpus.json``; the retriever sets it)
     settings_key: str = ""
+    #: the query graphs built at index time (transductive), by question; kept in memory only (a loaded ball has
+    #: none): they feed the rows of what the ball adds, never the ranking
+    index_graphs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def variant(self) -> str:
@@ -176,7 +179,9 @@ class BallIndex:
         ball = cls(settings, table, graph, encoder, llm, device=device)
         ball._link_passages(0)
         if questions:
-            ball._add_query_graphs(list(questions), encoder.encode(list(questions), desc="queries"), index_time=True)
+            _, graphs = ball._add_query_graphs(list(questions), encoder.encode(list(questions), desc="queries"),
+                                               index_time=True)
+            ball.index_graphs = dict(zip(questions, graphs))
         return ball
 
     @staticmethod

@@ -259,6 +259,7 @@ class HyperRAGRetriever(Retriever):
         """Append passages to the indexed corpus; only new + touched nodes train (``update_epochs``)."""
         assert self.ball is not None, "call index() first"
         before = Counter(self.ball.skipped)
+        self.ball.index_graphs = {}  # the index-time graphs no longer describe the updated ball: no rows after it
         out = self.ball.insert(passages, self.settings.update_epochs if epochs is None else epochs, refresh_queries)
         return self._updated("insert", out, before)
 
@@ -266,6 +267,7 @@ class HyperRAGRetriever(Retriever):
         """Remove passages (by id) from the graph and the ball; orphaned query nodes are pruned."""
         assert self.ball is not None, "call index() first"
         before = Counter(self.ball.skipped)
+        self.ball.index_graphs = {}  # passage positions change: the index-time graphs no longer apply
         out = self.ball.delete(passage_ids, self.settings.update_epochs if epochs is None else epochs)
         if self.stream is not None:
             self.stream.forget(out["pruned_questions"])
@@ -294,7 +296,18 @@ class HyperRAGRetriever(Retriever):
         q_emb = self.encoder.encode(questions, desc="queries")
         if self.stream is not None:
             return self._streaming(questions, q_emb, top_k)
-        return self._rank(questions, q_emb, top_k)
+        out = self._rank(questions, q_emb, top_k)
+        graphs = self.ball.index_graphs
+        if not graphs:
+            return out
+        # transductive, a ball built now: the same rows as a streaming run (the query graph as built at index time)
+        details = list(out.details) if out.details else [{} for _ in questions]
+        for b, q in enumerate(questions):
+            graph = graphs.get(q)
+            if graph is not None:
+                details[b] = {**details[b], "no_ball": self.no_ball_rows(q_emb[b], graph, top_k),
+                              "ball_rows": self.ball_rows(q_emb[b:b + 1], q, graph, top_k)}
+        return RetrievalOutput(out.indices, out.scores, details)
 
     def scopes(self, questions: list[str]) -> list[list[int]] | None:
         """``V_i`` of each question under ``rank_scope: query_graph`` (``None`` under ``corpus``): the passages its
@@ -389,6 +402,50 @@ class HyperRAGRetriever(Retriever):
                 out[f"{'trained' if trained else 'untrained'}_{name}"] = [ids[i] for i in idx[0].tolist()]
         return out
 
+    def multi_rows(self, q_emb: torch.Tensor, question: str, hop_emb: torch.Tensor, graph: Any, top_k: int
+                   ) -> dict[str, list[str]]:
+        """A multi-step question's rankings by every row, on the run's own sub-question texts (resolved with its
+        intermediate answers), merged as the run merges them (each hop's ``max(top_k, reader_passages)`` best,
+        then the question's, round robin): the ball trained and untrained (``model.anchor``, epoch 0) under both
+        scopes (``trained_corpus`` / ``trained_query_graph`` / ``untrained_*``; the run's own ranking is
+        ``trained_<rank_scope>``), and without the ball ``dense`` (each hop and the question by cosine) and
+        ``graph_dense`` — the *matched* row: each hop and the question rank ``V_i`` by cosine first, then the
+        rest by cosine; fed what the ball is fed (the question, its sub-questions and ``V_i``).
+
+        The untrained rows reuse the trained run's sub-question texts; a run with ``train.max_epochs=0`` is the
+        untrained arm whose intermediate answers come from its own rankings.
+
+        Args:
+            q_emb: FloatTensor [1, D] the question's sentence embedding.
+            question: its text.
+            hop_emb: FloatTensor [H, D] the resolved sub-questions' sentence embeddings, in order.
+            graph: its :class:`~hyperrag.passage_graph.QueryGraph`.
+        """
+        ball, ids = self.ball, self.ball.table.ids
+        pool = max(top_k, self.settings.reader_passages)
+        v_i = list(dict.fromkeys(graph.passages))
+        hops = hop_emb.shape[0]
+        q_pts = {True: ball.points(q_emb, [question], self.settings.query_position), False: ball.points(q_emb)}
+        h_pts = ball.points(hop_emb) if hops else None
+        out: dict[str, list[str]] = {}
+        for trained in (True, False):
+            for name, scope in (("corpus", None), ("query_graph", v_i)):
+                hop_idx = ball.topk(h_pts, pool, None if scope is None else [scope] * hops,
+                                    untrained=not trained)[0].tolist() if hops else []
+                own, _ = ball.topk(q_pts[trained], pool, None if scope is None else [scope],
+                                   untrained=not trained)
+                merged = _interleave([*hop_idx, own[0].tolist()], top_k)
+                out[f"{'trained' if trained else 'untrained'}_{name}"] = [ids[i] for i in merged]
+        emb = ball.table.embeddings
+        cos = emb @ torch.cat([hop_emb.to(emb), q_emb.to(emb)]).float().T  # [P, H + 1]: the hops, then the question
+        for name, first in (("dense", []), ("graph_dense", v_i)):
+            lists = []
+            for h in range(hops + 1):
+                dense = torch.argsort(-cos[:, h], stable=True).tolist()
+                lists.append(list(dict.fromkeys(sorted(first, key=lambda p, h=h: -float(cos[p, h])) + dense))[:pool])
+            out[name] = [ids[i] for i in _interleave(lists, top_k)]
+        return out
+
     def no_ball_rows(self, q_emb: torch.Tensor, graph: Any, top_k: int) -> dict[str, list[str]]:
         """What the ball adds, measured on the same question: rankings (passage ids, ``top_k`` long) without it.
 
@@ -473,15 +530,17 @@ class HyperRAGRetriever(Retriever):
         rankings: list[list[list[int]]] = [[] for _ in questions]
         answers: list[list[str]] = [[] for _ in questions]
         resolved: list[list[str]] = [[] for _ in questions]
+        hop_emb: list[list[torch.Tensor]] = [[] for _ in questions]
         for j in range(max((len(x) for x in subs), default=0)):  # sequential: hop j may name #1..#j-1
             rows = [b for b, x in enumerate(subs) if j < len(x)]
             texts = [_HOP_REF.sub(lambda m, b=b: _earlier(answers[b], int(m.group(1))), subs[b][j]) for b in rows]
-            idx, _ = ball.topk(ball.points(self.encoder.encode(texts, desc="sub-questions")), pool,
-                               None if scopes is None else [scopes[b] for b in rows])
+            emb = self.encoder.encode(texts, desc="sub-questions")
+            idx, _ = ball.topk(ball.points(emb), pool, None if scopes is None else [scopes[b] for b in rows])
             ranked = idx.tolist()
-            for b, text, r in zip(rows, texts, ranked):
+            for i, (b, text, r) in enumerate(zip(rows, texts, ranked)):
                 resolved[b].append(text)
                 rankings[b].append(r)
+                hop_emb[b].append(emb[i])
             for b, got, r in zip(rows, self._answer(texts, ranked, "intermediate_answer"), ranked):
                 # a failed intermediate answer leaves the best passage's title to fill "#j" later
                 answers[b].append(got["answer"] if got else ball.table.label(r[0]))
@@ -497,6 +556,10 @@ class HyperRAGRetriever(Retriever):
             out_score.append([-float(r) for r in range(len(merged))])  # rank order: 0, -1, -2, ...
             details.append({"sub_questions": resolved[b], "intermediate_answers": answers[b],
                             **({"route": "multi_step"} if s.route_simple else {})})
+            graph = self.query_graphs.get(questions[b]) or ball.index_graphs.get(questions[b])
+            if graph is not None:  # the same sub-questions ranked by every row (hyperrag_rows)
+                details[-1]["multi_rows"] = self.multi_rows(q_emb[b:b + 1], questions[b],
+                                                            _stack(hop_emb[b], q_emb), graph, top_k)
         multi = [b for b in range(len(questions)) if not single[b]]
         notes = ["; ".join(f"{q} → {a}" for q, a in zip(resolved[b], answers[b])) for b in multi]
         notes = [f"Answers found for the sub-questions: {n}." if n else "" for n in notes]
@@ -539,6 +602,11 @@ def merged_node_sizes(forest: Any) -> dict[str, Any]:
     sizes = [n + 1 for n in sizes]  # the representative itself
     return {"count": len(sizes), "passages": sum(sizes), "mean_size": round(sum(sizes) / max(len(sizes), 1), 2),
             "max_size": max(sizes, default=0), "by_size": {str(k): v for k, v in sorted(Counter(sizes).items())}}
+
+
+def _stack(rows: list[torch.Tensor], like: torch.Tensor) -> torch.Tensor:
+    """[H, D] the rows stacked; [0, D] when there are none (a question whose decomposition failed)."""
+    return torch.stack(rows) if rows else like.new_zeros(0, like.shape[-1])
 
 
 def _earlier(answers: list[str], j: int) -> str:

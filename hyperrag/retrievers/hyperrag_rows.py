@@ -16,9 +16,14 @@ read them like any run, and prints every row's figures with 95% intervals and, p
 difference against every other row of the scope — trained − untrained is what training adds on the same candidates
 (:mod:`hyperrag.eval.per_query`). In a multi-step run the run's own ranking (the ``ball`` row) is multi-step and
 the rows single-step, so its ``ball − row`` differences compare the multi-step ball with each single-step no-ball
-row; for the multi-step untrained arm score a run with ``train.max_epochs=0 streaming.epochs=0`` against it
-(``python -m hyperrag.eval.intervals``). ``graph_dense`` is the *matched* no-ball row (:data:`MATCHED`): it is fed
-what the ball is fed (the question and ``V_i``); the feedback rows read the feedback queries' text, which under the
+row. A multi-step run also keeps, per multi-step question, ``details["multi_rows"]``: its own sub-question texts
+ranked by the trained and the untrained ball under both scopes and by the no-ball rows ``dense`` and
+``graph_dense``, merged as the run merges them — the scopes ``multi_corpus`` / ``multi_query_graph`` compare
+multi-step with multi-step (a question routed to one step takes its single-step rows). Their untrained rows reuse
+the trained run's sub-question texts; the untrained arm with its own intermediate answers is a run with
+``train.max_epochs=0`` scored against it (``python -m hyperrag.eval.intervals``). ``graph_dense`` is the
+*matched* no-ball row (:data:`MATCHED`): it is fed what the ball is fed (the question and ``V_i``; multi-step:
+``multi_graph_dense``, the sub-questions too); the feedback rows read the feedback queries' text, which under the
 oracle are the gold sub-questions with earlier hops' gold answers filled in, text the ball never sees.
 
     python -m hyperrag.retrievers.hyperrag_rows RUN_DIR [--metrics recall@5,fcr@5]
@@ -46,11 +51,27 @@ BALL_ROWS = {"untrained_corpus": "untrained ball, corpus (projection only, epoch
              "trained_corpus": "trained ball, corpus",
              "untrained_query_graph": "untrained ball, V_i first (projection only, epoch 0)",
              "trained_query_graph": "trained ball, V_i first"}
-#: per scope: its rows (the trained ball last), the untrained ball and the no-ball rows
+#: multi-step rows (``details["multi_rows"]``, :meth:`~hyperrag.retrievers.hyperrag.HyperRAGRetriever.multi_rows`):
+#: the run's own sub-question texts ranked by every row and merged as the run merges them; a question routed to one
+#: step takes its single-step rows. The untrained rows reuse the trained run's sub-question texts.
+MULTI_ROWS = {"multi_trained_corpus": "multi-step: trained ball, corpus",
+              "multi_trained_query_graph": "multi-step: trained ball, V_i first",
+              "multi_untrained_corpus": "multi-step: untrained ball, corpus (epoch 0, the run's sub-questions)",
+              "multi_untrained_query_graph": "multi-step: untrained ball, V_i first (epoch 0, the run's "
+                                             "sub-questions)",
+              "multi_dense": "multi-step: dense (each sub-question and the question by cosine; no ball)",
+              "multi_graph_dense": "multi-step: V_i by cosine to each sub-question and the question, then dense "
+                                   "(no ball; matched: fed the question, its sub-questions and V_i, as the ball)"}
+MULTI_MATCHED = "multi_graph_dense"
+#: per scope: its rows (the trained ball last), the untrained ball, the no-ball rows and the matched one
 SCOPES = {"corpus": {"trained": "trained_corpus", "untrained": "untrained_corpus",
-                     "no_ball": ("dense", "dense_feedback", MATCHED)},
+                     "no_ball": ("dense", "dense_feedback", MATCHED), "matched": MATCHED},
           "query_graph": {"trained": "trained_query_graph", "untrained": "untrained_query_graph",
-                          "no_ball": ("graph_selection", "graph_dense", "graph_feedback")}}
+                          "no_ball": ("graph_selection", "graph_dense", "graph_feedback"), "matched": MATCHED},
+          "multi_corpus": {"trained": "multi_trained_corpus", "untrained": "multi_untrained_corpus",
+                           "no_ball": ("multi_dense", MULTI_MATCHED), "matched": MULTI_MATCHED},
+          "multi_query_graph": {"trained": "multi_trained_query_graph", "untrained": "multi_untrained_query_graph",
+                                "no_ball": (MULTI_MATCHED,), "matched": MULTI_MATCHED}}
 BALL = "ball, the run's ranking (projected question, hyperbolic distance)"
 BALL_MULTI = "ball, the run's multi-step ranking (sub-questions' rankings interleaved)"
 #: the run's labels copied to every row
@@ -76,17 +97,24 @@ def write_rows(run_dir: str | Path, predictions: list[dict[str, Any]] | None = N
     missing = [r["id"] for r in rows if not isinstance((r.get("details") or {}).get("no_ball"), dict)]
     if missing:
         raise InputError(f"{len(missing)} of {len(rows)} predictions have no details.no_ball rows (first: "
-                         f"{missing[0]}); they come from method=hyperrag method.retriever.protocol=streaming",
+                         f"{missing[0]}); they come from method=hyperrag method.retriever.protocol=streaming, or a "
+                         "transductive run that built its ball (method.retriever.retrain=true)",
                          path=path)
     record = read_json_file(run_dir / "metrics.json") if (run_dir / "metrics.json").is_file() else {}
     metrics = (record.get("metrics") if isinstance(record, dict) else None) or {}
     ks = tuple(sorted({int(k.split("@", 1)[1]) for k in metrics if k.startswith("recall@")})) or (2, 5, 10)
     out: dict[str, Path] = {}
+    multi = any("multi_rows" in r["details"] for r in rows)
+
     def ranking(r: dict[str, Any], key: str) -> list[str] | None:
         det = r["details"]
+        if key in MULTI_ROWS:
+            if "multi_rows" in det:
+                return det["multi_rows"].get(key.removeprefix("multi_"))
+            key = key.removeprefix("multi_")  # routed to one step: its single-step rows
         return (det.get("ball_rows") or {}).get(key) if key in BALL_ROWS else det["no_ball"].get(key)
 
-    for key, label in {**ROWS, **BALL_ROWS}.items():
+    for key, label in {**ROWS, **BALL_ROWS, **(MULTI_ROWS if multi else {})}.items():
         if any(ranking(r, key) is None for r in rows):
             continue  # a run from before this row existed
         folder = run_dir / "rows" / key
@@ -99,7 +127,7 @@ def write_rows(run_dir: str | Path, predictions: list[dict[str, Any]] | None = N
         scored["queries"] = len(derived)
         scored.update({k: metrics[k] for k in _LABELS if k in metrics})
         scored["row"] = label
-        kind = "ball" if key in BALL_ROWS else "no ball"
+        kind = "ball" if key in BALL_ROWS or "trained" in key else "no ball"
         atomic_write_json(folder / "metrics.json", {"dataset": record.get("dataset"), "method": f"{key} ({kind})",
                                                    "derived_from": str(run_dir), "metrics": scored})
         out[key] = folder
@@ -120,7 +148,7 @@ def compare_rows(run_dir: str | Path, metrics: Sequence[str] = ("recall@2", "rec
     path = Path(run_dir) / PREDICTIONS
     preds = read_predictions(path) if path.is_file() else None  # read once (write_rows says when it is missing)
     folders = write_rows(run_dir, preds)
-    labels = {**ROWS, **BALL_ROWS}
+    labels = {**ROWS, **BALL_ROWS, **MULTI_ROWS}
     ball = run_per_query(run_dir, name="ball", predictions=preds)
     assert preds is not None
     multi = sum("sub_questions" in (r.get("details") or {}) for r in preds)
@@ -149,6 +177,7 @@ def compare_rows(run_dir: str | Path, metrics: Sequence[str] = ("recall@2", "rec
             means = {k: runs[k].interval(m).estimate for k in spec["no_ball"] if k in runs and m in runs[k].values}
             if means:
                 res["best_no_ball"][m] = labels[max(means, key=lambda k: means[k])]
+        res["matched"] = labels[spec["matched"]]
         out["scopes"][scope] = res
     return out
 
@@ -172,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for label, vals in res["ball_minus"].items():
             print(f"{res['ball_label'].split(',')[0]} ({res['multi_step_questions']} multi-step) − {label}\n" + "\n".join(f"  {m:>9}: {c.verdict('ball', 'row')}" for m, c in vals.items()))
         for scope, got in res["scopes"].items():
-            print(f"== scope {scope}: best no-ball row " + ", ".join(f"{m}: {v}" for m, v in got["best_no_ball"].items()))
+            print(f"== scope {scope}: matched row: {got['matched']}; best no-ball row "
+                  + ", ".join(f"{m}: {v}" for m, v in got["best_no_ball"].items()))
             for label, vals in got["trained_minus"].items():
                 print(f"trained − {label}\n" + "\n".join(f"  {m:>9}: {c.verdict('trained', 'row')}"
                                                           for m, c in vals.items()))

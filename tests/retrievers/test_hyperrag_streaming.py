@@ -249,3 +249,80 @@ def test_query_order_shuffled_arrives_in_a_seeded_permutation_and_keeps_file_ord
     for b in range(len(qs)):  # file order out: row b is question b's ranking
         assert out.details[b]["ball_rows"][f"trained_{r.settings.rank_scope}"] == [
             r.passage_ids[i] for i in out.indices[b].tolist()]
+
+
+def test_multi_step_rows_rank_the_runs_own_sub_questions_by_every_row(tmp_path, encoder):
+    """Issue 47: a streamed multi-step question keeps ``multi_rows`` — its own resolved sub-questions ranked by the
+    trained and the untrained ball under both scopes and by the no-ball rows (dense; the matched row: ``V_i`` by
+    cosine to each sub-question first), merged as the run merges them; the run's ranking is its trained row, and
+    at 0 epochs trained and untrained rows agree."""
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries]
+    for epochs in (3, 0):
+        r = _paper(tmp_path / str(epochs), encoder, _oracle(ds), train={"max_epochs": epochs},
+                   streaming={"epochs": epochs})
+        r.index(ds)
+        out = r.retrieve(qs, 5)
+        multi = [b for b, d in enumerate(out.details) if "multi_rows" in d]
+        assert multi and all("sub_questions" in out.details[b] for b in multi)
+        for b in multi:
+            rows = out.details[b]["multi_rows"]
+            assert set(rows) == {*(f"{t}_{s}" for t in ("trained", "untrained") for s in ("corpus", "query_graph")),
+                                 "dense", "graph_dense"}
+            assert rows[f"trained_{r.settings.rank_scope}"] == [r.passage_ids[i] for i in out.indices[b].tolist()]
+            v_i = {r.passage_ids[p] for p in r.query_graphs[qs[b]].passages}
+            assert set(rows["graph_dense"][: min(5, len(v_i))]) <= v_i  # the matched row ranks V_i first
+            if epochs == 0:
+                assert rows["trained_corpus"] == rows["untrained_corpus"]
+                assert rows["trained_query_graph"] == rows["untrained_query_graph"]
+
+
+def test_multi_step_scopes_are_compared_and_routed_questions_take_their_single_step_rows(tmp_path):
+    from hyperrag.retrievers.hyperrag_rows import BALL_ROWS, MULTI_ROWS, ROWS, compare_rows
+
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = []
+    for i, gold in enumerate(["a", "b", "c"]):
+        det = {"no_ball": {k: ["x", "y"] for k in ROWS}, "ball_rows": {k: [gold, "x"] for k in BALL_ROWS}}
+        if i:  # q0 routed to one step: no multi_rows
+            det.update(sub_questions=["Where?"], route="multi_step",
+                       multi_rows={k.removeprefix("multi_"): ["x", "y"] if "untrained" in k else [gold, "x"]
+                                   for k in MULTI_ROWS})
+        lines.append(json.dumps({"id": f"q{i}", "question": "Where?", "ranked_ids": [gold, "x"], "gold_ids": [gold],
+                                 "details": det}))
+    (run / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    res = compare_rows(run, ["recall@2"])
+    assert {"multi_corpus", "multi_query_graph"} <= set(res["scopes"])
+    got = res["scopes"]["multi_corpus"]["trained_minus"]
+    diff = got[MULTI_ROWS["multi_untrained_corpus"]]["recall@2"].difference.estimate
+    assert diff == pytest.approx(200 / 3)  # the two multi-step questions gain, the routed one (q0) ties
+    assert res["scopes"]["multi_query_graph"]["matched"] == MULTI_ROWS["multi_graph_dense"]
+    untrained = json.loads((run / "rows" / "multi_untrained_corpus" / "predictions.jsonl").read_text().splitlines()[0])
+    assert untrained["ranked_ids"] == ["a", "x"]  # q0 (routed) took its single-step untrained row
+    assert res["scopes"]["corpus"]["matched"] == ROWS["graph_dense"]
+
+
+def test_a_transductive_ball_built_in_the_run_keeps_the_rows_and_its_untrained_arm(tmp_path, encoder):
+    """Issue 47: a transductive run whose ball is built in the run keeps the same rows as a streaming one (the
+    query graph as built at index time: no-ball rows, the trained and untrained ball under both scopes); a ball
+    loaded from disk has no graphs and writes none."""
+    from hyperrag.data import sample_dataset
+
+    ds = sample_dataset()
+    qs = [q.question for q in ds.queries]
+    r = _paper(tmp_path, encoder, _oracle(ds), protocol="transductive", multi_step=False)
+    r.index(ds)
+    assert r.protocol == "transductive" and set(r.ball.index_graphs) <= set(qs) and r.ball.index_graphs
+    out = r.retrieve(qs, 5)
+    with_rows = [b for b, q in enumerate(qs) if q in r.ball.index_graphs]
+    for b in with_rows:
+        det = out.details[b]
+        assert set(det["no_ball"]) == {"dense", "dense_feedback", "graph_selection", "graph_dense", "graph_feedback"}
+        assert det["ball_rows"]["trained_corpus"] == [r.passage_ids[i] for i in out.indices[b].tolist()]
+    loaded = _paper(tmp_path, encoder, _oracle(ds), protocol="transductive", multi_step=False)
+    loaded.index(ds)  # the same settings: the saved ball, no graphs in memory
+    assert loaded.info["loaded_from"] != "trained" and not loaded.ball.index_graphs
+    assert torch.equal(loaded.retrieve(qs, 5).indices, out.indices)
