@@ -81,11 +81,14 @@ class RunRecord:
 STAND_INS = {
     # ../shared/data/musique_dev and ../shared/data/paper_format (the same 51 questions and 1,890 passages)
     ("dd70e717041b", "d6fb0e619e17"): "musique_dev",
+    # ../shared/data/2wiki_dev (499 of the 1,000 2WikiMultiHopQA questions, the whole 6,119-passage corpus)
+    ("38fa5d4c8d28", "139ce2c4c509"): "2wiki_dev",
 }
 
 
 def stand_in_name(data: dict[str, Any]) -> str | None:
-    """The name of a known stand-in data set a run scored (``musique_dev``), from its digests; else ``None``."""
+    """The name of a known stand-in data set a run scored (``musique_dev``, ``2wiki_dev``), from its digests; else
+    ``None``."""
     return STAND_INS.get((str(data.get("corpus_sha256")), str(data.get("queries_sha256"))))
 
 

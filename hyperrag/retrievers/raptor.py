@@ -46,6 +46,7 @@ class RaptorRetriever(Retriever):
 
     name = "raptor"
     supports_index_dir = True
+    uses_triples = False  # the tree is built from the passages alone: the runner extracts no triples for it
     settings: RaptorSettings
 
     def __init__(self, settings: RaptorSettings, **kwargs: Unpack[RetrieverArgs]) -> None:

@@ -119,3 +119,27 @@ def test_holisqa_context_recall_stands_beside_the_papers_cr_without_a_delta(tmp_
     assert "not comparable (context_recall is another measure than the paper's context_recall_claims; LLM-free" \
         in delta
     assert "Stand-in metric: HolisQA's CR without a judge" in table3 + text
+
+
+def test_a_2wiki_dev_run_is_named_with_the_papers_sizes_and_its_extraction(tmp_path):
+    """Issue 45: a paper-table run on ../shared/data/2wiki_dev (by its digests, read through ``paper_data=``) is
+    named "2wiki_dev (499 q / 6,119 p; paper 1,000 / 6,119)" with the spaCy stand-in as its extraction."""
+    from hyperrag.data.hipporag2_release import read_hipporag2_release
+    from hyperrag.reporting.run_info import dataset_record
+    from tests.conftest import SHARED_DATA
+
+    data = {"name": "2wikimultihopqa", "queries": 499, "passages": 6119, "queries_sha256": "139ce2c4c509",
+            "corpus_sha256": "38fa5d4c8d28"}
+    folder = SHARED_DATA / "2wiki_dev"
+    if folder.is_dir():  # the digests are the ones the reader gives the shared folder
+        record = dataset_record(read_hipporag2_release(folder, "2wikimultihopqa", None))
+        assert {k: record[k] for k in data} == data
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    spacy = {"source": "spacy", "model": "spaCy en_core_web_sm 3.8.0, LLM-free stand-in", "path": None}
+    make_run(root, "catrag", "catrag", "2wikimultihopqa", (60.0, 80.0, 85.0),
+             ["experiment=catrag_table", "method=catrag", "data.name=2wikimultihopqa"], queries=499,
+             data=data, extraction=spacy, llm_label="upper bound (oracle)",
+             models_used={"llm": "oracle", "embedder": "all-MiniLM-L6-v2"})
+    text = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5]")).read_text()
+    assert "2wiki_dev (499 q / 6,119 p; paper 1,000 / 6,119)" in text
+    assert "spaCy en_core_web_sm 3.8.0, LLM-free stand-in" in text

@@ -265,3 +265,22 @@ def test_every_summary_failing_stops_the_tree_build_and_the_rerun_builds_it(tmp_
         tree, _, built = summary_tree.load_or_build_tree(ids, texts, enc.encode(texts), enc, llm, settings,
                                                          tmp_path / "index")
     assert built and tree.stats["llm_summaries"] == 3 and tree.stats["stand_in"] == 0
+
+
+def test_raptor_reads_passages_only_so_the_runner_extracts_no_triples(tmp_path):
+    """RAPTOR's tree is built from the passages alone: with ``llm=oracle`` (or any LLM) and no released OpenIE the
+    runner must not extract the corpus for it (on 2wiki_dev: 6,119 failed oracle OpenIE calls, or a spaCy parse
+    under ``extractor=spacy``, counted in its index cost for nothing)."""
+    from dataclasses import replace
+
+    from hyperrag.extraction.settings import ExtractorSettings
+    from hyperrag.runners.prepare import prepare_dataset, retriever_class
+
+    assert not retriever_class(method_settings("raptor")).uses_triples
+    dataset = replace(sample_dataset(), openie_path=None)
+    spacy = ExtractorSettings(source="spacy", triples="title_subject", dates=True, noun_chunks=True, batch_size=64,
+                              shard_size=512)
+    out = prepare_dataset(dataset, None, tmp_path, extractor=spacy,
+                          uses_triples=retriever_class(method_settings("raptor")).uses_triples)
+    assert out.extraction["source"] == "none" and out.extraction["reason"] == "the method reads passages only"
+    assert out.openie_path is None and not (tmp_path / "spacy").exists() and not (tmp_path / "openie").exists()

@@ -1,6 +1,8 @@
 """neighbor_scoring (CatRAG, Table 10): the prompt's parts, the rubric and rules; 0–10 per neighbour ID, clamped,
 unknown IDs and names that are not the one shown with the ID dropped."""
 
+import json
+
 from hyperrag.llm.tasks.neighbor_scoring import NeighborScoring
 
 INPUTS = {
@@ -43,3 +45,23 @@ def test_scores_parse_clamp_and_drop_bad_ids_and_names():
     swapped = '{"scores": [{"id": "N1", "name": "paris", "score": 10}, {"id": "N2", "name": "paris", "score": 1}]}'
     parsed = task.parse(swapped, INPUTS)  # N1 is warsaw: a score given under another name is not trusted
     assert parsed.value == {"n:paris": 1} and parsed.dropped_ids == 1
+
+
+def test_a_blank_or_overlong_name_is_shown_as_one_a_reply_can_copy():
+    """HippoRAG 2's text form makes a name in non-ASCII letters only "" (one node on 2wiki_dev's spaCy graph): the
+    reply's name must be 1-200 characters, so copying "" failed the schema and the whole call (13 of 2,490 calls
+    of CatRAG's oracle run on 2wiki_dev). Such a neighbour is shown as "(unnamed entity N<k>)", a name over 200
+    characters cut to 200; a reply that copies them parses and scores every neighbour."""
+    long = "x" * 250
+    inputs = {**INPUTS, "neighbors": [*INPUTS["neighbors"],
+                                      {"id": "n:blank", "name": "", "text": "", "links": []},
+                                      {"id": "n:long", "name": long, "text": "", "links": []}]}
+    task = NeighborScoring()
+    shown = [name for _, name in task.shown(inputs)]
+    assert shown[3:] == ["(unnamed entity N4)", "x" * 200]
+    real = task.messages(inputs)[1]["content"].split("Now the real input.")[-1]
+    assert "name: (unnamed entity N4)" in real
+    raw = json.dumps({"scores": [{"id": f"N{i}", "name": n, "score": 5} for i, n in enumerate(shown, 1)]})
+    parsed = task.parse(raw, inputs)
+    assert parsed.value == {"n:warsaw": 5, "n:paris": 5, "n:pierre": 5, "n:blank": 5, "n:long": 5}
+    assert parsed.dropped_ids == 0
