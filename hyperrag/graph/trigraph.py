@@ -26,10 +26,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from hyperrag.utils.hashing import text_digest
+
+if TYPE_CHECKING:
+    from hyperrag.extraction.spacy_pipeline import Components
 
 #: spaCy entity labels the authors drop (``SpacyNER.extract_entities_sentences``): every other label is kept
 EXCLUDED_LABELS = frozenset({"ORDINAL", "CARDINAL"})
@@ -52,44 +56,52 @@ class PassageMentions:
 
 
 def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS,
-                   batch_size: int = 64, progress: bool = False) -> list[PassageMentions]:
+                   batch_size: int = 64, progress: bool = False,
+                   components: Components = "ner") -> list[PassageMentions]:
     """NER every text with the project's one spaCy pipeline (:mod:`hyperrag.extraction.spacy_pipeline`).
 
     Args:
         texts: passage texts.
         excluded: entity labels left out (the authors': ``ORDINAL``, ``CARDINAL``).
         batch_size: texts per ``nlp.pipe`` batch.
+        components: ``ner`` (NER and the sentence segmenter only) or ``full`` (the whole pipeline, sentences from
+            the parser, as the authors' ``spacy.load``).
 
     Returns:
         One :class:`PassageMentions` per text, sentences without an entity left out.
     """
     from hyperrag.extraction.spacy_pipeline import load_pipeline, parse, sentence_entities
 
-    labels = frozenset(load_pipeline().get_pipe("ner").labels) - excluded
+    labels = frozenset(load_pipeline(components=components).get_pipe("ner").labels) - excluded
     out = []
-    for doc in parse(texts, batch_size=batch_size, progress=progress, total=len(texts)):
+    for doc in parse(texts, batch_size=batch_size, components=components, progress=progress, total=len(texts)):
         out.append(PassageMentions(tuple((s.text, s.entities) for s in sentence_entities(doc, labels)
                                          if s.entities)))
     return out
 
 
-def question_entities(questions: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS) -> list[list[str]]:
+def question_entities(questions: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS,
+                      components: Components = "ner") -> list[list[str]]:
     """Each question's named entities, lower-cased, each once, first mention first (``SpacyNER.question_ner``:
-    a ``set``, so the authors' order is Python's hash order; ours is deterministic)."""
+    a ``set``, so the authors' order is Python's hash order; ours is deterministic). ``components``: as
+    :func:`parse_mentions`."""
     from hyperrag.extraction.spacy_pipeline import parse
 
     out = []
-    for doc in parse(questions):
+    for doc in parse(questions, components=components):
         names = [e.text.strip().lower() for e in doc.ents if e.label_ not in excluded and e.text.strip()]
         out.append(list(dict.fromkeys(names)))
     return out
 
 
-def mention_store_path(root: str | Path, excluded: frozenset[str] = EXCLUDED_LABELS) -> Path:
-    """Where the NER records of the project's spaCy model (with ``excluded`` labels left out) live under ``root``."""
+def mention_store_path(root: str | Path, excluded: frozenset[str] = EXCLUDED_LABELS,
+                       components: Components = "ner") -> Path:
+    """Where the NER records of the project's spaCy model (with ``excluded`` labels left out, parsed by the
+    ``components`` set) live under ``root``."""
     from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
 
-    return Path(root) / "linearrag" / f"mentions-{text_digest(MODEL_LABEL + '|' + ','.join(sorted(excluded)), 12)}.jsonl"
+    key = MODEL_LABEL + "|" + ",".join(sorted(excluded)) + ("" if components == "full" else f"|{components}")
+    return Path(root) / "linearrag" / f"mentions-{text_digest(key, 12)}.jsonl"
 
 
 class MentionStore:

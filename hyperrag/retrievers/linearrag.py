@@ -103,10 +103,11 @@ class LinearRAGRetriever(Retriever):
         the new passages; a deleted passage's records are simply not read)."""
         s = self.settings
         excluded = frozenset(s.excluded_labels)
-        store = MentionStore(mention_store_path(s.index_root or ".", excluded))
+        store = MentionStore(mention_store_path(s.index_root or ".", excluded, s.ner_components))
         missing = store.missing(texts)
         if missing:
-            store.add(missing, parse_mentions(missing, excluded, s.ner_batch_size, progress=len(missing) > 500))
+            store.add(missing, parse_mentions(missing, excluded, s.ner_batch_size, progress=len(missing) > 500,
+                                              components=s.ner_components))
         self.parsed = len(missing)
         return build_trigraph(texts, store.get(texts), s.adjacent_passage_edges)
 
@@ -120,7 +121,7 @@ class LinearRAGRetriever(Retriever):
     # ---- retrieval steps ---------------------------------------------------------------------------------
     def seed_entities(self, questions: list[str]) -> list[Seeds]:
         """Step 1: each question's NER entities, each matched to its nearest graph entity by cosine."""
-        names = question_entities(questions, frozenset(self.settings.excluded_labels))
+        names = question_entities(questions, frozenset(self.settings.excluded_labels), self.settings.ner_components)
         flat = [n for row in names for n in row]
         if not flat or self.entity_emb.shape[0] == 0:
             return [[] for _ in questions]

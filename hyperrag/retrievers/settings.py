@@ -247,6 +247,9 @@ class LinearRAGSettings:
         attribute_query_keywords: the keywords.
         excluded_labels: spaCy entity labels left out of the graph and the question (the authors': ORDINAL,
             CARDINAL).
+        ner_components: ``ner``: spaCy's NER and statistical sentence segmenter only (what the method reads:
+            entities and their sentences; about half the parse time), or ``full``: the whole pipeline, sentences
+            from the dependency parser (the authors' ``spacy.load``).
         ner_batch_size: passages per spaCy batch.
         tol, max_iter: PPR convergence.
         index_root: where the NER records live (``null``: the working directory).
@@ -267,6 +270,7 @@ class LinearRAGSettings:
     attribute_keyword_boost: NonNegativeFloat
     attribute_query_keywords: list[str]
     excluded_labels: list[str]
+    ner_components: Literal["ner", "full"]
     ner_batch_size: PositiveInt
     tol: PositiveFloat
     max_iter: PositiveInt

@@ -52,6 +52,27 @@ def test_spacy_ner_finds_the_shared_entity_in_both_passages():
     assert not any("studied" in s for s, _ in mentions[0].sentences)
 
 
+def test_ner_components_keep_the_entities_and_their_sentences():
+    """components="ner" (NER + sentence segmenter, the default) finds what the full pipeline finds on the fixture,
+    and the two component sets keep their NER records apart."""
+    from hyperrag.graph.trigraph import mention_store_path
+
+    assert parse_mentions(PASSAGES, components="ner") == parse_mentions(PASSAGES, components="full")
+    assert mention_store_path("r", components="ner") != mention_store_path("r", components="full")
+
+
+def test_vectorized_bridging_sums_a_repeated_seed_as_the_authors_sparse_vector():
+    """Two question entities matched to the same graph entity: the authors' coalesced seed vector spreads their sum
+    (0.3 + 0.3 reaches the threshold 0.5); the entity's own weight is one score (their scatter)."""
+    g = build_trigraph(PASSAGES, hand_mentions(), adjacent=False)
+    mentions = MentionIndex.from_coo(g.entity_sentence, "cpu")
+    sim = torch.tensor([1.0, 0.7, 0.1, 0.9])
+    out = bridge_vectorized(mentions, sim, [(0, 0.3), (0, 0.3)], 2, 0.5, 1)
+    assert 1 in out.activated and out.weight[1].item() == pytest.approx(0.6, abs=1e-6)
+    assert out.weight[0].item() == pytest.approx(0.3 + 0.6, abs=1e-6)
+    assert 1 not in bridge_iterative(mentions, sim, [(0, 0.3), (0, 0.3)], 2, 0.5, 1).activated  # per entity: 0.3
+
+
 @pytest.mark.parametrize("bridge", [bridge_iterative, bridge_vectorized])
 def test_bridging_reaches_a_second_hop_entity_through_a_sentence(bridge):
     g = build_trigraph(PASSAGES, hand_mentions(), adjacent=False)
