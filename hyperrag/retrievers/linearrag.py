@@ -15,7 +15,8 @@ Large-scale Corpora"), step by step as the authors' ``src/LinearRAG.py`` does it
   4. one batched PPR (damping 0.5) from the entity weights and passage scores; passages ranked by PPR mass.
 
 The embedder is the run's (MiniLM here; the authors' all-mpnet-base-v2 is not installed), the NER the project's
-one spaCy pipeline (``en_core_web_sm``; the authors' ``en_core_web_trf`` is not installable).
+one spaCy pipeline (``en_core_web_sm``; the authors' ``en_core_web_trf`` is not installable), by default only its
+NER and sentence segmenter (``ner_components``).
 docs/fidelity/linearrag.md maps each step to the authors' code.
 """
 
