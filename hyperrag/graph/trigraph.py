@@ -57,7 +57,7 @@ class PassageMentions:
 
 def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS,
                    batch_size: int = 64, progress: bool = False,
-                   components: Components = "ner") -> list[PassageMentions]:
+                   components: Components = "ner", line_breaks: bool = False) -> list[PassageMentions]:
     """NER every text with the project's one spaCy pipeline (:mod:`hyperrag.extraction.spacy_pipeline`).
 
     Args:
@@ -66,6 +66,8 @@ def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LAB
         batch_size: texts per ``nlp.pipe`` batch.
         components: ``ner`` (NER and the sentence segmenter only) or ``full`` (the whole pipeline, sentences from
             the parser, as the authors' ``spacy.load``).
+        line_breaks: a line break ends a sentence (``components="ner"`` only): a passage's title line is its own
+            sentence, so no entity straddles title and text.
 
     Returns:
         One :class:`PassageMentions` per text, sentences without an entity left out.
@@ -74,7 +76,8 @@ def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LAB
 
     labels = frozenset(load_pipeline(components=components).get_pipe("ner").labels) - excluded
     out = []
-    for doc in parse(texts, batch_size=batch_size, components=components, progress=progress, total=len(texts)):
+    for doc in parse(texts, batch_size=batch_size, components=components, line_breaks=line_breaks,
+                     progress=progress, total=len(texts)):
         out.append(PassageMentions(tuple((s.text, s.entities) for s in sentence_entities(doc, labels)
                                          if s.entities)))
     return out
@@ -95,12 +98,13 @@ def question_entities(questions: Sequence[str], excluded: frozenset[str] = EXCLU
 
 
 def mention_store_path(root: str | Path, excluded: frozenset[str] = EXCLUDED_LABELS,
-                       components: Components = "ner") -> Path:
+                       components: Components = "ner", line_breaks: bool = False) -> Path:
     """Where the NER records of the project's spaCy model (with ``excluded`` labels left out, parsed by the
-    ``components`` set) live under ``root``."""
+    ``components`` set, with or without ``line_breaks``) live under ``root``."""
     from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
 
-    key = MODEL_LABEL + "|" + ",".join(sorted(excluded)) + ("" if components == "full" else f"|{components}")
+    key = (MODEL_LABEL + "|" + ",".join(sorted(excluded)) + ("" if components == "full" else f"|{components}")
+           + ("|line_breaks" if line_breaks else ""))
     return Path(root) / "linearrag" / f"mentions-{text_digest(key, 12)}.jsonl"
 
 

@@ -104,11 +104,12 @@ class LinearRAGRetriever(Retriever):
         the new passages; a deleted passage's records are simply not read)."""
         s = self.settings
         excluded = frozenset(s.excluded_labels)
-        store = MentionStore(mention_store_path(s.index_root or ".", excluded, s.ner_components))
+        line_breaks = s.line_break_sentences and s.ner_components == "ner"  # the parser's sentences stay as cut
+        store = MentionStore(mention_store_path(s.index_root or ".", excluded, s.ner_components, line_breaks))
         missing = store.missing(texts)
         if missing:
             store.add(missing, parse_mentions(missing, excluded, s.ner_batch_size, progress=len(missing) > 500,
-                                              components=s.ner_components))
+                                              components=s.ner_components, line_breaks=line_breaks))
         self.parsed = len(missing)
         return build_trigraph(texts, store.get(texts), s.adjacent_passage_edges)
 

@@ -61,6 +61,16 @@ def test_ner_components_keep_the_entities_and_their_sentences():
     assert mention_store_path("r", components="ner") != mention_store_path("r", components="full")
 
 
+def test_a_line_break_ends_a_sentence_so_no_entity_straddles_title_and_text():
+    """line_break_sentences (the default): "Title\ntext" gives the title its own sentence; without it the small
+    model reads the title and the start of the text as one entity."""
+    text = "Climate Dynamics\nClimate Dynamics is a journal published by Springer."
+    split = parse_mentions([text], line_breaks=True)[0]
+    assert split.sentences[0] == ("Climate Dynamics", ("Climate Dynamics",))
+    assert not any("\n" in e for e in split.entities) and not any("\n" in s for s, _ in split.sentences)
+    assert any("\n" in e for e in parse_mentions([text])[0].entities)  # the defect the setting removes
+
+
 def test_vectorized_bridging_sums_a_repeated_seed_as_the_authors_sparse_vector():
     """Two question entities matched to the same graph entity: the authors' coalesced seed vector spreads their sum
     (0.3 + 0.3 reaches the threshold 0.5); the entity's own weight is one score (their scatter)."""
