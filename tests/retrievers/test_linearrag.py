@@ -62,7 +62,7 @@ def test_ner_components_keep_the_entities_and_their_sentences():
 
 
 def test_a_line_break_ends_a_sentence_so_no_entity_straddles_title_and_text():
-    """line_break_sentences (the default): "Title\ntext" gives the title its own sentence; without it the small
+    """line_break_sentences=true: "Title\ntext" gives the title its own sentence; without it the small
     model reads the title and the start of the text as one entity."""
     text = "Climate Dynamics\nClimate Dynamics is a journal published by Springer."
     split = parse_mentions([text], line_breaks=True)[0]
