@@ -26,10 +26,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from hyperrag.utils.hashing import text_digest
+
+if TYPE_CHECKING:
+    from hyperrag.extraction.spacy_pipeline import Components
 
 #: spaCy entity labels the authors drop (``SpacyNER.extract_entities_sentences``): every other label is kept
 EXCLUDED_LABELS = frozenset({"ORDINAL", "CARDINAL"})
@@ -52,49 +56,62 @@ class PassageMentions:
 
 
 def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS,
-                   batch_size: int = 64, progress: bool = False) -> list[PassageMentions]:
+                   batch_size: int = 64, progress: bool = False,
+                   components: Components = "ner", line_breaks: bool = False) -> list[PassageMentions]:
     """NER every text with the project's one spaCy pipeline (:mod:`hyperrag.extraction.spacy_pipeline`).
 
     Args:
         texts: passage texts.
         excluded: entity labels left out (the authors': ``ORDINAL``, ``CARDINAL``).
         batch_size: texts per ``nlp.pipe`` batch.
+        components: ``ner`` (NER and the sentence segmenter only) or ``full`` (the whole pipeline, sentences from
+            the parser, as the authors' ``spacy.load``).
+        line_breaks: a line break ends a sentence (``components="ner"`` only): a passage's title line is its own
+            sentence, so no entity straddles title and text.
 
     Returns:
         One :class:`PassageMentions` per text, sentences without an entity left out.
     """
     from hyperrag.extraction.spacy_pipeline import parse, sentence_entities
 
-    labels = entity_labels(excluded)
+    labels = entity_labels(excluded, components)
     out = []
-    for doc in parse(texts, batch_size=batch_size, progress=progress, total=len(texts)):
+    for doc in parse(texts, batch_size=batch_size, components=components, line_breaks=line_breaks,
+                     progress=progress, total=len(texts)):
         out.append(PassageMentions(tuple((s.text, s.entities) for s in sentence_entities(doc, labels)
                                          if s.entities)))
     return out
 
 
-def entity_labels(excluded: frozenset[str] = EXCLUDED_LABELS) -> frozenset[str]:
-    """The NER labels of the project's spaCy pipeline that name a Tri-Graph entity: all but ``excluded``."""
+def entity_labels(excluded: frozenset[str] = EXCLUDED_LABELS, components: Components = "ner") -> frozenset[str]:
+    """The NER labels of the project's spaCy pipeline (``components`` as :func:`parse_mentions`) that name a
+    Tri-Graph entity: all but ``excluded``."""
     from hyperrag.extraction.spacy_pipeline import load_pipeline
 
-    return frozenset(load_pipeline().get_pipe("ner").labels) - excluded
+    return frozenset(load_pipeline(components=components).get_pipe("ner").labels) - excluded
 
 
-def question_entities(questions: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS) -> list[list[str]]:
+def question_entities(questions: Sequence[str], excluded: frozenset[str] = EXCLUDED_LABELS,
+                      components: Components = "ner") -> list[list[str]]:
     """Each question's named entities (:func:`~hyperrag.extraction.spacy_pipeline.named_entities`, the labels
     passages are read with), lower-cased, each once, first mention first (``SpacyNER.question_ner``: a ``set``, so
-    the authors' order is Python's hash order; ours is deterministic)."""
+    the authors' order is Python's hash order; ours is deterministic). ``components``: as :func:`parse_mentions`."""
     from hyperrag.extraction.spacy_pipeline import named_entities, parse
 
-    labels = entity_labels(excluded)
-    return [list(dict.fromkeys(n.lower() for n in named_entities(list(doc.ents), labels))) for doc in parse(questions)]
+    labels = entity_labels(excluded, components)
+    return [list(dict.fromkeys(n.lower() for n in named_entities(list(doc.ents), labels)))
+            for doc in parse(questions, components=components)]
 
 
-def mention_store_path(root: str | Path, excluded: frozenset[str] = EXCLUDED_LABELS) -> Path:
-    """Where the NER records of the project's spaCy model (with ``excluded`` labels left out) live under ``root``."""
+def mention_store_path(root: str | Path, excluded: frozenset[str] = EXCLUDED_LABELS,
+                       components: Components = "ner", line_breaks: bool = False) -> Path:
+    """Where the NER records of the project's spaCy model (with ``excluded`` labels left out, parsed by the
+    ``components`` set, with or without ``line_breaks``) live under ``root``."""
     from hyperrag.extraction.spacy_pipeline import MODEL_LABEL
 
-    return Path(root) / "linearrag" / f"mentions-{text_digest(MODEL_LABEL + '|' + ','.join(sorted(excluded)), 12)}.jsonl"
+    key = (MODEL_LABEL + "|" + ",".join(sorted(excluded)) + ("" if components == "full" else f"|{components}")
+           + ("|line_breaks" if line_breaks else ""))
+    return Path(root) / "linearrag" / f"mentions-{text_digest(key, 12)}.jsonl"
 
 
 class MentionStore:

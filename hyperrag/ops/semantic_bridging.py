@@ -128,11 +128,12 @@ def bridge_vectorized(mentions: MentionIndex, sentence_sim: torch.Tensor, seeds:
     es, dev = mentions.entity_sentence, sentence_sim.device
     num_e, num_s = es.shape
     current = torch.zeros(num_e, dtype=torch.float32, device=dev)
+    total = torch.zeros(num_e, dtype=torch.float32, device=dev)
     activated: dict[int, tuple[float, int]] = {}
     for e, score in seeds:
-        current[e] = score
+        current[e] += score  # the authors' seed vector is a coalesced sparse tensor: a repeated seed sums
+        total[e] = score     # their dense accumulator is scattered: one score per entity
         activated[e] = (score, 0)
-    total = current.clone()
     used = torch.zeros(num_s, dtype=torch.bool, device=dev)
     sim = sentence_sim.float()
     for iteration in range(1, max_iterations):

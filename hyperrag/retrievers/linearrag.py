@@ -15,7 +15,8 @@ Large-scale Corpora"), step by step as the authors' ``src/LinearRAG.py`` does it
   4. one batched PPR (damping 0.5) from the entity weights and passage scores; passages ranked by PPR mass.
 
 The embedder is the run's (MiniLM here; the authors' all-mpnet-base-v2 is not installed), the NER the project's
-one spaCy pipeline (``en_core_web_sm``; the authors' ``en_core_web_trf`` is not installable).
+one spaCy pipeline (``en_core_web_sm``; the authors' ``en_core_web_trf`` is not installable), by default only its
+NER and sentence segmenter (``ner_components``).
 docs/fidelity/linearrag.md maps each step to the authors' code.
 """
 
@@ -101,10 +102,12 @@ class LinearRAGRetriever(Retriever):
         the new passages; a deleted passage's records are simply not read)."""
         s = self.settings
         excluded = frozenset(s.excluded_labels)
-        store = MentionStore(mention_store_path(s.index_root or ".", excluded))
+        line_breaks = s.line_break_sentences and s.ner_components == "ner"  # the parser's sentences stay as cut
+        store = MentionStore(mention_store_path(s.index_root or ".", excluded, s.ner_components, line_breaks))
         missing = store.missing(texts)
         if missing:
-            store.add(missing, parse_mentions(missing, excluded, s.ner_batch_size, progress=len(missing) > 500))
+            store.add(missing, parse_mentions(missing, excluded, s.ner_batch_size, progress=len(missing) > 500,
+                                              components=s.ner_components, line_breaks=line_breaks))
         self.parsed = len(missing)
         return build_trigraph(texts, store.get(texts), s.adjacent_passage_edges)
 
@@ -118,7 +121,7 @@ class LinearRAGRetriever(Retriever):
     # ---- retrieval steps ---------------------------------------------------------------------------------
     def seed_entities(self, questions: list[str]) -> list[Seeds]:
         """Step 1: each question's NER entities, each matched to its nearest graph entity by cosine."""
-        names = question_entities(questions, frozenset(self.settings.excluded_labels))
+        names = question_entities(questions, frozenset(self.settings.excluded_labels), self.settings.ner_components)
         flat = [n for row in names for n in row]
         if not flat or self.entity_emb.shape[0] == 0:
             return [[] for _ in questions]

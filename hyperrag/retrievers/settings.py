@@ -247,6 +247,12 @@ class LinearRAGSettings:
         attribute_query_keywords: the keywords.
         excluded_labels: spaCy entity labels left out of the graph and the question (the authors': ORDINAL,
             CARDINAL).
+        ner_components: ``ner``: spaCy's NER and statistical sentence segmenter only (what the method reads:
+            entities and their sentences; about half the parse time), or ``full``: the whole pipeline, sentences
+            from the dependency parser (the authors' ``spacy.load``).
+        line_break_sentences: a line break ends a sentence (``ner_components: ner`` only; with ``full`` the
+            parser's sentences are kept): a passage's title line
+            (``title\ntext``) is its own sentence, so the NER cannot read title and first words as one entity.
         ner_batch_size: passages per spaCy batch.
         tol, max_iter: PPR convergence.
         index_root: where the NER records live (``null``: the working directory).
@@ -265,6 +271,8 @@ class LinearRAGSettings:
     attribute_keyword_boost: NonNegativeFloat
     attribute_query_keywords: list[str]
     excluded_labels: list[str]
+    ner_components: Literal["ner", "full"]
+    line_break_sentences: bool
     ner_batch_size: PositiveInt
     tol: PositiveFloat
     max_iter: PositiveInt

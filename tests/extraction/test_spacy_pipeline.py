@@ -23,3 +23,12 @@ def test_sentences_carry_their_entities_in_order():
     assert sents[0].entities == ("Marie Curie", "Warsaw")
     assert "Paris" in sents[1].entities and "1891" in sents[1].entities
     assert "Vistula" in named_entities(list(docs[1].ents))
+
+
+def test_the_ner_component_set_runs_only_the_recogniser_and_the_sentence_segmenter():
+    nlp = load_pipeline(components="ner")
+    assert nlp.pipe_names == ["senter", "ner"] and nlp is load_pipeline(components="ner") is not load_pipeline()
+    doc = next(parse(["Marie Curie was born in Warsaw. She moved to Paris in 1891."], components="ner"))
+    sents = sentence_entities(doc)
+    assert [s.text for s in sents] == ["Marie Curie was born in Warsaw.", "She moved to Paris in 1891."]
+    assert sents[0].entities == ("Marie Curie", "Warsaw")

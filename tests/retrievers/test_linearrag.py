@@ -62,6 +62,37 @@ def test_a_question_names_the_entities_its_text_would_as_a_passage():
     assert seeds[:3] == ["marie curie", "warsaw", "poland"] and not {"second", "two"} & set(seeds)
 
 
+def test_ner_components_keep_the_entities_and_their_sentences():
+    """components="ner" (NER + sentence segmenter, the default) finds what the full pipeline finds on the fixture,
+    and the two component sets keep their NER records apart."""
+    from hyperrag.graph.trigraph import mention_store_path
+
+    assert parse_mentions(PASSAGES, components="ner") == parse_mentions(PASSAGES, components="full")
+    assert mention_store_path("r", components="ner") != mention_store_path("r", components="full")
+
+
+def test_a_line_break_ends_a_sentence_so_no_entity_straddles_title_and_text():
+    """line_break_sentences=true: "Title\ntext" gives the title its own sentence; without it the small
+    model reads the title and the start of the text as one entity."""
+    text = "Climate Dynamics\nClimate Dynamics is a journal published by Springer."
+    split = parse_mentions([text], line_breaks=True)[0]
+    assert split.sentences[0] == ("Climate Dynamics", ("Climate Dynamics",))
+    assert not any("\n" in e for e in split.entities) and not any("\n" in s for s, _ in split.sentences)
+    assert any("\n" in e for e in parse_mentions([text])[0].entities)  # the defect the setting removes
+
+
+def test_vectorized_bridging_sums_a_repeated_seed_as_the_authors_sparse_vector():
+    """Two question entities matched to the same graph entity: the authors' coalesced seed vector spreads their sum
+    (0.3 + 0.3 reaches the threshold 0.5); the entity's own weight is one score (their scatter)."""
+    g = build_trigraph(PASSAGES, hand_mentions(), adjacent=False)
+    mentions = MentionIndex.from_coo(g.entity_sentence, "cpu")
+    sim = torch.tensor([1.0, 0.7, 0.1, 0.9])
+    out = bridge_vectorized(mentions, sim, [(0, 0.3), (0, 0.3)], 2, 0.5, 1)
+    assert 1 in out.activated and out.weight[1].item() == pytest.approx(0.6, abs=1e-6)
+    assert out.weight[0].item() == pytest.approx(0.3 + 0.6, abs=1e-6)
+    assert 1 not in bridge_iterative(mentions, sim, [(0, 0.3), (0, 0.3)], 2, 0.5, 1).activated  # per entity: 0.3
+
+
 @pytest.mark.parametrize("bridge", [bridge_iterative, bridge_vectorized])
 def test_bridging_reaches_a_second_hop_entity_through_a_sentence(bridge):
     g = build_trigraph(PASSAGES, hand_mentions(), adjacent=False)
