@@ -54,9 +54,12 @@ musique_dev on 2 shared cores). Both sides then rank with the same vectors of th
 encoding the texts in other batches (one musique synonym pair at the 0.8 cosine threshold, 6e-5 in PPR) is gone,
 nothing else changes; the JSON line's ``reference_embeddings`` counts the vectors read and encoded.
 
+``--reference-json PATH``: compare with an earlier reference-side output instead of running the package again
+(the same dataset, questions and modes; each side keeps its rankings' top 100 passages, ``TOP_KEPT``).
+
 The JSON line: per mode, the share of questions whose top-5 passages are identical (as sets and in order),
-recall@5 of each and their difference, the largest |PPR score difference| over all passages of all
-questions, and for each question that differs, the first step whose output differs (fact retrieval →
+recall@5 of each and their difference, the largest |PPR score difference| over the passages both sides rank in
+their top 100 (all passages before 2026-12-02), and for each question that differs, the first step whose output differs (fact retrieval →
 filter → entity seeding → PPR over the graph), plus how the two graphs' entity–entity weights compare.
 """
 
@@ -105,6 +108,10 @@ def name_key(name: str) -> str:
 
 
 # ==== the reference side (runs inside the virtual environment; imports no hyperrag) ========================
+TOP_KEPT = 100  # passages kept per ranking on both sides (every passage of 2wiki_dev's 6,119 x 1,497 rankings
+#                 made the reference's JSON 4.4 GB, more than this machine's memory could read back)
+
+
 def read_cached_vectors(cache: str, texts: list[str]) -> dict:
     """``--reuse-embeddings``: ``{position in texts: vector}`` for the texts our encoder's sqlite cache holds
     (:class:`~hyperrag.embedding.cache.EmbeddingCache`: rows keyed by the SHA-256 of the text's UTF-8 bytes,
@@ -256,7 +263,7 @@ def run_reference(args: argparse.Namespace) -> None:
         for q in spec["questions"]:
             current["q"] = q
             sol = hr.retrieve([q], num_to_retrieve=len(docs))[0]
-            rows.append({"docs": list(sol.docs), "scores": [float(s) for s in sol.doc_scores],
+            rows.append({"docs": list(sol.docs)[:TOP_KEPT], "scores": [float(s) for s in sol.doc_scores][:TOP_KEPT],
                          **trace.get(q, {})})
         out["modes"][mode] = rows
     Path(args.out).write_text(json.dumps(out))
@@ -481,8 +488,8 @@ def our_side(args: argparse.Namespace) -> dict:
                 kept[q] = keep
             ent = {names[e]: float(seeds.entity_weight[b, e]) for e in seeds.entity_weight[b].nonzero().squeeze(1)}
             order = torch.argsort(scores[b], descending=True, stable=True).tolist()
-            rows.append({"docs": [ds.corpus.passages[position[j]].content for j in order],
-                         "scores": [float(scores[b, j]) for j in order], "candidates": cand, "kept": keep,
+            rows.append({"docs": [ds.corpus.passages[position[j]].content for j in order[:TOP_KEPT]],
+                         "scores": [float(scores[b, j]) for j in order[:TOP_KEPT]], "candidates": cand, "kept": keep,
                          "entity_reset": ent, "fallback": not keep})
         runs[mode] = rows
         if not pairs:
@@ -597,6 +604,9 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="one of ours' HippoRAG2Settings on top of --ours (repeatable; VALUE read as YAML), "
                          "e.g. --set seed_ties=reference --set ppr_dtype=float64")
+    ap.add_argument("--reference-json", default=None,
+                    help="compare with this earlier reference-side output (same dataset, questions and modes) "
+                         "instead of running the package again")
     ap.add_argument("--build-slice", action="store_true", help="only (re)build the 2wiki_slice files and exit")
     ap.add_argument("--reference-side", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
@@ -641,10 +651,12 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(work / "stubs"), "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     t1 = time.perf_counter()
-    subprocess.run([str(python), __file__, "--reference-side", "--spec", str(work / "spec.json"),
-                    "--out", str(work / "reference.json")], check=True, env=env)
+    ref_out = Path(args.reference_json) if args.reference_json else work / "reference.json"
+    if not args.reference_json:
+        subprocess.run([str(python), __file__, "--reference-side", "--spec", str(work / "spec.json"),
+                        "--out", str(ref_out)], check=True, env=env)
     t_ref = time.perf_counter() - t1
-    ref = json.loads((work / "reference.json").read_text())
+    ref = json.loads(ref_out.read_text())
     if args.dataset == "sample":
         ids = ours["id_of"]
         for m in args.modes:
