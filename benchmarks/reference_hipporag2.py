@@ -4,7 +4,8 @@
                                              [--limit N] [--modes unfiltered,fixed,failing]
                                              [--dataset musique|sample|2wiki_slice|2wiki_dev]
                                              [--slice /tmp/$USER/2wiki_slice]
-                                             [--ours reference|default]
+                                             [--ours reference|default] [--set KEY=VALUE ...]
+                                             [--reference-hash-seed N] [--reuse-embeddings]
 
 ``--dataset sample`` runs both on the bundled 12-passage sample (its hand-written triples, written out in
 HippoRAG 2's OpenIE layout) and also prints the reference's top-5 rankings: tests/retrievers/test_hipporag2_
@@ -46,9 +47,19 @@ float64`` with ``tol`` 1e-10, and this process re-executes itself under ``PYTHON
 side runs (the reference's seed tie order is a Python set's); ``--ours default`` runs ``method=hipporag2``'s
 defaults.
 
+``--reuse-embeddings``: the reference's MiniLM stand-in first looks each text up in our encoder's sqlite cache
+(``$HYPERRAG_CACHE/embeddings``, keyed by the text's SHA-256; read only) and encodes only the texts missing there,
+so the package does not spend another cold encoding of the corpus's passages, entities and facts (~50 min for
+musique_dev on 2 shared cores). Both sides then rank with the same vectors of the same model: the float noise of
+encoding the texts in other batches (one musique synonym pair at the 0.8 cosine threshold, 6e-5 in PPR) is gone,
+nothing else changes; the JSON line's ``reference_embeddings`` counts the vectors read and encoded.
+
+``--reference-json PATH``: compare with an earlier reference-side output instead of running the package again
+(the same dataset, questions and modes; each side keeps its rankings' top 100 passages, ``TOP_KEPT``).
+
 The JSON line: per mode, the share of questions whose top-5 passages are identical (as sets and in order),
-recall@5 of each and their difference, the largest |PPR score difference| over all passages of all
-questions, and for each question that differs, the first step whose output differs (fact retrieval →
+recall@5 of each and their difference, the largest |PPR score difference| over the passages both sides rank in
+their top 100 (all passages before 2026-12-02), and for each question that differs, the first step whose output differs (fact retrieval →
 filter → entity seeding → PPR over the graph), plus how the two graphs' entity–entity weights compare.
 """
 
@@ -97,6 +108,31 @@ def name_key(name: str) -> str:
 
 
 # ==== the reference side (runs inside the virtual environment; imports no hyperrag) ========================
+TOP_KEPT = 100  # passages kept per ranking on both sides (every passage of 2wiki_dev's 6,119 x 1,497 rankings
+#                 made the reference's JSON 4.4 GB, more than this machine's memory could read back)
+
+
+def read_cached_vectors(cache: str, texts: list[str]) -> dict:
+    """``--reuse-embeddings``: ``{position in texts: vector}`` for the texts our encoder's sqlite cache holds
+    (:class:`~hyperrag.embedding.cache.EmbeddingCache`: rows keyed by the SHA-256 of the text's UTF-8 bytes,
+    float32, normalised), opened read only; the standard library and numpy only (it runs in the reference's venv)."""
+    import hashlib
+    import sqlite3
+
+    import numpy as np
+
+    db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True)
+    keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
+    hits = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start:start + 500]
+        rows = db.execute(f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+        hits.update((bytes(k), np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+    db.close()
+    return {i: hits[k] for i, k in enumerate(keys) if k in hits}
+
+
 def run_reference(args: argparse.Namespace) -> None:
     import importlib
 
@@ -123,8 +159,20 @@ def run_reference(args: argparse.Namespace) -> None:
 
         def batch_encode(self, texts, instruction=None, norm=True, **kwargs):  # the instruction is for NV-Embed
             texts = [texts] if isinstance(texts, str) else list(texts)
-            return self.model.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
-                                     show_progress_bar=False).astype(np.float32)
+            found = cached_vectors(texts)
+            missing = [i for i in range(len(texts)) if i not in found]
+            if missing:
+                vectors = self.model.encode([texts[i] for i in missing], batch_size=64, convert_to_numpy=True,
+                                            normalize_embeddings=True, show_progress_bar=False).astype(np.float32)
+                found.update(zip(missing, vectors))
+            reuse["encoded"] += len(missing)
+            reuse["from_cache"] += len(texts) - len(missing)
+            return np.stack([found[i] for i in range(len(texts))]).astype(np.float32)
+
+    reuse = {"encoded": 0, "from_cache": 0, "cache": spec.get("embedding_cache")}
+
+    def cached_vectors(texts):
+        return read_cached_vectors(reuse["cache"], texts) if reuse["cache"] else {}
 
     class ScriptedFilterLLM:
         """SCRIPTED, no model: answers HippoRAG 2's fact-filter prompt with fixed decisions (``mode``:
@@ -205,7 +253,7 @@ def run_reference(args: argparse.Namespace) -> None:
     hr.rerank_facts = traced_rerank
     hr.run_ppr = traced_ppr
     out = {"index_seconds": round(index_s, 1), "nodes": g.vcount(), "edges": g.ecount(), "entity_pairs": pairs,
-           "modes": {}}
+           "modes": {}, "embeddings": reuse}
     for mode in spec["modes"]:
         llm.mode = mode
         llm.kept = spec.get("kept", {})
@@ -215,7 +263,7 @@ def run_reference(args: argparse.Namespace) -> None:
         for q in spec["questions"]:
             current["q"] = q
             sol = hr.retrieve([q], num_to_retrieve=len(docs))[0]
-            rows.append({"docs": list(sol.docs), "scores": [float(s) for s in sol.doc_scores],
+            rows.append({"docs": list(sol.docs)[:TOP_KEPT], "scores": [float(s) for s in sol.doc_scores][:TOP_KEPT],
                          **trace.get(q, {})})
         out["modes"][mode] = rows
     Path(args.out).write_text(json.dumps(out))
@@ -358,6 +406,23 @@ class ScriptedFilter:
         return out
 
 
+def overrides(pairs: list[str]) -> dict:
+    """``--set KEY=VALUE`` pairs as settings (values read as YAML: ``1e-10`` a float, ``float64`` a string)."""
+    import yaml
+
+    out = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        parsed = yaml.safe_load(value)
+        if isinstance(parsed, str):  # YAML 1.1 reads "1e-10" as a string
+            try:
+                parsed = float(parsed)
+            except ValueError:
+                pass
+        out[key.strip()] = parsed
+    return out
+
+
 def failing_questions(questions: list[str]) -> set[str]:
     """The questions whose filter call fails in the ``failing`` mode: those at even positions."""
     return {q for i, q in enumerate(questions) if i % 2 == 0}
@@ -390,6 +455,7 @@ def our_side(args: argparse.Namespace) -> dict:
     questions = [q.question for q in queries]
     encoder = TextEncoder(show_progress=False)
     mode_settings = {"seed_ties": "reference", "ppr_dtype": "float64", "tol": 1e-10} if args.ours == "reference" else {}
+    mode_settings.update(overrides(getattr(args, "set", [])))
     settings = method_settings("hipporag2", index_root=str(Path(args.work) / "index"), **mode_settings)
     oracle = None if args.dataset == "2wiki_slice" else build_llm(
         compose_config("retrieve", ["llm=oracle", "tracking=none"]).llm, ds)
@@ -422,8 +488,8 @@ def our_side(args: argparse.Namespace) -> dict:
                 kept[q] = keep
             ent = {names[e]: float(seeds.entity_weight[b, e]) for e in seeds.entity_weight[b].nonzero().squeeze(1)}
             order = torch.argsort(scores[b], descending=True, stable=True).tolist()
-            rows.append({"docs": [ds.corpus.passages[position[j]].content for j in order],
-                         "scores": [float(scores[b, j]) for j in order], "candidates": cand, "kept": keep,
+            rows.append({"docs": [ds.corpus.passages[position[j]].content for j in order[:TOP_KEPT]],
+                         "scores": [float(scores[b, j]) for j in order[:TOP_KEPT]], "candidates": cand, "kept": keep,
                          "entity_reset": ent, "fallback": not keep})
         runs[mode] = rows
         if not pairs:
@@ -529,6 +595,18 @@ def main() -> None:
                     help="where the 2wiki_slice files are (built there when missing)")
     ap.add_argument("--ours", default="reference", choices=["reference", "default"],
                     help="ours in the reference mode (seed_ties, float64 PPR, PYTHONHASHSEED=0) or as configured")
+    ap.add_argument("--reuse-embeddings", action="store_true",
+                    help="the reference's MiniLM stand-in returns our encoder's cached vectors of the same texts "
+                         "(read only; texts not cached are encoded) instead of encoding everything again")
+    ap.add_argument("--reference-hash-seed", type=int, default=0,
+                    help="PYTHONHASHSEED of the reference's process (its tied seeds follow a set's order); "
+                         "with --ours reference, ours runs under the same")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="one of ours' HippoRAG2Settings on top of --ours (repeatable; VALUE read as YAML), "
+                         "e.g. --set seed_ties=reference --set ppr_dtype=float64")
+    ap.add_argument("--reference-json", default=None,
+                    help="compare with this earlier reference-side output (same dataset, questions and modes) "
+                         "instead of running the package again")
     ap.add_argument("--build-slice", action="store_true", help="only (re)build the 2wiki_slice files and exit")
     ap.add_argument("--reference-side", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
@@ -541,8 +619,9 @@ def main() -> None:
     if args.build_slice:
         build_wiki_slice(Path(args.data), Path(args.slice))
         return
-    if args.ours == "reference" and os.environ.get("PYTHONHASHSEED") != "0":  # the reference side's hash seed
-        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
+    seed = str(args.reference_hash_seed)
+    if args.ours == "reference" and os.environ.get("PYTHONHASHSEED") != seed:  # the reference side's hash seed
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": seed})
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     work = Path(args.work)
@@ -557,19 +636,27 @@ def main() -> None:
     corpus, openie = reference_inputs(args, ours["dataset"], work)
     import hashlib
 
+    cache = None
+    if args.reuse_embeddings:  # our encoder's sqlite cache (the vectors our side just read or wrote)
+        from hyperrag.embedding import TextEncoder
+
+        cache = str(TextEncoder(show_progress=False).cache.path)
     inputs = hashlib.sha1("|".join([corpus, openie, resolve_model_path("all-MiniLM-L6-v2"),
-                                    str(Path(corpus).stat().st_size), str(Path(openie).stat().st_size)]).encode())
+                                    str(Path(corpus).stat().st_size), str(Path(openie).stat().st_size)]
+                                   + (["reuse-embeddings"] if cache else [])).encode())
     spec = {"save_dir": str(work / f"reference_run-{inputs.hexdigest()[:10]}"), "openie": openie, "corpus": corpus,
             "model_path": resolve_model_path("all-MiniLM-L6-v2"), "questions": questions, "modes": args.modes,
-            "kept": ours["kept"], "failing": ours["failing"]}
+            "kept": ours["kept"], "failing": ours["failing"], "embedding_cache": cache}
     (work / "spec.json").write_text(json.dumps(spec))
-    env = {**os.environ, "PYTHONPATH": str(work / "stubs"), "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1",
+    env = {**os.environ, "PYTHONPATH": str(work / "stubs"), "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     t1 = time.perf_counter()
-    subprocess.run([str(python), __file__, "--reference-side", "--spec", str(work / "spec.json"),
-                    "--out", str(work / "reference.json")], check=True, env=env)
+    ref_out = Path(args.reference_json) if args.reference_json else work / "reference.json"
+    if not args.reference_json:
+        subprocess.run([str(python), __file__, "--reference-side", "--spec", str(work / "spec.json"),
+                        "--out", str(ref_out)], check=True, env=env)
     t_ref = time.perf_counter() - t1
-    ref = json.loads((work / "reference.json").read_text())
+    ref = json.loads(ref_out.read_text())
     if args.dataset == "sample":
         ids = ours["id_of"]
         for m in args.modes:
@@ -577,10 +664,13 @@ def main() -> None:
                                                              for row in ref["modes"][m]]}))
     result = {"benchmark": "reference_hipporag2", "reference": REFERENCE,
               "data": {"musique": "musique_dev"}.get(args.dataset, args.dataset), "ours": args.ours,
+              "ours_set": overrides(args.set), "reference_hash_seed": args.reference_hash_seed,
               "questions": len(questions), "graph": compare_graphs(ours["pairs"], ref["entity_pairs"]),
               "modes": {m: compare(ours["runs"][m], ref["modes"][m], ours["gold"], ours["id_of"], questions)
                         for m in args.modes},
-              "seconds": {"ours": round(t_ours, 1), "reference": round(t_ref, 1)}}
+              "seconds": {"ours": round(t_ours, 1), "reference": round(t_ref, 1)},
+              "reference_embeddings": {k: v for k, v in ref.get("embeddings", {}).items() if k != "cache"}
+              | {"reused_from_our_cache": bool(cache)}}
     print(json.dumps(result))
 
 

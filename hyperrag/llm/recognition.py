@@ -32,7 +32,8 @@ def filter_facts(
     asked: int | None = 4,
     progress: bool | str = False,
 ) -> list[list[Any] | None]:
-    """Relevant fact keys per query (``None`` = no LLM judgement; use the unfiltered facts).
+    """Relevant fact keys per query (``None`` = no LLM judgement: the caller decides, e.g. HippoRAG 2's
+    ``failed_filter`` — ``dense_fallback``, the reference's, keeps no fact; ``keep_all`` keeps every candidate).
 
     Args:
         llm: an :class:`~hyperrag.llm.base.LLM` (``NoLLM`` gives all ``None`` without raising).
@@ -63,5 +64,6 @@ def filter_facts(
         else:
             failed += 1
     if failed:
-        log.warning("fact filter: %d/%d queries without an LLM judgement (kept unfiltered)", failed, len(todo))
+        log.warning("fact filter: %d/%d queries without an LLM judgement (their facts go by the retriever's "
+                    "failed_filter setting)", failed, len(todo))
     return out
