@@ -196,3 +196,27 @@ def test_staleness_follows_the_reporting_code_only(tmp_path):
     assert "older than" in stale_reason(report, tmp_path)
     report.write_text(PREDATES + "\n\n# r\n")
     assert stale_reason(report, tmp_path) is None
+
+
+def test_our_lightrag_hybrid_run_meets_the_papers_lightrag_row(tmp_path):
+    """``method=lightrag`` names its runs ``lightrag-hybrid``; the papers' "LightRAG" rows (method ``lightrag``) meet
+    that run — with its interval and a "not comparable (reason)" Δ — and no other LightRAG mode."""
+    from hyperrag.reporting.paper_rows import paper_method
+
+    root = tmp_path / "multirun" / "hyperrag_baselines" / "stamp"
+    data = {"name": "musique", "queries": 51, "passages": 1890}
+    for name, method in (("hybrid", "lightrag-hybrid"), ("local", "lightrag-local")):
+        make_run(root, name, method, "musique", (50.0, 60.0, 70.0), ["experiment=hyperrag_baselines",
+                 f"method=lightrag{'' if name == 'hybrid' else '_' + name}"], llm_label="LLM-free",
+                 match_acc=40.0 if name == "hybrid" else 30.0, data=data, queries=51)
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    table1 = text.split("## Paper vs ours: Table 1")[1].split("\n## ")[0]
+    lines = table1.splitlines()
+    paper = next(i for i, x in enumerate(lines) if x.startswith("| paper (published): LightRAG |"))
+    assert lines[paper + 1].startswith("| ours: lightrag-hybrid")
+    delta = lines[paper + 2]
+    assert delta.startswith("| Δ ours − paper (LightRAG)") and "not comparable (LLM-free fallback" in delta
+    assert "40.0" in lines[paper + 1] and "lightrag-local" not in table1
+    run = RunRecord(Path("run"), "lightrag-hybrid", "musique", {})
+    assert paper_method(run) == "lightrag"
+    assert paper_method(RunRecord(Path("run"), "lightrag-local", "musique", {})) == "lightrag-local"
