@@ -220,3 +220,16 @@ def test_our_lightrag_hybrid_run_meets_the_papers_lightrag_row(tmp_path):
     run = RunRecord(Path("run"), "lightrag-hybrid", "musique", {})
     assert paper_method(run) == "lightrag"
     assert paper_method(RunRecord(Path("run"), "lightrag-local", "musique", {})) == "lightrag-local"
+
+
+def test_an_llm_free_run_at_the_papers_size_prints_not_comparable_in_its_report(tmp_path):
+    """CatRAG Table 2 (musique: 1,000 q / 11,656 p): an LLM-free CatRAG run of exactly that size gets no Δ — its
+    report prints "not comparable (LLM-free fallback, ...)" and nothing else as the reason."""
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    make_run(root, "catrag", "catrag", "musique", (50.0, 60.0, 70.0), ["experiment=catrag_table", "method=catrag"],
+             llm_label="LLM-free", queries=1000, data={"name": "musique", "queries": 1000, "passages": 11656})
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    table2 = text.split("## Paper vs ours: Table 2")[1].split("\n## ")[0]
+    delta = next(x for x in table2.splitlines() if x.startswith("| Δ ours − paper"))
+    assert "| not comparable (LLM-free fallback, not the paper's LLM steps) |" in delta
+    assert "1,000 q / 11,656 p; paper 1,000 / 11,656" in table2  # the sizes agree: the reason is the fallback alone
