@@ -238,7 +238,8 @@ def data_and_model_lines(runs: Sequence[RunRecord], tables: Sequence[PublishedTa
         for role, model in used.items():
             named = paper.get(role)
             tail = f" (paper: {named})" if named is not None and role in swapped else \
-                (" (the paper's)" if named is not None and model != "oracle" else "")
+                (" (the paper's)" if named is not None and model != "oracle" and not str(model).startswith("none (")
+                 else "")  # no extraction (a passage-only method) is not the paper's model
             parts.append(f"{role} `{model}`{tail}")
         models.setdefault("; ".join(parts), []).append(r.method)
     if models:

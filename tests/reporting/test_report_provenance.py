@@ -311,3 +311,24 @@ def test_a_report_from_runs_the_repository_cannot_place_says_so_under_printed_by
     assert stale_runs_reason(path) is None  # recomputed from values.json: the same line
     path.write_text(path.read_text().replace(lines[at + 2], "no line"))
     assert "does not say so" in stale_runs_reason(path)
+
+
+def test_a_passage_only_run_names_no_extraction_model_and_claims_none_of_the_papers(tmp_path):
+    """BM25 extracts no triples: its extraction role reads ``none (no extraction)``, never "unknown model" or "(the
+    paper's)"; HippoRAG 2 on the released GPT-3.5 file beside it still names that model against the paper's."""
+    root = tmp_path / "multirun" / "hipporag2_table" / "stamp"
+    paper = {"llm": "meta-llama/Llama-3.3-70B-Instruct", "extraction": "meta-llama/Llama-3.3-70B-Instruct"}
+    for method, extraction in (("bm25", {"source": "none", "model": None, "path": None}),
+                               ("hipporag2", {"source": "file", "model": "gpt-3.5-turbo-1106",
+                                              "path": "x/openie_results_ner_gpt-3.5-turbo-1106.json"})):
+        run = make_run(root, method, method, "musique", (50.0, 60.0, 70.0), ["experiment=hipporag2_table",
+                       f"method={method}"], llm_label="upper bound (oracle)", models_used={"llm": "oracle"},
+                       paper_models=paper)
+        saved = json.loads((run / "metrics.json").read_text())
+        saved["metrics"]["extraction"] = extraction
+        (run / "metrics.json").write_text(json.dumps(saved))
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    bm25 = next(x for x in text.splitlines() if x.startswith("- ") and x.endswith("— bm25"))
+    assert "extraction `none (no extraction)` — bm25" in bm25 and "unknown model" not in text
+    assert ("extraction `gpt-3.5-turbo-1106 (released file openie_results_ner_gpt-3.5-turbo-1106.json)` "
+            "(paper: meta-llama/Llama-3.3-70B-Instruct)") in text
