@@ -9,13 +9,29 @@ turn a report's committed values into its text; changes elsewhere in the tree do
 
 A report whose per-query values are lost cannot be re-printed: its first line says it predates the current
 statistics (:data:`PREDATES`), and it carries no ``printed by`` line.
+
+The printing code is one half; the runs a report was printed from are the other. Each run records the commit of its
+code (``run_info.json``: ``git.commit``, ``git.dirty``). A report's runs are *older than the tree* when the code
+that produced them (:func:`run_code_paths`: the runner and metric code, the oracle's answers for an oracle-read
+run, the method's retriever module, the classes it derives from and the ``hyperrag.retrievers`` modules it imports,
+its method and experiment YAML) differs between the run's commit and HEAD, when a run was made with uncommitted
+changes, or when its commit is not in the repository. A report then says so in a line of its own right under its
+``printed by`` line (:data:`RUNS_PREDATE` + :func:`runs_stale_reason`), computed when it is printed; the staleness
+test recomputes it and fails when the line is missing or out of date (re-print with ``python report.py --all``;
+rerun the experiment to remove it). Deeper dependencies (``hyperrag/ops``, ``index``, ``graph``, the data readers,
+the embedder) are not followed: a change there does not mark the runs.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 #: the code that prints a report from its committed values (paths relative to the repository root); a commit
 #: changing any of them stales every report printed before it
@@ -96,3 +112,130 @@ def stale_reason(report: Path, root: Path = REPO_ROOT) -> str | None:
         return (f"printed by {sha[:10]}, older than (or not descended from) {last[:10]}, the last change to the "
                 "reporting code: re-print it with `python report.py --all`")
     return None
+
+
+#: the code every run's figures come from, whatever its method: the runner and the metric code behind metrics.json
+#: (the per-query values a report prints are recomputed from predictions.jsonl by per_query.py, a reporting path)
+RUN_PATHS = ("retrieve.py", "hyperrag/eval/retrieval.py", "hyperrag/eval/qa.py")
+#: an oracle-read run's figures also come from the oracle's answers
+ORACLE_PATHS = ("hyperrag/llm/oracle",)
+#: the start of a report's line (under ``printed by``) saying its runs are older than the tree's code
+RUNS_PREDATE = "> **Runs older than the tree's code**: "
+
+
+def _module_path(module: str, root: Path) -> str | None:
+    for rel in (module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py"):
+        if (root / rel).is_file():
+            return rel
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def method_code_paths(settings_target: str, root: Path = REPO_ROOT) -> tuple[str, ...]:
+    """The files of a method's retriever at HEAD, from its settings class (``method.retriever._target_``): the
+    retriever's module, the modules of the classes it derives from, and the ``hyperrag.retrievers`` modules those
+    import (``settings.py``, the typing of every method, excepted). ``()`` when the class is not in the tree."""
+    module, _, name = settings_target.rpartition(".")
+    try:
+        retriever = getattr(getattr(importlib.import_module(module), name), "retriever", None)
+        rmod, _, rname = str(retriever).rpartition(".")
+        cls = getattr(importlib.import_module(rmod), rname)
+    except (ImportError, AttributeError, ValueError):
+        return ()
+    modules = {c.__module__ for c in cls.__mro__ if c.__module__.startswith("hyperrag.")}
+    for mod in sorted(modules):
+        rel = _module_path(mod, root)
+        if rel is None:
+            continue
+        for node in ast.walk(ast.parse((root / rel).read_text())):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            modules |= {n for n in names if n.startswith("hyperrag.retrievers.")}
+    modules.discard("hyperrag.retrievers.settings")
+    return tuple(sorted(p for m in modules if (p := _module_path(m, root)) is not None))
+
+
+def run_code_paths(run: Any, root: Path = REPO_ROOT) -> list[str]:
+    """The paths (relative to the repository) whose code produced ``run``'s figures (a
+    :class:`~hyperrag.reporting.collect.RunRecord`): :data:`RUN_PATHS`, :data:`ORACLE_PATHS` for an oracle-read
+    run, :func:`method_code_paths` of its settings class, and its method and experiment YAML when named."""
+    from hyperrag.reporting.collect import uses_oracle
+
+    paths = list(RUN_PATHS) + (list(ORACLE_PATHS) if uses_oracle(run) else [])
+    target = run.config.get("method.retriever._target_")
+    if target:
+        paths += method_code_paths(str(target), root)
+    for group in ("method", "experiment"):
+        name = run.overrides.get(group)
+        if name and (root / "hydra_configs" / group / f"{name}.yaml").is_file():
+            paths.append(f"hydra_configs/{group}/{name}.yaml")
+    return list(dict.fromkeys(paths))
+
+
+def _has_commit(sha: str, root: Path) -> bool:
+    try:
+        _git("cat-file", "-e", f"{sha}^{{commit}}", root=root)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return True
+
+
+def runs_stale_reason(runs: Sequence[Any], root: Path = REPO_ROOT) -> str | None:
+    """Why a report's runs are older than the tree's code (``None``: every run's code is HEAD's): per run commit,
+    the paths of :func:`run_code_paths` that differ between it and HEAD; runs made with uncommitted changes; runs
+    whose commit is not in the repository or not recorded."""
+    by_commit: dict[str, list[Any]] = {}
+    for run in runs:
+        by_commit.setdefault(run.commit, []).append(run)
+    reasons = []
+    for sha in sorted(by_commit):
+        group = by_commit[sha]
+        if not sha:
+            reasons.append(f"{len(group)} run(s) record no commit")
+            continue
+        if not _has_commit(sha, root):
+            reasons.append(f"runs at {sha[:10]}: the commit is not in this repository")
+            continue
+        paths = sorted({p for r in group for p in run_code_paths(r, root)})
+        changed = _git("diff", "--name-only", sha, "HEAD", "--", *paths, root=root).split()
+        if changed:
+            reasons.append(f"runs at {sha[:10]} predate changes to {', '.join(sorted(changed))}")
+        dirty = sum(bool(((r.inputs.get("info") or {}).get("git") or {}).get("dirty")) for r in group)
+        if dirty:
+            reasons.append(f"{dirty} run(s) at {sha[:10]} were made with uncommitted changes")
+    return "; ".join(reasons) or None
+
+
+def runs_predate_line(runs: Sequence[Any], root: Path = REPO_ROOT) -> str | None:
+    """The report's line saying its runs are older than the tree's code, or ``None`` (see :func:`runs_stale_reason`)."""
+    try:
+        why = runs_stale_reason(runs, root)
+    except (OSError, subprocess.SubprocessError):
+        return RUNS_PREDATE + "unknown (no git checkout to compare the runs' commits with)."
+    if why is None:
+        return None
+    return (RUNS_PREDATE + why + ". The figures are those runs'; rerun the experiment and `python report.py "
+            "runs=<dir>` to replace them.")
+
+
+def printed_runs_line(text: str) -> str | None:
+    """The :data:`RUNS_PREDATE` line a report's text carries, or ``None``."""
+    return next((line for line in text.splitlines() if line.startswith(RUNS_PREDATE)), None)
+
+
+def stale_runs_reason(report: Path, root: Path = REPO_ROOT) -> str | None:
+    """Why a committed report's line about its runs (:data:`RUNS_PREDATE`) is missing or out of date — recomputed
+    from its ``values.json`` at HEAD; ``None``: it is right (or the report has no values: see :data:`PREDATES`)."""
+    from hyperrag.reporting.snapshot import VALUES_FILE, load_values
+
+    values = report.parent / VALUES_FILE
+    if not values.is_file():
+        return None
+    _, runs = load_values(values)
+    want, have = runs_predate_line(runs, root), printed_runs_line(report.read_text())
+    if want == have:
+        return None
+    if want is None:
+        return "it says its runs are older than the tree's code, and they no longer are: re-print it"
+    return (f"its runs are older than the tree's code ({want[len(RUNS_PREDATE):].split('. The figures')[0]}) and "
+            "the report does not say so as of HEAD: re-print it with `python report.py --all`, or rerun its runs")

@@ -19,7 +19,7 @@ from hyperrag.reporting.collect import RunRecord, find_runs, latest_only, sort_k
 from hyperrag.reporting.cost import add_api_cost, cost_table, has_cost, plot_recall_vs_cost
 from hyperrag.reporting.paper_rows import data_text, paper_sections
 from hyperrag.reporting.plots import numeric_sweep_keys, plot_bars, plot_grid, plot_recall_curves, plot_sweep
-from hyperrag.reporting.provenance import printed_by_line
+from hyperrag.reporting.provenance import printed_by_line, runs_predate_line
 from hyperrag.reporting.published import PublishedTable, tables_for_experiment
 from hyperrag.reporting.significance import oracle_read_metrics, paired_table, paired_tests
 from hyperrag.reporting.snapshot import VALUES_FILE, load_values, save_values
@@ -113,6 +113,9 @@ def render_report(runs: list[RunRecord], folder: Path, settings: dict[str, Any])
     intro = (f"{len(runs)} run(s) from {sources} — generated {time.strftime('%Y-%m-%d %H:%M')}. "
              f"Values in %, best per column in **bold**, with the {interval_legend()}.")
     sections = [f"# {title or name}", "", intro, "", printed_by_line(), ""]
+    runs_line = runs_predate_line(runs)  # the runs' code against the tree's (provenance.runs_stale_reason)
+    if runs_line:
+        sections += [runs_line, ""]
     sections += obtained_lines(runs)
     sections += data_and_model_lines(runs, tables_for_experiment(experiment or name))
     commits = {r.commit for r in runs if r.commit}
@@ -235,7 +238,8 @@ def data_and_model_lines(runs: Sequence[RunRecord], tables: Sequence[PublishedTa
         for role, model in used.items():
             named = paper.get(role)
             tail = f" (paper: {named})" if named is not None and role in swapped else \
-                (" (the paper's)" if named is not None and model != "oracle" else "")
+                (" (the paper's)" if named is not None and model != "oracle" and not str(model).startswith("none (")
+                 else "")  # no extraction (a passage-only method) is not the paper's model
             parts.append(f"{role} `{model}`{tail}")
         models.setdefault("; ".join(parts), []).append(r.method)
     if models:

@@ -54,6 +54,8 @@ def extraction_id(extraction: dict[str, Any]) -> str:
     """The extraction role's text: ``gpt-3.5-turbo-1106 (released file openie_results_ner_gpt-3.5-turbo-1106.json)``,
     ``Qwen/... (LLM)``, ``en_core_web_sm 3.8.0 (library stand-in)``; ``(inferred)`` when the run did not record it."""
     source = str(extraction.get("source") or "?")
+    if source == "none":  # a passage-only method: no triples, so no extraction model to name or to compare
+        return f"none ({_SOURCES['none']})"
     model = extraction.get("model") or "unknown model"
     where = _SOURCES.get(source, source)
     if source == "file" and extraction.get("path"):

@@ -15,7 +15,15 @@ from hydra import compose, initialize_config_dir
 
 from hyperrag.reporting.collect import RunRecord
 from hyperrag.reporting.paper_rows import not_comparable
-from hyperrag.reporting.provenance import PREDATES, last_reporting_change, printed_by, stale_reason
+from hyperrag.reporting.provenance import (
+    PREDATES,
+    RUNS_PREDATE,
+    last_reporting_change,
+    printed_by,
+    runs_stale_reason,
+    stale_reason,
+    stale_runs_reason,
+)
 from hyperrag.reporting.published import load_published
 from tests.conftest import REPO_ROOT
 from tests.test_report_entry import compose_report, make_run, report
@@ -44,6 +52,16 @@ def test_no_committed_report_was_printed_by_reporting_code_older_than_the_trees(
     for p in reports:  # a current report has its values beside it; one that predates says so first
         assert (p.parent / "values.json").is_file() or p.read_text().startswith(PREDATES), p
     assert last_reporting_change(REPO_ROOT)
+
+
+@pytest.mark.skipif(not _git_history(), reason="needs the repository's full git history (not a shallow clone)")
+def test_a_committed_report_says_whether_its_runs_are_older_than_the_trees_code():
+    """The printing code is half of a report; its runs are the other. Each report with values says, in a line
+    under ``printed by``, whether the code that produced its runs (provenance.run_code_paths) differs from HEAD's —
+    recomputed here: a change to a method after its runs, without a re-print, fails."""
+    reports = sorted((REPO_ROOT / "reports").glob("*/report.md"))
+    wrong = {str(p.relative_to(REPO_ROOT)): why for p in reports if (why := stale_runs_reason(p, REPO_ROOT))}
+    assert not wrong, wrong
 
 
 def test_benchmarks_links_only_current_reports():
@@ -196,3 +214,121 @@ def test_staleness_follows_the_reporting_code_only(tmp_path):
     assert "older than" in stale_reason(report, tmp_path)
     report.write_text(PREDATES + "\n\n# r\n")
     assert stale_reason(report, tmp_path) is None
+
+
+def test_our_lightrag_hybrid_run_meets_the_papers_lightrag_row(tmp_path):
+    """``method=lightrag`` names its runs ``lightrag-hybrid``; the papers' "LightRAG" rows (method ``lightrag``) meet
+    that run — with its interval and a "not comparable (reason)" Δ — and no other LightRAG mode."""
+    from hyperrag.reporting.paper_rows import paper_method
+
+    root = tmp_path / "multirun" / "hyperrag_baselines" / "stamp"
+    data = {"name": "musique", "queries": 51, "passages": 1890}
+    for name, method in (("hybrid", "lightrag-hybrid"), ("local", "lightrag-local")):
+        make_run(root, name, method, "musique", (50.0, 60.0, 70.0), ["experiment=hyperrag_baselines",
+                 f"method=lightrag{'' if name == 'hybrid' else '_' + name}"], llm_label="LLM-free",
+                 match_acc=40.0 if name == "hybrid" else 30.0, data=data, queries=51)
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    table1 = text.split("## Paper vs ours: Table 1")[1].split("\n## ")[0]
+    lines = table1.splitlines()
+    paper = next(i for i, x in enumerate(lines) if x.startswith("| paper (published): LightRAG |"))
+    assert lines[paper + 1].startswith("| ours: lightrag-hybrid")
+    delta = lines[paper + 2]
+    assert delta.startswith("| Δ ours − paper (LightRAG)") and "not comparable (LLM-free fallback" in delta
+    assert "40.0" in lines[paper + 1] and "lightrag-local" not in table1
+    run = RunRecord(Path("run"), "lightrag-hybrid", "musique", {})
+    assert paper_method(run) == "lightrag"
+    assert paper_method(RunRecord(Path("run"), "lightrag-local", "musique", {})) == "lightrag-local"
+
+
+def test_an_llm_free_run_at_the_papers_size_prints_not_comparable_in_its_report(tmp_path):
+    """CatRAG Table 2 (musique: 1,000 q / 11,656 p): an LLM-free CatRAG run of exactly that size gets no Δ — its
+    report prints "not comparable (LLM-free fallback, ...)" and nothing else as the reason."""
+    root = tmp_path / "multirun" / "catrag_table" / "stamp"
+    make_run(root, "catrag", "catrag", "musique", (50.0, 60.0, 70.0), ["experiment=catrag_table", "method=catrag"],
+             llm_label="LLM-free", queries=1000, data={"name": "musique", "queries": 1000, "passages": 11656})
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    table2 = text.split("## Paper vs ours: Table 2")[1].split("\n## ")[0]
+    delta = next(x for x in table2.splitlines() if x.startswith("| Δ ours − paper"))
+    assert "| not comparable (LLM-free fallback, not the paper's LLM steps) |" in delta
+    assert "1,000 q / 11,656 p; paper 1,000 / 11,656" in table2  # the sizes agree: the reason is the fallback alone
+
+
+def _git_in(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_runs_are_older_than_the_tree_when_their_methods_code_changed(tmp_path):
+    """In a scratch repository: a dense run is current until dense's own code (its retriever module, the base
+    class, its YAML, the runner or the metric code) changes; a change to another method keeps it current; a run
+    made with uncommitted changes, or at a commit the repository lacks, is never current."""
+    from hyperrag.reporting.provenance import method_code_paths, run_code_paths
+
+    files = ["retrieve.py", "hyperrag/eval/retrieval.py", "hyperrag/eval/qa.py", "hyperrag/retrievers/base.py",
+             "hyperrag/retrievers/dense.py", "hyperrag/retrievers/bm25.py", "hydra_configs/method/dense.yaml"]
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("x = 1\n")
+    _git_in(tmp_path, "init", "-q")
+    _git_in(tmp_path, "add", "-A")
+    _git_in(tmp_path, "commit", "-qm", "a")
+    sha = _git_in(tmp_path, "rev-parse", "HEAD")
+
+    def dense(commit: str, dirty: bool = False) -> RunRecord:
+        run = RunRecord(Path("run"), "dense", "musique", {"queries": 3}, overrides={"method": "dense"},
+                        config={"method.retriever._target_": "hyperrag.retrievers.settings.DenseSettings"},
+                        tags=["LLM-free"])
+        run.inputs = {"info": {"git": {"commit": commit, "dirty": dirty}}}
+        return run
+
+    target = "hyperrag.retrievers.settings.DenseSettings"
+    assert method_code_paths(target, tmp_path) == ("hyperrag/retrievers/base.py", "hyperrag/retrievers/dense.py")
+    assert "hydra_configs/method/dense.yaml" in run_code_paths(dense(sha), tmp_path)
+    assert runs_stale_reason([dense(sha)], tmp_path) is None
+    (tmp_path / "hyperrag/retrievers/bm25.py").write_text("x = 2\n")
+    _git_in(tmp_path, "commit", "-qam", "another method")
+    assert runs_stale_reason([dense(sha)], tmp_path) is None
+    (tmp_path / "hyperrag/retrievers/dense.py").write_text("x = 2\n")
+    _git_in(tmp_path, "commit", "-qam", "dense changed")
+    assert runs_stale_reason([dense(sha)], tmp_path) == \
+        f"runs at {sha[:10]} predate changes to hyperrag/retrievers/dense.py"
+    head = _git_in(tmp_path, "rev-parse", "HEAD")
+    assert runs_stale_reason([dense(head)], tmp_path) is None
+    assert "made with uncommitted changes" in runs_stale_reason([dense(head, dirty=True)], tmp_path)
+    assert "not in this repository" in runs_stale_reason([dense("0" * 40)], tmp_path)
+    assert "record no commit" in runs_stale_reason([dense("")], tmp_path)
+
+
+def test_a_report_from_runs_the_repository_cannot_place_says_so_under_printed_by(tmp_path):
+    root = tmp_path / "multirun" / "hipporag2_damping" / "stamp"
+    for d in ("0.5", "0.85"):
+        make_run(root, d, "hipporag2", "musique", (50.0, 60.0, 70.0), ["experiment=hipporag2_damping",
+                 f"method.retriever.damping={d}"], llm_label="LLM-free")
+    path = report.run(compose_report(tmp_path, f"runs={root}"))
+    lines = path.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("printed by: git "))
+    assert lines[at + 2].startswith(RUNS_PREDATE + "runs at abc1234567: the commit is not in this repository")
+    assert stale_runs_reason(path) is None  # recomputed from values.json: the same line
+    path.write_text(path.read_text().replace(lines[at + 2], "no line"))
+    assert "does not say so" in stale_runs_reason(path)
+
+
+def test_a_passage_only_run_names_no_extraction_model_and_claims_none_of_the_papers(tmp_path):
+    """BM25 extracts no triples: its extraction role reads ``none (no extraction)``, never "unknown model" or "(the
+    paper's)"; HippoRAG 2 on the released GPT-3.5 file beside it still names that model against the paper's."""
+    root = tmp_path / "multirun" / "hipporag2_table" / "stamp"
+    paper = {"llm": "meta-llama/Llama-3.3-70B-Instruct", "extraction": "meta-llama/Llama-3.3-70B-Instruct"}
+    for method, extraction in (("bm25", {"source": "none", "model": None, "path": None}),
+                               ("hipporag2", {"source": "file", "model": "gpt-3.5-turbo-1106",
+                                              "path": "x/openie_results_ner_gpt-3.5-turbo-1106.json"})):
+        run = make_run(root, method, method, "musique", (50.0, 60.0, 70.0), ["experiment=hipporag2_table",
+                       f"method={method}"], llm_label="upper bound (oracle)", models_used={"llm": "oracle"},
+                       paper_models=paper)
+        saved = json.loads((run / "metrics.json").read_text())
+        saved["metrics"]["extraction"] = extraction
+        (run / "metrics.json").write_text(json.dumps(saved))
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    bm25 = next(x for x in text.splitlines() if x.startswith("- ") and x.endswith("— bm25"))
+    assert "extraction `none (no extraction)` — bm25" in bm25 and "unknown model" not in text
+    assert ("extraction `gpt-3.5-turbo-1106 (released file openie_results_ner_gpt-3.5-turbo-1106.json)` "
+            "(paper: meta-llama/Llama-3.3-70B-Instruct)") in text
