@@ -21,6 +21,7 @@ retrieved again):
 from __future__ import annotations
 
 import itertools
+import logging
 import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -36,6 +37,8 @@ WEIGHT_GRID: dict[str, tuple[float, ...]] = {"relevance": (0.25, 0.5, 1.0),
                                              "similarity": (0.0, 0.05, 0.1, 0.2, 0.5),
                                              "hallucination": (0.0, 0.1, 0.2, 0.5, 1.0)}
 PAPER_WEIGHTS = RewardWeights()
+
+log = logging.getLogger(__name__)
 
 
 def _value(o: dict[str, Any], key: str) -> float:
@@ -203,3 +206,15 @@ def best_action_subset(env: RefinementEnv, ids: Sequence[int], n: int, metric: s
 
 __all__ = ["PAPER_WEIGHTS", "WEIGHT_GRID", "best_action_subset", "best_by_reward", "pairwise_concordance",
            "reward_agreement", "tune_weights", "weight_grid"]
+
+
+def tune_env(env: RefinementEnv, ids: Sequence[int]) -> dict[str, Any] | None:
+    """With ``env.tune_weights`` set, choose the λs on the questions ``ids`` (the training questions: their gold is
+    read) and re-score every memoised outcome of ``env`` with them; returns what decided it (``None`` without
+    tuning)."""
+    if not env.tune_weights:
+        return None
+    w, env.tuning = tune_weights(env, list(ids), metric=env.tune_weights)
+    env.set_weights(w)
+    log.info("reward λs tuned on %d training questions: %s", len(ids), env.tuning)
+    return env.tuning

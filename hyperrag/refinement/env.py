@@ -121,9 +121,9 @@ class RefinementEnv:
         mask_unchanged: a step that leaves the query set unchanged is not a distinct action.
         actions: the refinement actions a policy chooses from (default all three; a subset is the labelled
             restricted-action setting — outcomes, and the feedback loop inside them, are unchanged).
-        tune_weights: ``None`` — the λs as given — or ``full_chain`` — λ2–λ4 chosen by :meth:`tune_on` on the
+        tune_weights: ``None`` — the λs as given — or ``full_chain`` — λ2–λ4 chosen by :func:`~hyperrag.refinement.agreement.tune_env` on the
             training questions (A.3 calls the λs tunable) for the full-chain recall@k of the reward's per-question
-            best sequence (labelled: reads those questions' gold passages; a trainer calls :meth:`tune_on` with
+            best sequence (labelled: reads those questions' gold passages; a trainer calls :func:`~hyperrag.refinement.agreement.tune_env` with
             its training questions only).
     """
 
@@ -423,18 +423,6 @@ class RefinementEnv:
         self.weights = weights if isinstance(weights, RewardWeights) else RewardWeights(**weights)
         for o in self._memo.values():
             o["reward"] = self.combine(o["terms"])
-
-    def tune_on(self, ids: Sequence[int]) -> dict[str, Any] | None:
-        """With ``tune_weights``, choose the λs on the questions ``ids`` (the training questions: their gold is
-        read) and re-score every outcome with them; returns what decided it (``None`` without tuning)."""
-        if not self.tune_weights:
-            return None
-        from hyperrag.refinement.agreement import tune_weights
-
-        w, self.tuning = tune_weights(self, list(ids), metric=self.tune_weights)
-        self.set_weights(w)
-        log.info("reward λs tuned on %d training questions: %s", len(ids), self.tuning)
-        return self.tuning
 
     def derive(self, **changes: Any) -> RefinementEnv:
         """Another reading of the reward over the *same* retrievals: a new environment with ``changes`` to the

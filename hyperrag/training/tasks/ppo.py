@@ -34,6 +34,7 @@ from typing_extensions import TypedDict
 
 from hyperrag.config.validation import NonNegativeFloat, PositiveInt, as_dict, plain
 from hyperrag.data.types import Dataset
+from hyperrag.refinement.agreement import tune_env
 from hyperrag.refinement.datamodule import RolloutDataModule
 from hyperrag.refinement.env import RefinementEnv, split_queries
 from hyperrag.refinement.ppo import STOP, PPOPolicy, policy_compatibility
@@ -164,7 +165,7 @@ class PPOTask:
         env = RefinementEnv(retriever, self.dataset.queries, max_steps=self.retriever_settings.max_refine_steps,
                             **self.env_settings)
         env.reward_table(train + held)  # every (question, action sequence) outcome once, up front
-        env.tune_on(train)  # tune_weights: the λs from the training questions only (no-op otherwise)
+        tune_env(env, train)  # tune_weights: the λs from the training questions only (no-op otherwise)
         log.info("PPO environment: %d questions x %d sequences, hallucination term %s", len(train + held),
                  len(env.sequences()), env.hallucination_term)
         return env
