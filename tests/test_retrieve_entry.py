@@ -81,29 +81,17 @@ def test_index_lock_timeout_override_reaches_the_index_build(tmp_path):
     """``retrieve.py ... index_lock.timeout_s=0.5``: a run whose index another process is building waits 0.5 s (the
     override), not the YAML's 60 s, then stops with the one line naming the holder."""
     import shutil
-    import textwrap
     import time
 
     from hyperrag.index.lock import IndexBusyError
-    from tests.index.test_lock import ENV
+    from tests.index.test_lock import holding_lock
 
     cfg = compose_retrieve(tmp_path, "method=hipporag2", "index_lock.timeout_s=0.5")
     retrieve.run(cfg)  # builds the sample's index: its folder is the one the next run builds into
     (index,) = (tmp_path / "cache" / "index").glob("*-kg-*")
     shutil.rmtree(index)
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import time
-        from hyperrag.index.lock import index_writer
-        with index_writer({str(index)!r}, 0, "another build (test holder)"):
-            print("held", flush=True)
-            time.sleep(120)
-    """)], cwd=REPO_ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with holding_lock(index, "another build (test holder)"):
         t0 = time.monotonic()
         with pytest.raises(IndexBusyError, match=r"another build \(test holder\).*waited 0\.5 s"):
             retrieve.run(compose_retrieve(tmp_path, "method=hipporag2", "index_lock.timeout_s=0.5", "resume=false"))
         assert time.monotonic() - t0 < 30  # the YAML's 60 s would be a minute
-    finally:
-        holder.kill()
-        holder.wait()

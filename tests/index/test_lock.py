@@ -13,6 +13,8 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,25 @@ from tests.index.test_update import GRAPH, split_sample
 from tests.reliability.doubles import HashEncoder
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+@contextmanager
+def holding_lock(index: Path, label: str, seconds: float = 120) -> Iterator[subprocess.Popen]:
+    """Another process holds ``index``'s writer lock as ``label`` (up to ``seconds``) while the block runs; yields
+    it once the lock is held, killed on exit."""
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time
+        from hyperrag.index.lock import index_writer
+        with index_writer({str(index)!r}, 0, {label!r}):
+            print("held", flush=True)
+            time.sleep({seconds})
+    """)], cwd=REPO_ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
 # Writers run in processes forked from this one (modules already imported: no start-up cost), one torch thread
 # each, as DataLoader workers do.
 FORK = multiprocessing.get_context("fork")
@@ -146,15 +167,7 @@ def test_two_concurrent_inserts_both_land_one_after_the_other(tmp_path):
 
 def test_a_second_writer_stops_with_one_line_naming_the_holder(tmp_path, capsys):
     index = built_index(tmp_path)
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import time
-        from hyperrag.index.lock import index_writer
-        with index_writer({str(index)!r}, 0, "python -m hyperrag.index insert (test holder)"):
-            print("held", flush=True)
-            time.sleep(60)
-    """)], cwd=REPO_ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with holding_lock(index, "python -m hyperrag.index insert (test holder)") as holder:
         t0 = time.monotonic()
         with pytest.raises(SystemExit) as exc:
             cli_main(["delete", "--index", str(index), "--ids", "p01", "--lock-timeout", "0.5"])
@@ -166,9 +179,6 @@ def test_a_second_writer_stops_with_one_line_naming_the_holder(tmp_path, capsys)
         assert str(index) in err and "waited 0.5 s" in err
         with pytest.raises(IndexBusyError, match=f"pid {holder.pid}"):  # the Python API's writers alike
             insert_documents(index, *split_sample(tmp_path / "x")[1:3], HashEncoder(), lock_timeout=0.2)
-    finally:
-        holder.kill()
-        holder.wait()
     assert len(load_kg_directory(index).graph.passage_ids) == 8  # nothing was written meanwhile
 
 
