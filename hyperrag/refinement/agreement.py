@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import logging
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -81,6 +81,23 @@ def pairwise_concordance(pool: list[tuple[tuple[str, ...], dict[str, Any]]], met
     return hit, n
 
 
+def _per_question(pool: dict[int, list[tuple[tuple[str, ...], dict[str, Any]]]], ids: Sequence[int], metric: str,
+                  rewards_of: Callable[[int], list[float]]
+                  ) -> tuple[list[tuple[int, float, float]], dict[int, tuple[float, int]], list[float]]:
+    """Over ``ids``: every (question, ΔR, Δmetric) of a valid sequence against the unrefined question, each
+    question's :func:`pairwise_concordance` and the metric of its reward-best sequence (:func:`best_by_reward`);
+    ``rewards_of(i)``: question ``i``'s rewards, in ``pool[i]``'s order."""
+    rows, conc, best = [], {}, []
+    for i in ids:
+        r = rewards_of(i)
+        base_r, base_m = r[0], _value(pool[i][0][1], metric)
+        for (_, o), x in zip(pool[i][1:], r[1:]):
+            rows.append((i, x - base_r, _value(o, metric) - base_m))
+        conc[i] = pairwise_concordance(pool[i], metric, r)
+        best.append(best_by_reward(pool[i], metric, r))
+    return rows, conc, best
+
+
 def reward_agreement(env: RefinementEnv, ids: Sequence[int], metric: str = "full_chain",
                      weights: dict[int, RewardWeights] | RewardWeights | None = None, boot: int = 2000,
                      seed: int = 0) -> dict[str, Any]:
@@ -94,15 +111,8 @@ def reward_agreement(env: RefinementEnv, ids: Sequence[int], metric: str = "full
         w = weights.get(i) if isinstance(weights, dict) else weights
         return [env.combine(o["terms"], w) for _, o in pool[i]]
 
-    rows, conc, best, ceil = [], {}, [], []
-    for i in ids:
-        r = rewards_of(i)
-        base_r, base_m = r[0], _value(pool[i][0][1], metric)
-        for (_, o), x in zip(pool[i][1:], r[1:]):
-            rows.append((i, x - base_r, _value(o, metric) - base_m))
-        conc[i] = pairwise_concordance(pool[i], metric, r)
-        best.append(best_by_reward(pool[i], metric, r))
-        ceil.append(max(_value(o, metric) for _, o in pool[i]))
+    rows, conc, best = _per_question(pool, ids, metric, rewards_of)
+    ceil = [max(_value(o, metric) for _, o in pool[i]) for i in ids]
     out: dict[str, Any] = {"questions": len(ids), "pairs": len(rows),
                            "reward_best_metric": round(100 * statistics.fmean(best), 2) if best else None,
                            "ceiling_metric": round(100 * statistics.fmean(ceil), 2) if ceil else None}
@@ -167,16 +177,9 @@ def tune_weights(env: RefinementEnv, ids: Sequence[int], metric: str = "full_cha
     pool = _pool(env, ids)
 
     def score(w: RewardWeights) -> tuple[float, float, float, float]:
-        dr, dm, best, hit, n = [], [], [], 0.0, 0
-        for i in ids:
-            r = [env.combine(o["terms"], w) for _, o in pool[i]]
-            base_m = _value(pool[i][0][1], metric)
-            for (_, o), x in zip(pool[i][1:], r[1:]):
-                dr.append(x - r[0])
-                dm.append(_value(o, metric) - base_m)
-            best.append(best_by_reward(pool[i], metric, r))
-            h, k = pairwise_concordance(pool[i], metric, r)
-            hit, n = hit + h, n + k
+        rows, conc, best = _per_question(pool, ids, metric, lambda i: [env.combine(o["terms"], w) for _, o in pool[i]])
+        hit, n = sum(h for h, _ in conc.values()), sum(k for _, k in conc.values())
+        dr, dm = [r[1] for r in rows], [r[2] for r in rows]
         dist = sum(abs(getattr(w, f) - getattr(PAPER_WEIGHTS, f))
                    for f in ("relevance", "causal_depth", "similarity", "hallucination"))
         return _spearman(dr, dm), (hit / n if n else 0.0), statistics.fmean(best), -dist
@@ -204,10 +207,6 @@ def best_action_subset(env: RefinementEnv, ids: Sequence[int], n: int, metric: s
     return list(best), {k: round(100 * v, 2) for k, v in scores.items()}
 
 
-__all__ = ["PAPER_WEIGHTS", "WEIGHT_GRID", "best_action_subset", "best_by_reward", "pairwise_concordance",
-           "reward_agreement", "tune_weights", "weight_grid"]
-
-
 def tune_env(env: RefinementEnv, ids: Sequence[int]) -> dict[str, Any] | None:
     """With ``env.tune_weights`` set, choose the λs on the questions ``ids`` (the training questions: their gold is
     read) and re-score every memoised outcome of ``env`` with them; returns what decided it (``None`` without
@@ -218,3 +217,7 @@ def tune_env(env: RefinementEnv, ids: Sequence[int]) -> dict[str, Any] | None:
     env.set_weights(w)
     log.info("reward λs tuned on %d training questions: %s", len(ids), env.tuning)
     return env.tuning
+
+
+__all__ = ["PAPER_WEIGHTS", "WEIGHT_GRID", "best_action_subset", "best_by_reward", "pairwise_concordance",
+           "reward_agreement", "tune_env", "tune_weights", "weight_grid"]

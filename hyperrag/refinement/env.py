@@ -121,10 +121,10 @@ class RefinementEnv:
         mask_unchanged: a step that leaves the query set unchanged is not a distinct action.
         actions: the refinement actions a policy chooses from (default all three; a subset is the labelled
             restricted-action setting — outcomes, and the feedback loop inside them, are unchanged).
-        tune_weights: ``None`` — the λs as given — or ``full_chain`` — λ2–λ4 chosen by :func:`~hyperrag.refinement.agreement.tune_env` on the
-            training questions (A.3 calls the λs tunable) for the full-chain recall@k of the reward's per-question
-            best sequence (labelled: reads those questions' gold passages; a trainer calls :func:`~hyperrag.refinement.agreement.tune_env` with
-            its training questions only).
+        tune_weights: ``None`` — the λs as given — or ``full_chain`` — λ1–λ4 chosen by
+            :func:`~hyperrag.refinement.agreement.tune_env` on the training questions (A.3 calls the λs tunable)
+            for the rank agreement of the step reward with Δ full-chain recall@k (labelled: reads those questions'
+            gold passages; a trainer calls ``tune_env`` with its training questions only).
     """
 
     def __init__(self, retriever: Any, queries: Sequence[Query], *, k: int,
