@@ -8,6 +8,11 @@ fact or ID that the task did not show.
 Tasks without gold (OpenIE, summaries, gates, causal pair verification, relevancy judging, ...) and calls whose
 question is not in the query file raise :class:`NoGold`; the oracle backend turns that into a failed call
 (``error_kind = "no_gold"``), so the method takes its documented fallback and the usage table counts it.
+
+A call may name the question it descends from (:data:`ORIGIN`): CDF-RAG's refinement chains (a second action, the
+feedback loop's re-query) refine a *rewrite* of the question, whose text is in no query file. The input is not
+shown to a model (a model refines the query it is shown); the oracle finds the gold by it, so every action of a
+chain gets the question's gold, and the backend folds it into the cache key.
 """
 
 from __future__ import annotations
@@ -63,6 +68,11 @@ def oracle_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, refi
 
 
 # ---- finding the query ------------------------------------------------------------------------------------
+#: the input naming the question a call descends from (a refinement chain's question; the query itself at the first
+#: step): not shown to a model, read by the oracle only (:func:`origin_gold`) and part of the oracle's cache key
+ORIGIN = "origin"
+
+
 def question_of(inputs: Mapping[str, Any]) -> str:
     for key in ("query", "question"):
         if isinstance(inputs.get(key), str):
@@ -75,6 +85,18 @@ def query_gold(inputs: Mapping[str, Any], gold: GoldIndex) -> QueryGold:
     found = gold.find(question)
     if found is None:
         raise NoGold(f"question not in the query file: {question[:80]!r}")
+    return found
+
+
+def origin_gold(inputs: Mapping[str, Any], gold: GoldIndex) -> QueryGold:
+    """The gold of the question the call descends from: :data:`ORIGIN` when the caller names it, else the question
+    the task shows (:func:`query_gold`)."""
+    origin = inputs.get(ORIGIN)
+    if origin is None:
+        return query_gold(inputs, gold)
+    found = gold.find(origin)
+    if found is None:
+        raise NoGold(f"question not in the query file: {str(origin)[:80]!r}")
     return found
 
 
@@ -327,8 +349,10 @@ def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
 def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, refinement: str, **_: Any) -> Reply:
     """expand / simplify / decompose of the question from its gold decomposition, under the ``refinement`` reading
     (:func:`refinement_queries`); a question without a decomposition, or a rewrite that would say nothing, has
-    no gold."""
-    qg = query_gold(inputs, gold)
+    no gold. The question is the call's :data:`ORIGIN` when it names one (a chain's later step refines a rewrite:
+    it gets the question's rewrite for its action, the same gold as a first step — a rewrite equal to the query
+    shown is the model's "nothing to rewrite"), else the query shown."""
+    qg = origin_gold(inputs, gold)
     mode = getattr(task, "mode", "")
     if not qg.hops:
         raise NoGold("the query file has no decomposition for this question")
