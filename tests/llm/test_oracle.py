@@ -338,3 +338,24 @@ def test_a_rewrite_without_its_origin_has_no_gold_and_the_origin_is_in_the_cache
     assert not other.ok and other.error_kind == "no_gold" and not other.cached
     assert again.ok and again.cached and again.value == chained.value
     assert task.messages({"query": rewrite, "origin": QUESTION}) == task.messages({"query": rewrite})  # never shown
+
+
+def test_a_refinement_with_nothing_to_add_gives_the_query_back_and_one_too_long_has_no_gold():
+    """``no_answers``' expand of a question that already holds every sub-question's words has nothing to add: the
+    oracle gives the query shown back (the refiner keeps it: no stand-in), also for a chained step; a gold rewrite
+    longer than the task accepts (a long question + its bridge) is no gold, never an invalid reply."""
+    from hyperrag.llm.oracle import GoldIndex, NoGold, oracle_reply
+    from hyperrag.llm.oracle.answers import QUERY_MAX_CHARS
+
+    full = "Which county shares border with the county Black Hawk Township located in?"
+    long_q = "What county borders the county where Black Hawk Township is, " + "very " * 25 + "precisely?"
+    queries = [Query("q1", full, ("Dodge County",), ("a", "b"), HOPS),
+               Query("q2", long_q, ("Dodge County",), ("a", "b"), HOPS)]
+    gold = GoldIndex(Dataset("toy", Corpus(P), queries))
+    expand = get_task("query_refinement", mode="expand")
+    for shown in (full, "a sub-question"):
+        assert oracle_reply(expand, {"query": shown, "origin": full}, gold, refinement="no_answers") == \
+            {"queries": [shown]}
+    assert len(long_q) <= QUERY_MAX_CHARS < len(f"{long_q} Jefferson County")
+    with pytest.raises(NoGold, match="longer than the task accepts"):
+        oracle_reply(expand, {"query": long_q}, gold, refinement="gold_answers")
