@@ -369,14 +369,36 @@ def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, 
     return {"queries": queries}
 
 
+def routing_sub_questions(hops: Sequence[Hop], limit: int) -> list[str]:
+    """The gold hops as the router's sub-questions: each distinct one once (a multi-valued look-up — 2Wiki's three
+    citizenships of one director — is one question), ``#k`` renumbered to the kept positions, a hop longer than
+    a sub-question may be (:data:`QUERY_MAX_CHARS`; a 2Wiki comparison hop listing its givens) left out, as the
+    refinement actions leave it out, and at most ``limit`` in reasoning order."""
+    kept: list[str] = []
+    where: dict[int, int] = {}  # 1-based hop position -> 1-based position among the kept
+    for k, h in enumerate(hops, 1):
+        text = _HOP_PLACEHOLDER.sub(lambda m: f"#{where.get(int(m.group()[1:]), 0)}", h.question)
+        if "#0" in text or len(text) > QUERY_MAX_CHARS:
+            continue  # names a hop left out, or too long
+        if text not in kept:
+            kept.append(text)
+        where[k] = kept.index(text) + 1
+    return kept[:limit]
+
+
 @oracle_for("question_routing")
 def question_routing(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, **_: Any) -> Reply:
-    """Multi-hop iff the gold decomposition has two or more hops; then its sub-questions."""
+    """Multi-hop iff the gold decomposition has two or more hops; then its sub-questions as the task's schema takes
+    them (:func:`routing_sub_questions`: distinct, each short enough, at most
+    :data:`~hyperrag.llm.tasks.question_routing.MAX_SUB_QUESTIONS`). Before that rule 66 of 2wiki_dev's 499
+    replies failed the schema (a long comparison hop, or seven hops) and the router fell back."""
+    from hyperrag.llm.tasks.question_routing import MAX_SUB_QUESTIONS
+
     qg = query_gold(inputs, gold)
     if not qg.hops:
         raise NoGold("the query file has no decomposition for this question")
     multi = len(qg.hops) > 1
-    return {"multi_hop": multi, "sub_questions": [h.question for h in qg.hops] if multi else []}
+    return {"multi_hop": multi, "sub_questions": routing_sub_questions(qg.hops, MAX_SUB_QUESTIONS) if multi else []}
 
 
 def gold_steps(qg: QueryGold, hop: Hop | None) -> list[str]:

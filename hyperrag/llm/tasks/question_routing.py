@@ -18,11 +18,13 @@ from hyperrag.llm.prompting import block, require
 from hyperrag.llm.tasks.base import Name, Task
 
 SCHEMA_VERSION = "1"
+#: the most sub-questions a reply may list (the prompt asks for two to five)
+MAX_SUB_QUESTIONS = 5
 
 
 class Route(BaseModel):
     multi_hop: bool
-    sub_questions: list[Name] = Field(default_factory=list, max_length=5)
+    sub_questions: list[Name] = Field(default_factory=list, max_length=MAX_SUB_QUESTIONS)
 
 
 class QuestionRouting(Task):
