@@ -12,7 +12,9 @@ order: the file the paper indexes), ``sentences.jsonl`` (``sentence_id``, ``arti
   chunk crosses an abstract: the paragraphs are chunked one by one.
 * Each question's gold: its gold sentences (:class:`~hyperrag.data.types.GoldSentence`: text, the passages holding
   it whole — chunks overlap, so up to two — or, for a sentence that a chunk boundary cuts, the chunk holding most of
-  its characters), ``gold_ids`` = each sentence's first holding passage, ``answers`` = the free-text answer.
+  its characters; then their copies, passages of the same text under another article id, as the release repeats some
+  abstracts), ``gold_ids`` = each sentence's first holding passage (its own article's), ``answers`` = the free-text
+  answer.
   Context recall (:func:`hyperrag.eval.context.context_recall`) then counts covered gold sentences without an LLM.
 * The chunking is cached under ``cache_dir`` (keyed by the file's digest and the chunk settings): every run of a
   table reads the same passages without re-tokenising 1.7 M characters.
@@ -68,7 +70,8 @@ def read_holisqa_release(dir: str | Path, domain: str, chunking: ChunkSettings, 
     abstracts = _abstracts(folder / "all_abstracts.txt", len(articles))
     sentences = _sentences(folder / "sentences.jsonl", set(articles))
     passages, spans = _chunks(folder / "all_abstracts.txt", articles, abstracts, chunking, cache_dir)
-    holders = _sentence_holders(sentences, dict(zip(articles, abstracts)), spans, folder / "sentences.jsonl")
+    holders = _sentence_holders(sentences, dict(zip(articles, abstracts)), spans, folder / "sentences.jsonl",
+                                _copies(passages))
     queries = _queries(folder / "qa.jsonl", sentences, holders)
     log.info("HolisQA %s: %d abstracts → %d passages, %d questions", domain, len(articles), len(passages),
              len(queries))
@@ -136,10 +139,23 @@ def _chunks(path: Path, articles: list[str], abstracts: list[str], chunking: Chu
     return passages, spans
 
 
+def _copies(passages: list[Passage]) -> dict[str, tuple[str, ...]]:
+    """``passage id → the other passages with the same text`` (in corpus order), for passages that have copies: the
+    release repeats some abstracts under two article ids (medicine: 69 abstracts, 34 of the 227 questions' gold
+    sentences lie in one), and a repeated abstract is chunked the same way."""
+    by_text: dict[str, list[str]] = {}
+    for p in passages:
+        by_text.setdefault(p.text, []).append(p.id)
+    return {pid: tuple(o for o in ids if o != pid) for ids in by_text.values() if len(ids) > 1 for pid in ids}
+
+
 def _sentence_holders(sentences: dict[str, tuple[int, str, str]], abstracts: dict[str, str],
-                      spans: dict[str, list[tuple[str, int, int]]], path: Path) -> dict[str, tuple[str, ...]]:
+                      spans: dict[str, list[tuple[str, int, int]]], path: Path,
+                      copies: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
     """``sentence_id → the passages holding it whole`` (in passage order), or the one holding most of it when a
-    chunk boundary cuts it."""
+    chunk boundary cuts it; then each one's copies (``copies``: the same passage text under another article id —
+    retrieving the copy retrieves the sentence; the sentence's own passages stay first, ``gold_ids`` reads them)."""
+    copies = copies or {}
     holders: dict[str, tuple[str, ...]] = {}
     cursor: dict[str, int] = {}
     for sid, (line, art, text) in sentences.items():
@@ -155,7 +171,7 @@ def _sentence_holders(sentences: dict[str, tuple[int, str, str]], abstracts: dic
         whole = tuple(pid for pid, a, b in spans[art] if a <= start and end <= b)
         if not whole:
             whole = (max(spans[art], key=lambda s: min(end, s[2]) - max(start, s[1]))[0],)
-        holders[sid] = whole
+        holders[sid] = tuple(dict.fromkeys([*whole, *(c for pid in whole for c in copies.get(pid, ()))]))
     return holders
 
 

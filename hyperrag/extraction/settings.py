@@ -22,6 +22,10 @@ class ExtractorSettings:
             title by its governing word and preposition, e.g. "directed by"), ``title_and_subject`` (both).
         dates: dates are entities (objects of triples), for comparison questions.
         noun_chunks: proper-noun chunks that NER missed are entities too.
+        concepts: common-noun chunks ("atrial fibrillation", "drug-drug interactions") are entities too —
+            ``untitled``: only in passages without a title (the layout where ``title_subject`` has no title to tie
+            a passage's entities to and falls back to ``subject_verb``, whose subjects in scientific prose are rarely
+            names: HolisQA's abstracts), ``all``: every passage, ``none``: names only (the Wikipedia design).
         batch_size: passages per ``nlp.pipe`` batch.
         shard_size: passages per cached parse shard (the unit a killed extraction resumes from).
     """
@@ -32,6 +36,7 @@ class ExtractorSettings:
     noun_chunks: bool
     batch_size: PositiveInt
     shard_size: PositiveInt
+    concepts: Literal["none", "untitled", "all"] = "untitled"
 
 
 __all__ = ["TRIPLE_DESIGNS", "ExtractorSettings"]

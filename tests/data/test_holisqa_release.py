@@ -164,3 +164,24 @@ def test_retrieve_prints_context_recall_with_its_interval_and_stops_on_a_missing
     line = (f"error: {qa}:2: field 'context_sentence_ids': question QA000002: gold sentence id S00000077 is not in "
             "sentences.jsonl")
     assert proc.stderr.strip().splitlines() == [line]
+
+
+def test_a_repeated_abstract_holds_the_sentence_too(tmp_path):
+    """The release repeats some abstracts under two article ids (medicine: 69): a gold sentence of one copy is also
+    held by the other copy's passage, so retrieving either covers it; gold_ids keep the sentence's own article."""
+    folder = write_domain(tmp_path, gold=(["S00000007"], ["S00000005"])) / "medicine"
+    (folder / "all_abstracts.txt").write_text(" ".join(A1) + "\n\n" + " ".join(A2) + "\n\n" + " ".join(A2))
+    with open(folder / "articles.jsonl", "a") as f:
+        f.write(json.dumps({"article_id": "A000003", "title": "Paper A000002 again"}) + "\n")
+    with open(folder / "sentences.jsonl", "a") as f:
+        for i, text in enumerate(A2):
+            f.write(json.dumps({"sentence_id": f"S{7 + i:08d}", "article_id": "A000003", "sent_idx": i,
+                                "text": text}) + "\n")
+    ds = read_holisqa_release(tmp_path, "medicine", WORDS_12, None)
+    assert ds.corpus.ids[-2:] == ["A000002", "A000003"]
+    copy_gold, own_gold = ds.queries[0].gold_sentences[0], ds.queries[1].gold_sentences[0]
+    assert copy_gold.passage_ids == ("A000003", "A000002") and ds.queries[0].gold_ids == ("A000003",)
+    assert own_gold.passage_ids == ("A000002", "A000003") and ds.queries[1].gold_ids == ("A000002",)
+    # retrieving the copy covers the sentence
+    gold = [g.record() for g in ds.queries[0].gold_sentences]
+    assert context_recall(["A000002"], gold_sentences=gold) == 1.0
