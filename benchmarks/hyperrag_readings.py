@@ -5,7 +5,9 @@ Each ``NAME=RUN_DIR`` is one streaming run of ``experiment=hyperrag_paper`` with
 (one reading: optimiser, epochs, batch size, init radius, ...). For every run this prints, per scope (``corpus``,
 ``query_graph``), every row's R@5 / FCR@5 with its 95% interval and the trained ball's paired differences against the
 untrained ball (same candidates) and the scope's best no-ball row (:mod:`hyperrag.retrievers.hyperrag_rows`), beside
-the training's steps and movement (``metrics.json``). ``--cv`` then picks a reading by 5-fold cross-validation over
+the training's steps and movement (``metrics.json``); ``--matched`` prints one line per run instead: per scope the
+trained ball's R@5, its paired difference against the untrained ball and against the matched no-ball row
+(``graph_dense``, fed what the ball is fed), and trained − matched at R@2 / FCR@5. ``--cv`` then picks a reading by 5-fold cross-validation over
 the questions: on 4 folds the (run, scope) whose trained ball has the best mean ``--metric``, scored on the 5th — every
 question scored by a choice made without it; the cross-validated figure and its paired differences (against the same
 questions' untrained ball and best no-ball row of the chosen scope) carry 95% intervals.
@@ -95,6 +97,26 @@ def compact(runs: dict[str, dict[str, Any]], paths: dict[str, Path]) -> list[str
     return out
 
 
+def matched(runs: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per run: per single-step scope (V_i first, corpus) the trained ball's R@5 with its interval, trained −
+    untrained and trained − the matched no-ball row (R@5, with interval and p), and trained − matched at R@2 and
+    FCR@5 — every difference with its interval and sign-flip p."""
+    out = [("| run | V_i first: trained R@5 | − untrained | − matched | − matched R@2 / FCR@5 | corpus: trained R@5 | "
+            "− untrained | − matched | − matched R@2 / FCR@5 |"), "|---|" + "---|" * 8]
+
+    def diff(c: Any) -> str:
+        return f"{c.difference.text()} (p={c.p_value:.3f})"
+
+    for name, rows in runs.items():
+        cells = [name]
+        for spec in (SCOPES["query_graph"], SCOPES["corpus"]):
+            t, u, m = rows[spec["trained"]], rows[spec["untrained"]], rows[spec["matched"]]
+            cells += [t.interval("recall@5").text(), diff(t.compare(u, "recall@5")), diff(t.compare(m, "recall@5")),
+                      " / ".join(diff(t.compare(m, k)) for k in ("recall@2", "fcr@5"))]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def cross_validate(runs: dict[str, dict[str, Any]], metric: str, folds: int = 5, seed: int = 0,
                    select: str = "trained") -> list[str]:
     """5-fold choice of (run, scope) on 4 folds, scored on the 5th: by the trained ball's mean ``metric``
@@ -147,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", help="NAME=RUN_DIR")
     parser.add_argument("--cv", action="store_true")
     parser.add_argument("--compact", action="store_true", help="one line per run only (Fig. 3 right)")
+    parser.add_argument("--matched", action="store_true",
+                        help="one line per run: trained, − untrained and − the matched no-ball row per scope")
     parser.add_argument("--metric", default="recall@5")
     parser.add_argument("--select", choices=("trained", "gain"), default="trained",
                         help="CV criterion on the 4 folds: the trained ball's metric, or its gain over the matched row")
@@ -158,8 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         name, _, path = spec.partition("=")
         paths[name] = run = Path(path)
         runs[name] = load(run)
-        if not args.compact:
+        if not (args.compact or args.matched):
             lines += report(name, run, runs[name])
+    if args.matched:
+        lines += matched(runs)
     if args.compact:
         lines += compact(runs, paths)
     if args.cv:
