@@ -275,7 +275,10 @@ def main() -> None:
               flush=True)
     setting = {"oracle_refinement": getattr(llm, "refinement", None), "max_requery": requery,
                "feedback_loop": env.requery, "requeried": sum(bool(env.outcomes([i], [s])[0]["requeried"])
-                                                              for i in usable for s in env.sequences())}
+                                                              for i in usable for s in env.sequences()),
+               "refinement_calls": refinement_calls(llm, retriever)}
+    print(f"refinement calls (every question × sequence, feedback rounds included): {setting['refinement_calls']}",
+          flush=True)
     supervised = state_predictability(env, ds, usable, args) if args.supervised else None
     if args.ceiling_only:
         emit({"bench": "ppo_fcr_ceiling", "llm": args.llm, "data": args.data, "questions": len(usable),
@@ -299,6 +302,17 @@ def main() -> None:
         result.update({k: v for k, v in results["default"].items() if k in ARMS or k in ("ppo_minus", "capture",
                                                                                             "per_fold")})
     emit(result, args.out)
+
+
+def refinement_calls(llm, retriever: CDFRAGRetriever) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """The LLM's refinement calls so far, per action: calls, ok and failures by kind (``no_gold``: the oracle found
+    no gold for the query), and the refiner's count of calls whose stand-in ran instead."""
+    usage = llm.accounting.to_dict() if getattr(llm, "accounting", None) is not None else {}
+    per_action = {task: {"calls": row["calls"], "ok": row["ok"], "failures": row["failures"]}
+                  for task, row in usage.items() if task.startswith("query_refinement")}
+    return {"per_action": per_action, "calls": sum(r["calls"] for r in per_action.values()),
+            "no_gold": sum(r["failures"].get("no_gold", 0) for r in per_action.values()),
+            "stand_in_ran": retriever.refiner.llm_failed}
 
 
 def state_predictability(env: RefinementEnv, ds, usable: list[int], args: argparse.Namespace  # type: ignore[no-untyped-def]

@@ -20,7 +20,10 @@ decompose   2–4 self-contained sub-questions in a logical     the question spl
                                                               words + the question
 =========== ================================================ =================================================
 
-A failed LLM call falls back to the stand-in for that question (recorded as ``source: heuristic``).
+A failed LLM call falls back to the stand-in for that question (recorded as ``source: heuristic``); a reply whose
+every rewrite is the query itself rewrote nothing: the action leaves that query as it is (no stand-in; a step that
+changes no query is masked by the RL environment). Each call names the question the query descends from
+(``origin``: a chain's later steps refine a rewrite); a model is not shown it, the gold oracle finds its gold by it.
 """
 
 from __future__ import annotations
@@ -164,18 +167,31 @@ class QueryRefiner:
                     for q, d in zip(queries, docs)]
         raise ValueError(f"unknown refinement action {action!r}; expected one of {ACTIONS + ('none',)}")
 
-    def with_llm(self, queries: Sequence[str], action: str) -> list[tuple[list[str], bool] | None]:
-        """The LLM's rewrites of each query (None where the call failed or rewrote nothing)."""
+    def with_llm(self, queries: Sequence[str], action: str,
+                 origins: Sequence[str] | None = None) -> list[tuple[list[str], bool] | None]:
+        """The LLM's rewrites of each query (None where the call failed; no rewrite where its every rewrite is
+        the query itself).
+
+        Args:
+            origins: per query, the question it descends from (the task's ``origin`` input: not shown to a model;
+                the gold oracle answers from it); ``None``: each query is a question.
+        """
         from hyperrag.llm.tasks import get_task
 
         task = get_task("query_refinement", mode=action)
-        results = self.llm.complete_structured_batch(task, [{"query": q} for q in queries])
+        origins = list(queries) if origins is None else list(origins)
+        if len(origins) != len(queries):
+            raise ValueError("one origin per query")
+        results = self.llm.complete_structured_batch(task, [{"query": q, "origin": o} for q, o in zip(queries, origins)])
         self.llm_calls += len(queries)
         out: list[tuple[list[str], bool] | None] = []
         for q, res in zip(queries, results):
-            rewrites = [" ".join(_PLACEHOLDER.sub("", r).split()) for r in (res.value or [])] if res.ok else []
+            if not res.ok:
+                out.append(None)
+                continue
+            rewrites = [" ".join(_PLACEHOLDER.sub("", r).split()) for r in (res.value or [])]
             rewrites = [r for r in rewrites if r and r.casefold() != q.casefold()]
-            out.append((rewrites, action == "simplify") if rewrites else None)
+            out.append((rewrites, action == "simplify" and bool(rewrites)))
         return out
 
     # ---- chains --------------------------------------------------------------------------------------
@@ -192,7 +208,7 @@ class QueryRefiner:
             done: list[tuple[list[str], bool] | None] = [None] * len(flat)
             llm = self.llm_on
             if llm:
-                done = self.with_llm(queries, action)
+                done = self.with_llm(queries, action, [refinements[i].question for i, _ in flat])
             missing = [j for j, r in enumerate(done) if r is None]
             failed = {j for j in missing} if llm else set()
             self.llm_failed += len(failed)

@@ -181,6 +181,18 @@ def test_every_experiment_job_composes_and_passes_the_check(experiment):
         assert type(instantiate(cfg.method.retriever)).__name__.endswith("Settings")
 
 
+def test_oracle_ceiling_cross_fits_cdfrag_only():
+    """experiment=oracle_ceiling cross-fits CDF-RAG's policy (5 folds) and runs every other method without cv_folds:
+    hyperrag refuses it (it exited 2 at its first hyperrag job), the others train nothing on the questions."""
+    for method in ("hipporag2", "catrag", "hugrag", "hyperrag", "cdfrag"):
+        for llm in ("none", "oracle"):
+            cfg = compose_config("retrieve", "experiment=oracle_ceiling", f"method={method}", f"llm={llm}")
+            check_retrieve_config(cfg)
+            assert cfg.cv_folds == (5 if method == "cdfrag" else None), method
+    hyperrag = compose_config("retrieve", "experiment=oracle_ceiling", "method=hyperrag")
+    assert hyperrag.method.get("cv_folds_refused") and not hyperrag.get("cv_folds")  # retrieve.py: no cross-fit
+
+
 @pytest.mark.parametrize("ablation", sorted(p.stem for p in (CONFIGS / "ablation").glob("*.yaml")
                                              if not p.stem.startswith("hugrag_")))
 def test_ablations_switch_one_catrag_component(ablation):

@@ -294,3 +294,68 @@ def test_every_task_the_oracle_answers_is_found_in_its_registry(dataset):
         oracle_reply(task, inputs, gold, refinement="gold_answers")  # the reading reaches it
     with pytest.raises(NoGold, match="no gold for task 'entity_summary'"):
         oracle_reply(get_task("entity_summary"), {}, gold, refinement="no_answers")
+
+
+def test_a_chained_refinement_gets_the_questions_gold(dataset):
+    """A chain's later step refines a rewrite (CDF-RAG's second action, its feedback loop's re-query): the call
+    names its origin, so the oracle answers it from the question's gold, not ``no_gold`` — every action of a chain
+    gets the same gold as its first step; an action repeated rewrites nothing (its gold is the query itself)."""
+    from hyperrag.refinement.actions import ACTIONS, QueryRefiner
+
+    for reading in ("gold_answers", "no_answers"):
+        llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": reading, "cache_path": None,
+                         "show_usage": False}, dataset)
+        with llm:
+            refiner = QueryRefiner(llm, top_passage=lambda qs: ["unused"] * len(qs))
+            first = {a: refiner.refine([QUESTION], [a])[0] for a in ACTIONS}
+            for a in ACTIONS:
+                for b in ACTIONS:
+                    chained = refiner.step([first[a]], [b])[0]
+                    assert chained.source == "llm" and chained.llm_failed == 0, (reading, a, b)
+                    if a == b and b != "decompose":  # the gold rewrite of the rewrite is itself: nothing changes
+                        assert chained.queries == first[a].queries and chained.rewrites == first[a].rewrites
+                    else:  # the same gold as the question's own step b (a rewrite equal to the query refined
+                        # is already in the query set: it joins no frontier)
+                        assert set(first[b].rewrites) <= set(chained.queries), (reading, a, b)
+                        assert chained.frontier and set(chained.frontier) <= set(first[b].rewrites), (reading, a, b)
+        assert refiner.llm_failed == 0 and refiner.llm_calls > len(ACTIONS)
+
+
+def test_a_rewrite_without_its_origin_has_no_gold_and_the_origin_is_in_the_cache_key(dataset, tmp_path):
+    task = get_task("query_refinement", mode="expand")
+    cache = tmp_path / "responses.sqlite"
+    rewrite = "Black Hawk Township located in"
+    llm = build_llm({"_target_": "hyperrag.llm.oracle.OracleLLM", "refinement": "gold_answers",
+                     "cache_path": str(cache), "show_usage": False}, dataset)
+    with llm:
+        alone = llm.complete_structured(task, {"query": rewrite})
+        chained = llm.complete_structured(task, {"query": rewrite, "origin": QUESTION})
+        # the same text shown, another origin (a question without a decomposition): not served from the cache
+        other = llm.complete_structured(task, {"query": rewrite, "origin": "Which lake lies on the Albanian border?"})
+        again = llm.complete_structured(task, {"query": rewrite, "origin": QUESTION})
+    assert not alone.ok and alone.error_kind == "no_gold"
+    assert chained.ok and chained.value == [f"{QUESTION} Jefferson County"]
+    assert not other.ok and other.error_kind == "no_gold" and not other.cached
+    assert again.ok and again.cached and again.value == chained.value
+    assert task.messages({"query": rewrite, "origin": QUESTION}) == task.messages({"query": rewrite})  # never shown
+
+
+def test_a_refinement_with_nothing_to_add_gives_the_query_back_and_one_too_long_has_no_gold():
+    """``no_answers``' expand of a question that already holds every sub-question's words has nothing to add: the
+    oracle gives the query shown back (the refiner keeps it: no stand-in), also for a chained step; a gold rewrite
+    longer than the task accepts (a long question + its bridge) is no gold, never an invalid reply."""
+    from hyperrag.llm.oracle import GoldIndex, NoGold, oracle_reply
+    from hyperrag.llm.oracle.answers import QUERY_MAX_CHARS
+
+    full = "Which county shares border with the county Black Hawk Township located in?"
+    long_q = "What county borders the county where Black Hawk Township is, " + "very " * 25 + "precisely?"
+    queries = [Query("q1", full, ("Dodge County",), ("a", "b"), HOPS),
+               Query("q2", long_q, ("Dodge County",), ("a", "b"), HOPS)]
+    gold = GoldIndex(Dataset("toy", Corpus(P), queries))
+    expand = get_task("query_refinement", mode="expand")
+    for shown in (full, "a sub-question"):
+        assert oracle_reply(expand, {"query": shown, "origin": full}, gold, refinement="no_answers") == \
+            {"queries": [shown]}
+    assert len(long_q) <= QUERY_MAX_CHARS < len(f"{long_q} Jefferson County")
+    with pytest.raises(NoGold, match="longer than the task accepts"):
+        oracle_reply(expand, {"query": long_q}, gold, refinement="gold_answers")

@@ -73,3 +73,21 @@ def test_actions_chain_over_the_frontier():
     assert second.queries == [Q, "spouse director film", "won award"]
     assert set(first.rewrites) < set(second.rewrites)
     assert r.step([second], ["none"])[0] is second
+
+
+def test_a_reply_that_rewrites_nothing_leaves_the_query_and_names_its_origin(tmp_path):
+    """A model that gives the query back rewrote nothing: the query stays as it is (no stand-in, not a failure);
+    every call names the question its query descends from (never shown to the model)."""
+    sent = []
+
+    def responder(body: dict) -> str:
+        sent.append(user_text(body))
+        return json.dumps({"queries": [user_text(body).split("<data>")[1].split("</data>")[0].strip()]})
+
+    with FakeOpenAIServer(responder=responder) as server, fake_llm(server, tmp_path, max_invalid_retries=0) as llm:
+        r = QueryRefiner(llm, top_passage=lambda qs: ["Jane Doe directed Sunrise."] * len(qs))
+        (same,) = r.refine([Q], ["expand"])
+        assert r.with_llm(["spouse of the director"], "simplify", origins=["Secret root question?"]) == [([], False)]
+        assert server.stats["requests"] == 2
+    assert same.source == "llm" and same.queries == [Q] and same.rewrites == [] and r.llm_failed == 0
+    assert not any("Secret root" in text for text in sent)

@@ -8,6 +8,11 @@ fact or ID that the task did not show.
 Tasks without gold (OpenIE, summaries, gates, causal pair verification, relevancy judging, ...) and calls whose
 question is not in the query file raise :class:`NoGold`; the oracle backend turns that into a failed call
 (``error_kind = "no_gold"``), so the method takes its documented fallback and the usage table counts it.
+
+A call may name the question it descends from (:data:`ORIGIN`): CDF-RAG's refinement chains (a second action, the
+feedback loop's re-query) refine a *rewrite* of the question, whose text is in no query file. The input is not
+shown to a model (a model refines the query it is shown); the oracle finds the gold by it, so every action of a
+chain gets the question's gold, and the backend folds it into the cache key.
 """
 
 from __future__ import annotations
@@ -63,6 +68,11 @@ def oracle_reply(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, refi
 
 
 # ---- finding the query ------------------------------------------------------------------------------------
+#: the input naming the question a call descends from (a refinement chain's question; the query itself at the first
+#: step): not shown to a model, read by the oracle only (:func:`origin_gold`) and part of the oracle's cache key
+ORIGIN = "origin"
+
+
 def question_of(inputs: Mapping[str, Any]) -> str:
     for key in ("query", "question"):
         if isinstance(inputs.get(key), str):
@@ -75,6 +85,18 @@ def query_gold(inputs: Mapping[str, Any], gold: GoldIndex) -> QueryGold:
     found = gold.find(question)
     if found is None:
         raise NoGold(f"question not in the query file: {question[:80]!r}")
+    return found
+
+
+def origin_gold(inputs: Mapping[str, Any], gold: GoldIndex) -> QueryGold:
+    """The gold of the question the call descends from: :data:`ORIGIN` when the caller names it, else the question
+    the task shows (:func:`query_gold`)."""
+    origin = inputs.get(ORIGIN)
+    if origin is None:
+        return query_gold(inputs, gold)
+    found = gold.find(origin)
+    if found is None:
+        raise NoGold(f"question not in the query file: {str(origin)[:80]!r}")
     return found
 
 
@@ -289,8 +311,8 @@ def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
 
     ``no_answers`` (no gold answer in any rewrite): expand — the question + the content words (no stop words) of
     the unresolved sub-questions it does not hold (the hops' entities and relations, bridges left open); decompose — the
-    sub-questions with the bridge left open; simplify — the question's own entities (:func:`question_entities`)
-    + the last hop's relation (its unresolved text, bridge dropped).
+    sub-questions with the bridge left open (those the task accepts: :data:`QUERY_MAX_CHARS`); simplify — the
+    question's own entities (:func:`question_entities`) + the last hop's relation (its unresolved text, bridge dropped).
     ``gold_answers`` (every action may use the gold answers of the hops): expand — the question + the bridge
     answers; decompose — the resolved sub-questions (``#k`` → the gold answer k); simplify — the last hop
     resolved (the one question left once the bridges are known). A resolved hop longer than the task accepts
@@ -309,7 +331,7 @@ def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
             return next(([h.resolved] for h in reversed(hops) if len(h.resolved) <= QUERY_MAX_CHARS), [])
         return []
     if mode == "decompose":
-        return [_open(h.question) for h in hops]
+        return [q for q in (_open(h.question) for h in hops) if len(q) <= QUERY_MAX_CHARS]
     if mode == "expand":
         seen = {normalize(w) for w in qg.query.question.split()}
         extra = [w for h in hops for w in _new_words(_open(h.question), seen, keep_stopwords=False)]
@@ -326,15 +348,24 @@ def refinement_queries(qg: QueryGold, mode: str, reading: str) -> list[str]:
 @oracle_for("query_refinement")
 def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, refinement: str, **_: Any) -> Reply:
     """expand / simplify / decompose of the question from its gold decomposition, under the ``refinement`` reading
-    (:func:`refinement_queries`); a question without a decomposition, or a rewrite that would say nothing, has
-    no gold."""
-    qg = query_gold(inputs, gold)
+    (:func:`refinement_queries`). A rewrite that would say nothing new (``no_answers``' expand of a question that
+    holds every sub-question's words) is the query shown, given back: nothing to rewrite. No gold: a question
+    without a decomposition, and a gold rewrite longer than the task accepts (a long question + its bridges; every
+    resolved hop too long). The question is the call's :data:`ORIGIN` when it names one (a chain's later step refines a rewrite:
+    it gets the question's rewrite for its action, the same gold as a first step — a rewrite equal to the query
+    shown is the model's "nothing to rewrite"), else the query shown."""
+    qg = origin_gold(inputs, gold)
     mode = getattr(task, "mode", "")
     if not qg.hops:
         raise NoGold("the query file has no decomposition for this question")
     queries = [q for q in refinement_queries(qg, mode, refinement) if q.strip()]
-    if not queries:
-        raise NoGold(f"the gold decomposition gives no {mode} rewrite under the {refinement} reading")
+    if mode == "decompose" and len(queries) < 2 or not queries and refinement == "gold_answers" and mode == "simplify":
+        raise NoGold(f"fewer hops than the {mode} task needs are within its {QUERY_MAX_CHARS} characters")
+    if not queries:  # the gold has nothing to add or take away: a perfect model gives the query back (the refiner
+        # reads that as "nothing to rewrite": the query stays as it is; no stand-in runs)
+        queries = [question_of(inputs)]
+    if any(len(q) > QUERY_MAX_CHARS for q in queries):  # e.g. a long question + its bridges
+        raise NoGold(f"the gold {mode} rewrite is longer than the task accepts ({QUERY_MAX_CHARS} characters)")
     return {"queries": queries}
 
 

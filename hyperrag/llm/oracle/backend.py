@@ -14,6 +14,7 @@ documented fallback.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,10 +24,12 @@ from hyperrag.data.types import Dataset
 from hyperrag.llm.accounting import approx_tokens
 from hyperrag.llm.base import LLM
 from hyperrag.llm.errors import LLMUnavailableError, OutputInvalid
-from hyperrag.llm.oracle.answers import NoGold, oracle_reply
+from hyperrag.llm.oracle.answers import ORIGIN, NoGold, oracle_reply
 from hyperrag.llm.oracle.gold import GoldIndex
 from hyperrag.llm.session import Prepared, Session
+from hyperrag.llm.tasks.base import Task
 from hyperrag.llm.types import ErrorKind, TaskResult
+from hyperrag.utils.hashing import stable_digest
 
 ORACLE_LABEL = "upper bound (oracle)"
 
@@ -61,6 +64,14 @@ class OracleSession(Session):
         super().__init__(**kwargs)
         self.gold = gold
         self.refinement = refinement
+
+    def prepare(self, task: Task, inputs: Mapping[str, Any]) -> Prepared:
+        """As every session's, with the call's :data:`~hyperrag.llm.oracle.answers.ORIGIN` in the cache key: it is
+        not in the messages, but the oracle's reply depends on it (one rewrite may descend from two questions)."""
+        p = super().prepare(task, inputs)
+        if inputs.get(ORIGIN) is not None:
+            p.key = stable_digest(p.key, ORIGIN, str(inputs[ORIGIN]))
+        return p
 
     async def _ask(self, p: Prepared) -> TaskResult:
         task = p.task

@@ -72,7 +72,9 @@ class SubQuestions(BaseModel):
 
 class QueryRefinement(Task):
     """Inputs: ``query``; optionally ``context`` (background passages or a domain note: the templates' "Provided
-    contexts"). ``value``: the refined queries (expand and simplify: one; decompose: two to four sub-questions —
+    contexts") and ``origin`` (the question ``query`` descends from, when it is a rewrite: never shown to the model,
+    which refines the query it is shown; the gold oracle answers from it — :data:`hyperrag.llm.oracle.answers.
+    ORIGIN`). ``value``: the refined queries (expand and simplify: one; decompose: two to four sub-questions —
     fewer than two distinct ones is an invalid reply, re-asked)."""
 
     name = "query_refinement"
