@@ -193,6 +193,7 @@ def run_from_inputs(run_dir: Path, inputs: dict[str, Any]) -> RunRecord:
     method = record.get("method") or config.get("method.name") or "?"
     labels = {k: v for k, v in record["metrics"].items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
     tags = run_tags(record["metrics"])
+    resolve_causal_classifier(record, labels)
     extraction = labels.get("extraction") if isinstance(labels.get("extraction"), dict) else \
         inputs.get("extraction_inferred")
     if extraction:
@@ -204,6 +205,25 @@ def run_from_inputs(run_dir: Path, inputs: dict[str, Any]) -> RunRecord:
                     labels=labels)
     run.inputs = inputs
     return run
+
+
+#: the causal classifier role of a CDF-RAG run whose ``auto`` found no trained checkpoint
+AUTO_RULE_PRIORS = "rule priors (auto: no trained pair classifier found)"
+
+
+def resolve_causal_classifier(record: dict[str, Any], labels: dict[str, Any]) -> None:
+    """The causal classifier a run used, in place of the ``auto`` setting it was started with: the role is recorded
+    before the retriever looks for a checkpoint (``auto: newest models/causal_pair/* ..., else rule priors``), and
+    the run's record names what it found (CDF-RAG's ``classifier``: the checkpoint, or ``None`` for the rule
+    priors). Runs that record no ``classifier`` keep the setting."""
+    used = labels.get("models_used")
+    if not isinstance(used, dict) or "classifier" not in record:
+        return
+    role = used.get("causal_classifier")
+    if not isinstance(role, str) or not role.startswith("auto:"):
+        return
+    found = record.get("classifier")
+    labels["models_used"] = {**used, "causal_classifier": f"{found} (auto)" if found else AUTO_RULE_PRIORS}
 
 
 def extraction_tags(extraction: dict[str, Any], labels: dict[str, Any], tags: list[str]) -> list[str]:

@@ -332,3 +332,27 @@ def test_a_passage_only_run_names_no_extraction_model_and_claims_none_of_the_pap
     assert "extraction `none (no extraction)` — bm25" in bm25 and "unknown model" not in text
     assert ("extraction `gpt-3.5-turbo-1106 (released file openie_results_ner_gpt-3.5-turbo-1106.json)` "
             "(paper: meta-llama/Llama-3.3-70B-Instruct)") in text
+
+
+def test_a_cdfrag_run_names_the_causal_classifier_it_used_not_its_auto_setting(tmp_path):
+    """``classifier: auto`` is recorded before the retriever looks for a checkpoint; the run's record says what it
+    found (``classifier``: a checkpoint, or ``None`` for the rule priors), and the report prints that against the
+    paper's UniCausal BERT."""
+    root = tmp_path / "multirun" / "cdfrag_table" / "stamp"
+    paper = {"llm": "gpt-4", "reader": "gpt-4", "embedder": "all-MiniLM-L6-v2",
+             "causal_classifier": "UniCausal BERT (bert-base-cased, Causal Pair Classification)"}
+    auto = "auto: newest models/causal_pair/* on all-MiniLM-L6-v2, else rule priors"
+    for name, found in (("priors", None), ("trained", "models/causal_pair/x/model.ckpt")):
+        run = make_run(root, name, "cdfrag", "adversarialqa", (50.0, 60.0, 70.0),
+                       ["experiment=cdfrag_table", "method=cdfrag", f"seed={len(name)}"], llm_label="model:gpt-4",
+                       models_used={"llm": "gpt-4", "reader": "gpt-4", "embedder": "all-MiniLM-L6-v2",
+                                    "causal_classifier": auto},
+                       paper_models=paper, models="substituted", substituted_roles=["causal_classifier"])
+        saved = json.loads((run / "metrics.json").read_text())
+        saved["classifier"] = found
+        (run / "metrics.json").write_text(json.dumps(saved))
+    text = report.run(compose_report(tmp_path, f"runs={root}")).read_text()
+    assert ("causal_classifier `rule priors (auto: no trained pair classifier found)` (paper: UniCausal BERT "
+            "(bert-base-cased, Causal Pair Classification))") in text
+    assert "causal_classifier `models/causal_pair/x/model.ckpt (auto)` (paper: UniCausal BERT" in text
+    assert auto not in text and "substituted models" in text
