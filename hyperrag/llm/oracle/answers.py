@@ -359,7 +359,9 @@ def query_refinement(task: Task, inputs: Mapping[str, Any], gold: GoldIndex, *, 
     if not qg.hops:
         raise NoGold("the query file has no decomposition for this question")
     queries = [q for q in refinement_queries(qg, mode, refinement) if q.strip()]
-    if mode == "decompose" and len(queries) < 2 or not queries and refinement == "gold_answers" and mode == "simplify":
+    too_few = len(queries) < 2 if mode == "decompose" else (not queries and mode == "simplify"
+                                                            and refinement == "gold_answers")
+    if too_few:
         raise NoGold(f"fewer hops than the {mode} task needs are within its {QUERY_MAX_CHARS} characters")
     if not queries:  # the gold has nothing to add or take away: a perfect model gives the query back (the refiner
         # reads that as "nothing to rewrite": the query stays as it is; no stand-in runs)
