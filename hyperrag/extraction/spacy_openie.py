@@ -87,6 +87,12 @@ def entity_name(text: str) -> str:
     return _EDGE_PUNCT.sub("", name)
 
 
+def title_entity(title: str) -> str:
+    """The entity a passage's title names ('' when the title names none: no title, or only a disambiguation or
+    punctuation): the one rule :func:`passage_triples` ties triples to and :func:`openie_file` keys the file by."""
+    return entity_name(_DISAMBIGUATION.sub("", title))
+
+
 def _key(name: str) -> str:
     return re.sub(r"[\W_]+", " ", name.lower()).strip()
 
@@ -180,7 +186,7 @@ def passage_triples(doc: Doc, title: str, settings: ExtractorSettings) -> tuple[
     Returns:
         ``(entities, triples)``: names in first-mention order (the title first), ``[s, r, o]`` lists, each once.
     """
-    title_name = entity_name(_DISAMBIGUATION.sub("", title))
+    title_name = title_entity(title)
     title_key = _key(title_name)
     design = settings.triples if title_key else "subject_verb"
     concepts = settings.concepts == "all" or (settings.concepts == "untitled" and not title_key)
@@ -301,7 +307,7 @@ def openie_file(passages: Sequence[Any], settings: ExtractorSettings, out_dir: s
 
     key = {k: v for k, v in asdict(settings).items() if k not in ("batch_size", "shard_size", "source")}
     if key.get("concepts") == "none" or (key.get("concepts") == "untitled"
-                                         and all(_passage_parts(p)[0].strip() for p in passages)):
+                                         and all(_key(title_entity(_passage_parts(p)[0])) for p in passages)):
         del key["concepts"]  # names only (or every passage titled): the file of the names-only design, as before
     h = Hasher().update(json.dumps(key, sort_keys=True)).update(MODEL_LABEL).update(_model_slug())
     h.update(corpus_digest(passages))

@@ -176,3 +176,15 @@ def test_an_untitled_abstract_gets_concept_triples_and_titled_passages_are_uncha
     _, docs_all = one(settings(concepts="all"), PASSAGES)
     assert "Indian action comedy film" in docs_all[0]["extracted_entities"]
     assert "Indian action comedy film" not in docs_none[0]["extracted_entities"]
+
+
+def test_a_title_naming_no_entity_keys_the_file_as_untitled(tmp_path):
+    # "(disambiguation)" is a title string but names no entity: passage_triples treats the passage as untitled
+    # (concepts apply), so the file must not be the names-only one — both use title_entity's one rule
+    odd = Passage("a1", "(disambiguation)", ABSTRACT.text)
+    assert so.title_entity(odd.title) == "" and so.title_entity("Rohit Shetty (director)") == "Rohit Shetty"
+    none = so.openie_file([odd], settings(concepts="none"), tmp_path)
+    untitled = so.openie_file([odd], settings(concepts="untitled"), tmp_path)
+    assert none != untitled
+    titled = [so.openie_file(PASSAGES, settings(concepts=c), tmp_path) for c in ("none", "untitled")]
+    assert titled[0] == titled[1]
