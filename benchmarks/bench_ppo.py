@@ -307,11 +307,11 @@ def main() -> None:
 def refinement_calls(llm, retriever: CDFRAGRetriever) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """The LLM's refinement calls so far, per action: calls, ok and failures by kind (``no_gold``: the oracle found
     no gold for the query), and the refiner's count of calls whose stand-in ran instead."""
-    usage = llm.accounting.to_dict() if getattr(llm, "accounting", None) is not None else {}
-    per_action = {task: {"calls": row["calls"], "ok": row["ok"], "failures": row["failures"]}
-                  for task, row in usage.items() if task.startswith("query_refinement")}
-    return {"per_action": per_action, "calls": sum(r["calls"] for r in per_action.values()),
-            "no_gold": sum(r["failures"].get("no_gold", 0) for r in per_action.values()),
+    usage = llm.accounting.snapshot() if getattr(llm, "accounting", None) is not None else {}
+    refinement = {task: s for task, s in usage.items() if task.startswith("query_refinement")}
+    per_action = {task: {"calls": s.calls, "ok": s.ok, "failures": dict(s.failures)} for task, s in refinement.items()}
+    return {"per_action": per_action, "calls": sum(s.calls for s in refinement.values()),
+            "no_gold": sum(s.failures["no_gold"] for s in refinement.values()),
             "stand_in_ran": retriever.refiner.llm_failed}
 
 
