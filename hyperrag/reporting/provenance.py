@@ -15,7 +15,10 @@ code (``run_info.json``: ``git.commit``, ``git.dirty``). A report's runs are *ol
 that produced them (:func:`run_code_paths`: the runner and metric code, the oracle's answers for an oracle-read
 run, the method's retriever module, the classes it derives from and the ``hyperrag.retrievers`` modules it imports,
 its method and experiment YAML) differs between the run's commit and HEAD, when a run was made with uncommitted
-changes, or when its commit is not in the repository. A report then says so in a line of its own right under its
+changes, or when its commit is not in the repository. The oracle's answers (``answers.py``: one function per task) are
+compared per task: an oracle-read run predates a change there only when the change reaches a task the run called
+(:func:`oracle_answer_changes`: the task's function and every module-level definition it reaches, the dispatch
+included; a run that records no per-task usage is compared file by file). A report then says so in a line of its own right under its
 ``printed by`` line (:data:`RUNS_PREDATE` + :func:`runs_stale_reason`), computed when it is printed; the staleness
 test recomputes it and fails when the line is missing or out of date (re-print with ``python report.py --all``;
 rerun the experiment to remove it). Deeper dependencies (``hyperrag/ops``, ``index``, ``graph``, the data readers,
@@ -119,6 +122,10 @@ def stale_reason(report: Path, root: Path = REPO_ROOT) -> str | None:
 RUN_PATHS = ("retrieve.py", "hyperrag/eval/retrieval.py", "hyperrag/eval/qa.py")
 #: an oracle-read run's figures also come from the oracle's answers
 ORACLE_PATHS = ("hyperrag/llm/oracle",)
+#: the oracle's per-task answers, compared task by task (:func:`oracle_answer_changes`)
+ORACLE_ANSWERS = "hyperrag/llm/oracle/answers.py"
+#: the definitions every oracle reply goes through, whatever its task
+_ORACLE_DISPATCH = ("oracle_reply", "oracle_for", "ORACLES")
 #: the start of a report's line (under ``printed by``) saying its runs are older than the tree's code
 RUNS_PREDATE = "> **Runs older than the tree's code**: "
 
@@ -172,6 +179,78 @@ def run_code_paths(run: Any, root: Path = REPO_ROOT) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
+def run_llm_tasks(run: Any) -> set[str] | None:
+    """The LLM tasks a run called (``metrics.json``'s per-task usage, a task's variant suffix after ``/`` dropped);
+    ``None`` when the run records no usage."""
+    usage = (run.inputs.get("record") or {}).get("llm_usage")
+    if not isinstance(usage, dict):
+        return None
+    return {str(t).split("/", 1)[0] for t in usage if t != "total"}
+
+
+def _definitions(tree: ast.Module) -> dict[str, ast.AST]:
+    """A module's top-level definitions by name (functions, classes, assigned names), docstrings dropped."""
+    out: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+            out[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        out[name.id] = node
+    return out
+
+
+def _handlers(defs: dict[str, ast.AST]) -> dict[str, str]:
+    """Task name -> the name of the function registered for it (``@oracle_for("task", ...)``)."""
+    out = {}
+    for name, node in defs.items():
+        for dec in getattr(node, "decorator_list", []):
+            if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Name) and dec.func.id == "oracle_for":
+                out.update({a.value: name for a in dec.args if isinstance(a, ast.Constant)})
+    return out
+
+
+def oracle_answer_signature(source: str, tasks: set[str]) -> dict[str, str]:
+    """What of the oracle's answers (``answers.py``'s source) the ``tasks`` depend on: for each task the function
+    registered for it (or none), and the ``ast.dump`` (positions and docstrings left out) of every top-level
+    definition reachable by name from those functions and the dispatch, plus the module's imports."""
+    tree = ast.parse(source)
+    defs = _definitions(tree)
+    handlers = _handlers(defs)
+    sig = {f"task:{t}": handlers.get(t, "-") for t in sorted(tasks)}
+    sig["imports"] = ast.dump(ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], []))
+    todo = [n for n in (*_ORACLE_DISPATCH, *(handlers[t] for t in tasks if t in handlers)) if n in defs]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        sig[name] = ast.dump(defs[name])
+        todo += [n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name) and n.id in defs and n.id not in seen]
+    return sig
+
+
+def oracle_answer_changes(sha: str, tasks: set[str], root: Path = REPO_ROOT) -> list[str]:
+    """The definitions of :data:`ORACLE_ANSWERS` reached by ``tasks`` that differ between ``sha`` and HEAD (a task
+    whose registered function changed is named ``task:<name>``); ``[]``: those tasks' answers are HEAD's."""
+    try:
+        old = _git("show", f"{sha}:{ORACLE_ANSWERS}", root=root)
+    except subprocess.CalledProcessError:
+        old = ""
+    new = (root / ORACLE_ANSWERS).read_text() if (root / ORACLE_ANSWERS).is_file() else ""
+    if not old or not new:
+        return [ORACLE_ANSWERS] if old != new else []
+    before, after = oracle_answer_signature(old, tasks), oracle_answer_signature(new, tasks)
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
 def _has_commit(sha: str, root: Path) -> bool:
     try:
         _git("cat-file", "-e", f"{sha}^{{commit}}", root=root)
@@ -197,7 +276,16 @@ def runs_stale_reason(runs: Sequence[Any], root: Path = REPO_ROOT) -> str | None
             reasons.append(f"runs at {sha[:10]}: the commit is not in this repository")
             continue
         paths = sorted({p for r in group for p in run_code_paths(r, root)})
-        changed = _git("diff", "--name-only", sha, "HEAD", "--", *paths, root=root).split()
+        changed = set(_git("diff", "--name-only", sha, "HEAD", "--", *paths, root=root).split())
+        if ORACLE_ANSWERS in changed:
+            oracle_runs = [r for r in group if any(p in ORACLE_PATHS for p in run_code_paths(r, root))]
+            tasks = [run_llm_tasks(r) for r in oracle_runs]
+            if all(t is not None for t in tasks):  # every oracle run says which tasks it called: compare those
+                called = set().union(*tasks)
+                reached = oracle_answer_changes(sha, called, root)
+                changed.discard(ORACLE_ANSWERS)
+                if reached:
+                    changed.add(f"{ORACLE_ANSWERS} ({', '.join(reached)})")
         if changed:
             reasons.append(f"runs at {sha[:10]} predate changes to {', '.join(sorted(changed))}")
         dirty = sum(bool(((r.inputs.get("info") or {}).get("git") or {}).get("dirty")) for r in group)

@@ -356,3 +356,85 @@ def test_a_cdfrag_run_names_the_causal_classifier_it_used_not_its_auto_setting(t
             "(bert-base-cased, Causal Pair Classification))") in text
     assert "causal_classifier `models/causal_pair/x/model.ckpt (auto)` (paper: UniCausal BERT" in text
     assert auto not in text and "substituted models" in text
+
+
+ANSWERS_V1 = '''"""oracle answers"""
+from x import y
+
+ORACLES = {}
+
+
+def oracle_for(*names):
+    def register(fn):
+        for n in names:
+            ORACLES[n] = fn
+        return fn
+    return register
+
+
+def oracle_reply(task, inputs):
+    return ORACLES[task](inputs)
+
+
+def helper(q):
+    return q.strip()
+
+
+@oracle_for("fact_filter")
+def fact_filter(inputs):
+    """Keep the gold facts."""
+    return helper(inputs)
+
+
+@oracle_for("question_routing")
+def question_routing(inputs):
+    return inputs
+'''
+
+
+def test_an_oracle_run_predates_only_the_changes_that_reach_the_tasks_it_called(tmp_path):
+    """In a scratch repository: a change to answers.py's question_routing leaves a run that called only fact_filter
+    current and stales one that called question_routing; a change to a helper fact_filter reaches stales the first;
+    a docstring does not count; a run that records no per-task usage is compared file by file."""
+    from hyperrag.reporting.provenance import ORACLE_ANSWERS, oracle_answer_changes
+
+    for f in ["retrieve.py", "hyperrag/eval/retrieval.py", "hyperrag/eval/qa.py", "hyperrag/llm/oracle/gold.py"]:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("x = 1\n")
+    (tmp_path / ORACLE_ANSWERS).write_text(ANSWERS_V1)
+    _git_in(tmp_path, "init", "-q")
+    _git_in(tmp_path, "add", "-A")
+    _git_in(tmp_path, "commit", "-qm", "a")
+    sha = _git_in(tmp_path, "rev-parse", "HEAD")
+
+    def oracle_run(tasks: list[str] | None) -> RunRecord:
+        run = RunRecord(Path("run"), "bm25", "musique", {"queries": 3}, tags=["upper bound (oracle)"])
+        record = {} if tasks is None else {"llm_usage": {**{t: {} for t in tasks}, "total": {}}}
+        run.inputs = {"info": {"git": {"commit": sha, "dirty": False}}, "record": record}
+        return run
+
+    def change(old: str, new: str) -> None:
+        path = tmp_path / ORACLE_ANSWERS
+        path.write_text(path.read_text().replace(old, new))
+        _git_in(tmp_path, "commit", "-qam", "change")
+
+    change('"""Keep the gold facts."""', '"""Keep only the gold facts."""')  # a docstring: nothing changes
+    assert runs_stale_reason([oracle_run(["fact_filter/max5"])], tmp_path) is None
+    change("    return inputs\n", "    return [inputs]\n")  # question_routing
+    assert runs_stale_reason([oracle_run(["fact_filter/max5", "hipporag_qa"])], tmp_path) is None
+    assert oracle_answer_changes(sha, {"question_routing"}, tmp_path) == ["question_routing"]
+    assert runs_stale_reason([oracle_run(["question_routing"])], tmp_path) == \
+        f"runs at {sha[:10]} predate changes to {ORACLE_ANSWERS} (question_routing)"
+    assert runs_stale_reason([oracle_run(None)], tmp_path) == f"runs at {sha[:10]} predate changes to {ORACLE_ANSWERS}"
+    # a mixed report: one run with the changed task stales it
+    assert "question_routing" in runs_stale_reason([oracle_run(["fact_filter"]), oracle_run(["question_routing"])],
+                                                   tmp_path)
+    change("return q.strip()", "return q.lower()")  # a helper fact_filter reaches
+    assert oracle_answer_changes(sha, {"fact_filter"}, tmp_path) == ["helper"]
+    # a task newly answered by the oracle (it fell back at the run's commit) counts as a change for that task
+    change('@oracle_for("question_routing")', '@oracle_for("question_routing", "entity_summary")')
+    assert oracle_answer_changes(sha, {"entity_summary"}, tmp_path) == ["question_routing", "task:entity_summary"]
+    # the gold file is still compared file by file
+    (tmp_path / "hyperrag/llm/oracle/gold.py").write_text("x = 2\n")
+    _git_in(tmp_path, "commit", "-qam", "gold")
+    assert "hyperrag/llm/oracle/gold.py" in runs_stale_reason([oracle_run(["hipporag_qa"])], tmp_path)
