@@ -127,8 +127,9 @@ def index_arm(arm: str, dataset, root: Path, model, llm=None) -> dict:  # noqa: 
     pid = server_pid(llm)
     usage0, server0 = llm_usage(llm), (process_cpu_seconds(pid) if pid else None)
     wall0, cpu0 = time.perf_counter(), time.process_time()
+    cls = retriever_class(settings)
     data = prepare_dataset(dataset, llm, root, extraction=getattr(settings, "extraction", None),
-                           extractor=extractor, uses_triples=retriever_class(settings).uses_triples)
+                           extractor=extractor, uses_triples=cls.uses_triples, own_extraction=cls.own_extraction())
     extract_wall = time.perf_counter() - wall0
     retriever = build_retriever(settings, encoder, llm, device="cpu")
     retriever.index(data)

@@ -1,8 +1,12 @@
 """Where LinearRAG loses to HippoRAG 2 (issue 50): is the name that chains the hops — the gold passage's title — a
 node of LinearRAG's graph for that passage, and a seed of the question?
 
-    python benchmarks/linearrag_title_gap.py LINEARRAG_RUN HIPPORAG2_RUN [--data 2wiki] [--k 5]
-        [--types compositional bridge_comparison] [--mentions MENTIONS.jsonl] [--json OUT.json]
+    python benchmarks/linearrag_title_gap.py [LINEARRAG_RUN HIPPORAG2_RUN] [--data 2wiki] [--k 5]
+        [--types compositional bridge_comparison] [--mentions MENTIONS.jsonl] [--parse-missing] [--json OUT.json]
+
+Without the two runs every gold passage of ``--types`` (the dataset's questions) is one group, ``all``: how often
+the title is a node at all, before asking which passages make the gap. ``--parse-missing``: a gold passage without
+a record in the store is parsed here (the method's spaCy components and labels; nothing is written to the store).
 
 For every question of ``--types`` (both runs' ``predictions.jsonl``), each gold passage is put in one group:
 ``lost`` (LinearRAG misses it in its top ``k``, HippoRAG 2 ranks it there — the gap), ``found`` (LinearRAG ranks it
@@ -91,8 +95,9 @@ def share(n: int, total: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("linearrag_run", type=Path)
-    ap.add_argument("hipporag2_run", type=Path)
+    ap.add_argument("linearrag_run", type=Path, nargs="?")
+    ap.add_argument("hipporag2_run", type=Path, nargs="?")
+    ap.add_argument("--parse-missing", action="store_true")
     ap.add_argument("--data", default="2wiki")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--types", nargs="+", default=["compositional", "bridge_comparison"])
@@ -115,7 +120,23 @@ def main() -> None:
     dataset = instantiate(compose_config("retrieve", (f"data={args.data}",)).data)
     passages = {p.id: p for p in dataset.corpus.passages}
 
-    records = classify(load_rows(args.linearrag_run), load_rows(args.hipporag2_run), set(args.types), args.k)
+    if args.linearrag_run and args.hipporag2_run:
+        records = classify(load_rows(args.linearrag_run), load_rows(args.hipporag2_run), set(args.types), args.k)
+        groups = GROUPS
+    else:
+        records = [{"qid": q.id, "question": q.question, "type": q.type, "gold": g, "group": "all"}
+                   for q in dataset.queries if str(q.type) in set(args.types) for g in q.gold_ids]
+        groups = ("all",)
+    if args.parse_missing:
+        from hyperrag.graph.trigraph import parse_mentions
+
+        todo = list(dict.fromkeys(passages[r["gold"]].content for r in records
+                                  if MentionStore.key(passages[r["gold"]].content) not in store.records))
+        for text, m in zip(todo, parse_mentions(todo, frozenset(settings.excluded_labels),
+                                                components=settings.ner_components,
+                                                line_breaks=settings.line_break_sentences
+                                                and settings.ner_components == "ner")):
+            store.records[MentionStore.key(text)] = m  # in memory only
     questions = sorted({r["question"] for r in records})
     q_ents = dict(zip(questions, question_entities(questions, frozenset(settings.excluded_labels),
                                                    settings.ner_components)))
@@ -133,9 +154,9 @@ def main() -> None:
         r["in_question_text"] = f" {norm(p.title)} " in f" {norm(r['question'])} "
 
     summary: dict = {"linearrag_run": str(args.linearrag_run), "hipporag2_run": str(args.hipporag2_run),
-                     "mentions": str(path), "k": args.k, "types": args.types,
+                     "mentions": str(path), "parsed_here": args.parse_missing, "k": args.k, "types": args.types,
                      "gold_passages_without_ner_record": missing_record, "groups": {}}
-    for group in GROUPS:
+    for group in groups:
         mine = [r for r in records if r["group"] == group]
         levels = Counter(r["entity_level"] for r in mine)
         g = {"gold_passages": len(mine), "questions": len({r["qid"] for r in mine}),
@@ -149,7 +170,8 @@ def main() -> None:
         summary["groups"][group] = g
     summary["examples_lost_absent"] = [
         {k: r[k] for k in ("qid", "question", "title", "entities", "entity_level", "in_question_ner")}
-        for r in records if r["group"] == "lost" and r["entity_level"] in ("absent", "fragment")][:args.examples]
+        for r in records if r["group"] in ("lost", "all") and r["entity_level"] in ("absent", "fragment")
+    ][:args.examples]
     text = json.dumps(summary, indent=1, ensure_ascii=False)
     if args.json:
         args.json.write_text(text)
