@@ -15,7 +15,7 @@ in its top ``k``: the base rate), ``both_missed``. For each gold passage of each
 * LinearRAG's graph entities for that passage (its spaCy NER record in the mention store the run read — by default
   the one ``method=linearrag``'s default settings resolve to; the records are keyed by passage text):
   ``exact`` (a surface form equals the title), ``normalised`` (equal after NFKC, lower case, punctuation to spaces,
-  a leading "the" dropped), ``inside`` (an entity holds the whole normalised title, e.g. with a line break and
+  a leading "the" dropped; or so without a trailing bracketed disambiguation), ``inside`` (an entity holds the whole normalised title, e.g. with a line break and
   more words), ``fragment`` (only part of the title is an entity), ``absent``;
 * the question's own NER entities (``trigraph.question_entities``, lower-cased, as LinearRAG seeds them):
   normalised match, or whether the normalised title is in the normalised question text at all.
@@ -47,13 +47,19 @@ def norm(text: str) -> str:
     return text[4:] if text.startswith("the ") else text
 
 
+def bare(title: str) -> str:
+    """The title without a trailing disambiguation in brackets ("Henry King (director)" → "Henry King")."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", title) or title
+
+
 def entity_level(title: str, entities: list[str]) -> str:
-    """How the passage's title is among its graph entities: the first of ``ENTITY_LEVELS`` that holds."""
+    """How the passage's title is among its graph entities: the first of ``ENTITY_LEVELS`` that holds
+    (``normalised`` also matches the title without a trailing bracketed disambiguation)."""
     if title in entities:
         return "exact"
     t = norm(title)
     forms = [norm(e) for e in entities]
-    if t in forms:
+    if t in forms or norm(bare(title)) in forms:
         return "normalised"
     if t and any(f" {t} " in f" {f} " for f in forms):
         return "inside"
@@ -150,8 +156,8 @@ def main() -> None:
         r["entities"] = ents
         r["entity_level"] = entity_level(p.title, ents)
         qn = [norm(e) for e in q_ents[r["question"]]]
-        r["in_question_ner"] = norm(p.title) in qn
-        r["in_question_text"] = f" {norm(p.title)} " in f" {norm(r['question'])} "
+        r["in_question_ner"] = norm(p.title) in qn or norm(bare(p.title)) in qn
+        r["in_question_text"] = f" {norm(bare(p.title))} " in f" {norm(r['question'])} "
 
     summary: dict = {"linearrag_run": str(args.linearrag_run), "hipporag2_run": str(args.hipporag2_run),
                      "mentions": str(path), "parsed_here": args.parse_missing, "k": args.k, "types": args.types,

@@ -27,6 +27,7 @@ def test_entity_levels_from_exact_to_absent():
     assert gap.entity_level(title, ["s'appelle Maurice\nMa"]) == "absent"  # garbled across the line break
     assert gap.entity_level(title, ["Maurice"]) == "fragment"
     assert gap.entity_level("Lothair II", []) == "absent"
+    assert gap.entity_level("Henry King (director)", ["Henry King"]) == "normalised"
 
 
 def test_gold_passages_are_lost_found_or_missed_by_both():
