@@ -280,7 +280,7 @@ class LinearRAGSettings:
     tol: PositiveFloat
     max_iter: PositiveInt
     index_root: str | None
-    title_mentions: bool = False
+    title_mentions: bool
 
 
 # ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------
