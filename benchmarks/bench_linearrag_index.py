@@ -46,7 +46,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def subset(dataset, n: int):  # noqa: ANN001, ANN201 - a Dataset in, a Dataset out
+def subset(dataset, n: int):
     """The dataset's first ``n`` passages, no questions (index cost only)."""
     import dataclasses
 
@@ -68,7 +68,7 @@ def process_cpu_seconds(pid: int) -> float | None:
     return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
 
 
-def llm_usage(llm) -> dict[str, int]:  # noqa: ANN001 - an LLM (or None)
+def llm_usage(llm) -> dict[str, int]:
     """The LLM's counters summed over its tasks: calls, requests, prompt and completion tokens (zeros without one)."""
     tasks = getattr(getattr(llm, "accounting", None), "tasks", {}) or {}
     return {k: sum(getattr(t, k) for t in tasks.values())
@@ -79,13 +79,13 @@ def usage_since(after: dict[str, int], before: dict[str, int]) -> dict[str, int]
     return {f"llm_{k}": after[k] - before.get(k, 0) for k in after}
 
 
-def server_pid(llm) -> int | None:  # noqa: ANN001
+def server_pid(llm) -> int | None:
     """The managed server's process id (``llm=local`` / ``vllm``), ``None`` for an endpoint we did not start."""
     proc = getattr(getattr(llm, "server", None), "proc", None)
     return getattr(proc, "pid", None)
 
 
-def openie_summary(path) -> dict[str, int]:  # noqa: ANN001 - the OpenIE file (HippoRAG format) or None
+def openie_summary(path) -> dict[str, int]:
     """Passages, passages without a triple, failed passages and triples of an OpenIE file."""
     if path is None or not Path(path).is_file():
         return {}
@@ -96,7 +96,7 @@ def openie_summary(path) -> dict[str, int]:  # noqa: ANN001 - the OpenIE file (H
             "openie_triples": sum(len(d.get("extracted_triples") or []) for d in rows)}
 
 
-def index_arm(arm: str, dataset, root: Path, model, llm=None) -> dict:  # noqa: ANN001
+def index_arm(arm: str, dataset, root: Path, model, llm=None) -> dict:
     """Index ``dataset`` from nothing under cache root ``root`` with ``arm`` (``method:variant``); timings.
     ``model``: the loaded sentence-transformer (an empty embedding cache, the model not loaded again). ``llm``: the
     started LLM of a ``hipporag2:llm`` arm (its OpenIE runs inside the clock; ignored by the other arms)."""
@@ -148,7 +148,7 @@ def index_arm(arm: str, dataset, root: Path, model, llm=None) -> dict:  # noqa: 
     return row
 
 
-def start_llm(name: str, data_config: str):  # noqa: ANN201 - the started LLM
+def start_llm(name: str, data_config: str):
     """The ``llm=<name>`` backend of ``retrieve.py``, started (a ``local`` server comes up here, outside the clock),
     without a response cache (every request is paid)."""
     from hyperrag.config.compose import compose_config
@@ -159,7 +159,7 @@ def start_llm(name: str, data_config: str):  # noqa: ANN201 - the started LLM
     return build_llm(cfg.llm).start()
 
 
-def warm_models():  # noqa: ANN201 - the sentence-transformer
+def warm_models():
     """Load both spaCy component sets and MiniLM once, outside the clock; the loaded MiniLM."""
     from hyperrag.embedding import TextEncoder
     from hyperrag.extraction.spacy_pipeline import load_pipeline

@@ -44,7 +44,7 @@ ENTITY_LEVELS = ("exact", "normalised", "inside", "fragment", "absent")
 def norm(text: str) -> str:
     """NFKC, lower case, every run of non-alphanumerics one space, a leading "the " dropped."""
     text = re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
-    return text[4:] if text.startswith("the ") else text
+    return text.removeprefix("the ")
 
 
 def bare(title: str) -> str:
