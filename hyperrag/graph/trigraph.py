@@ -83,6 +83,30 @@ def parse_mentions(texts: Sequence[str], excluded: frozenset[str] = EXCLUDED_LAB
     return out
 
 
+def with_title_mentions(mentions: Sequence[PassageMentions], titles: Sequence[str]) -> list[PassageMentions]:
+    """A labelled departure from the authors (``title_mentions: true``, off by default): each passage's title as an
+    entity mention of that passage, what a transformer NER most likely finds where spaCy's small model garbles the
+    title line (``title\ntext``: "s'appelle Maurice\nMa" for "Ma Femme S'Appelle Maurice").
+
+    The title is added to the passage's first recorded sentence when that sentence starts with the title (the
+    title line opens the passage text and, without ``line_break_sentences``, the first sentence), else the title
+    line becomes a sentence of its own naming only the title. A title the NER already found, or an empty title,
+    changes nothing. The NER records themselves are not changed (the store stays the authors' reading)."""
+    out = []
+    for m, title in zip(mentions, titles):
+        title = title.strip()
+        if not title or title in m.entities:
+            out.append(m)
+            continue
+        sents = list(m.sentences)
+        if sents and sents[0][0].startswith(title):
+            sents[0] = (sents[0][0], (title, *sents[0][1]))
+        else:
+            sents.insert(0, (title, (title,)))
+        out.append(PassageMentions(tuple(sents)))
+    return out
+
+
 def entity_labels(excluded: frozenset[str] = EXCLUDED_LABELS, components: Components = "ner") -> frozenset[str]:
     """The NER labels of the project's spaCy pipeline (``components`` as :func:`parse_mentions`) that name a
     Tri-Graph entity: all but ``excluded``."""
@@ -244,4 +268,4 @@ def build_trigraph(texts: Sequence[str], mentions: Sequence[PassageMentions], ad
 
 
 __all__ = ["EXCLUDED_LABELS", "MentionStore", "PassageMentions", "TriGraph", "build_trigraph", "entity_labels",
-           "mention_store_path", "parse_mentions", "question_entities"]
+           "mention_store_path", "parse_mentions", "question_entities", "with_title_mentions"]

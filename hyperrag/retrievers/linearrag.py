@@ -38,6 +38,7 @@ from hyperrag.graph.trigraph import (
     mention_store_path,
     parse_mentions,
     question_entities,
+    with_title_mentions,
 )
 from hyperrag.ops.ppr import PPRGraph, personalized_pagerank
 from hyperrag.ops.semantic_bridging import BridgedEntities, MentionIndex, semantic_bridging
@@ -81,7 +82,8 @@ class LinearRAGRetriever(Retriever):
         texts = [p.content for p in dataset.corpus.passages]
         self.index_seconds = Counter()
         with self.timed("ner", self.index_seconds):
-            self.tri = self.build_graph(texts)  # NER of new passages only, then the mention matrices
+            titles = [p.title for p in dataset.corpus.passages] if self.settings.title_mentions else None
+            self.tri = self.build_graph(texts, titles)  # NER of new passages only, then the mention matrices
         with self.timed("embed", self.index_seconds):
             self.entity_emb = self.embed(self.tri.entity_names, "entities")
             self.sentence_emb = self.embed(self.tri.sentences, "sentences")
@@ -97,9 +99,10 @@ class LinearRAGRetriever(Retriever):
         self.occurrence_cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self.keyword_hits: torch.Tensor | None = None
 
-    def build_graph(self, texts: list[str]) -> TriGraph:
+    def build_graph(self, texts: list[str], titles: list[str] | None = None) -> TriGraph:
         """The Tri-Graph of ``texts``; NER runs only for passages the store has not seen (an insert parses only
-        the new passages; a deleted passage's records are simply not read)."""
+        the new passages; a deleted passage's records are simply not read). ``titles`` (``title_mentions``, a
+        departure from the authors): each passage's title added as a mention of it."""
         s = self.settings
         excluded = frozenset(s.excluded_labels)
         line_breaks = s.line_break_sentences and s.ner_components == "ner"  # the parser's sentences stay as cut
@@ -109,7 +112,10 @@ class LinearRAGRetriever(Retriever):
             store.add(missing, parse_mentions(missing, excluded, s.ner_batch_size, progress=len(missing) > 500,
                                               components=s.ner_components, line_breaks=line_breaks))
         self.parsed = len(missing)
-        return build_trigraph(texts, store.get(texts), s.adjacent_passage_edges)
+        mentions = store.get(texts)
+        if titles is not None:
+            mentions = with_title_mentions(mentions, titles)
+        return build_trigraph(texts, mentions, s.adjacent_passage_edges)
 
     def embed(self, texts: list[str], desc: str) -> torch.Tensor:
         """Unit embeddings [n, d] on the device (an empty list gives [0, d])."""

@@ -256,6 +256,9 @@ class LinearRAGSettings:
         ner_batch_size: passages per spaCy batch.
         tol, max_iter: PPR convergence.
         index_root: where the NER records live (``null``: the working directory).
+        title_mentions: **not the authors'** (a labelled departure, off by default): each passage's title is added
+            as an entity mention of that passage (:func:`~hyperrag.graph.trigraph.with_title_mentions`), what a
+            transformer NER would most likely find where the small spaCy model garbles the title line.
     """
 
     retriever: ClassVar[str] = "hyperrag.retrievers.linearrag.LinearRAGRetriever"
@@ -277,6 +280,7 @@ class LinearRAGSettings:
     tol: PositiveFloat
     max_iter: PositiveInt
     index_root: str | None
+    title_mentions: bool
 
 
 # ---- HippoRAG 2 and CatRAG ---------------------------------------------------------------------------------

@@ -8,7 +8,14 @@ import torch
 
 from hyperrag.config import method_settings
 from hyperrag.data.types import Corpus, Dataset, Passage
-from hyperrag.graph.trigraph import MentionStore, PassageMentions, build_trigraph, parse_mentions, question_entities
+from hyperrag.graph.trigraph import (
+    MentionStore,
+    PassageMentions,
+    build_trigraph,
+    parse_mentions,
+    question_entities,
+    with_title_mentions,
+)
 from hyperrag.ops.semantic_bridging import MentionIndex, bridge_iterative, bridge_vectorized
 from hyperrag.retrievers.linearrag import LinearRAGRetriever
 
@@ -79,6 +86,23 @@ def test_a_line_break_ends_a_sentence_so_no_entity_straddles_title_and_text():
     assert split.sentences[0] == ("Climate Dynamics", ("Climate Dynamics",))
     assert not any("\n" in e for e in split.entities) and not any("\n" in s for s, _ in split.sentences)
     assert any("\n" in e for e in parse_mentions([text])[0].entities)  # the defect the setting removes
+
+
+def test_title_mentions_add_each_passages_title_as_its_entity_a_labelled_departure():
+    """title_mentions=true (not the authors'): the title joins the first sentence when that sentence opens with
+    it, else the title line becomes a sentence naming only it; a title the NER found, or none, changes nothing."""
+    texts = ["Ma Femme\nMa Femme is a film by Lothair.", "Warsaw\nIt lies on the Vistula.", "Poland\nPoland is big."]
+    ner = [PassageMentions((("Ma Femme\nMa Femme is a film by Lothair.", ("Lothair",)),)),
+           PassageMentions((("It lies on the Vistula.", ("Vistula",)),)),
+           PassageMentions((("Poland\nPoland is big.", ("Poland",)),))]
+    out = with_title_mentions(ner, ["Ma Femme", "Warsaw", "Poland"])
+    assert out[0].sentences == (("Ma Femme\nMa Femme is a film by Lothair.", ("Ma Femme", "Lothair")),)
+    assert out[1].sentences == (("Warsaw", ("Warsaw",)), ("It lies on the Vistula.", ("Vistula",)))
+    assert out[2] == ner[2] and with_title_mentions(ner, ["", "", ""]) == ner
+    g = build_trigraph(texts, out, adjacent=False)
+    edges = {(p, g.entity_names[e]) for p, e in g.passage_entity.T.tolist()}
+    assert {(0, "Ma Femme"), (1, "Warsaw"), (2, "Poland")} <= edges
+    assert method_settings("linearrag").title_mentions is False  # off by default
 
 
 def test_vectorized_bridging_sums_a_repeated_seed_as_the_authors_sparse_vector():
