@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -83,6 +84,21 @@ def test_zero_reasons_tell_an_empty_scope_from_unmaintained_pairs():
     assert why["scoped_pairs"] == 2 and why["scoped_pairs_cause_covered"] == 2
     assert why["scoped_pairs_effect_covered"] == 1 and why["scoped_pairs_both_covered"] == 1
     assert why["verdicts"] == {"maintained": 1, "not_addressed": 1}
+
+
+def test_max_checked_keeps_the_first_questions_and_the_same_corruptions():
+    b = load()
+    assert b.first_checked([1, 2, 3], None) == [1, 2, 3] and b.first_checked([1, 2, 3], 2) == [1, 2]
+    with pytest.raises(ValueError):
+        b.first_checked([1, 2, 3], 0)
+
+    class Q:
+        def __init__(self, k):
+            self.options, self.answer_index = [f"o{k}{j}" for j in range(4)], k % 4
+
+    ds = SimpleNamespace(queries=[Q(k) for k in range(10)])
+    full = b.answers(ds, "multiple_choice", list(range(10)), seed=0)
+    assert b.answers(ds, "multiple_choice", list(range(4)), seed=0) == full[:4]
 
 
 def test_an_unknown_scope_is_refused(monkeypatch, capsys):
