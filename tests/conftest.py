@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from hyperrag.utils.availability import cuda_available, package_available
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (benchmarks/ is no package: pysbd ships a top-level ``benchmarks``), its
+    sibling modules importable as when it runs as a script, registered in ``sys.modules`` (its dataclasses look it up)."""
+    folder = str(REPO_ROOT / "benchmarks")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 SHARED_DATA = Path(os.environ.get("HYPERRAG_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 MUSIQUE_DIR = SHARED_DATA / "musique_dev"
 

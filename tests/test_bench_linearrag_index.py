@@ -4,27 +4,17 @@ end to end on two sample passages beside LinearRAG's zero tokens."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import withPackage
-
-REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "benchmarks" / "bench_linearrag_index.py"
+from tests.conftest import load_benchmark, withPackage
 
 
 def load_bench():
-    """The benchmark script as a module (benchmarks/ is no package)."""
-    sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("bench_linearrag_index", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_linearrag_index")
 
 
 def row(arm: str, repeat: int, wall: float, cpu: float, server: float = 0.0, **extra) -> dict:

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 from hyperrag.llm.accounting import Accounting
 from hyperrag.llm.types import TaskResult
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_ppo.py"
+from tests.conftest import load_benchmark
 
 
 def load():
-    sys.path.insert(0, str(SCRIPT.parent))  # its sibling modules (bench_results, cdfrag_setup), as when run as a script
-    spec = importlib.util.spec_from_file_location("bench_ppo", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_ppo"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_ppo")
 
 
 def test_refinement_calls_counts_only_refinement_tasks_and_their_no_gold_failures():

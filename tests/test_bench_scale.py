@@ -3,7 +3,6 @@ one tiny run end to end (in-process, on the sample corpus) whose JSON carries ev
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -13,17 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_benchmark
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks" / "bench_scale.py"
 
 
 def load_bench():
-    """The benchmark script as a module (benchmarks/ is no package: pysbd ships a top-level ``benchmarks``)."""
-    sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("bench_scale", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_scale")
 
 
 def sample_rows() -> list[dict]:

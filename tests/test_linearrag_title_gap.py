@@ -3,19 +3,11 @@ which gold passages make the gap between two runs."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "linearrag_title_gap.py"
+from tests.conftest import load_benchmark
 
 
 def load():
-    sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("linearrag_title_gap", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("linearrag_title_gap")
 
 
 def test_entity_levels_from_exact_to_absent():

@@ -3,28 +3,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from hyperrag.llm.types import TaskResult
-
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "benchmarks" / "bench_causal_check_auc.py"
+from tests.conftest import load_benchmark
 
 # (cause, effect, provenance passage, statement)
 PAIRS = [("heavy rain", "the river flooded", "p1", ""), ("the bus broke down", "she was late", "p2", "")]
 
 
 def load():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_causal_check_auc", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_causal_check_auc")
 
 
 class ScriptedLLM:
