@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -42,14 +40,20 @@ ENTITY_LEVELS = ("exact", "normalised", "inside", "fragment", "absent")
 
 
 def norm(text: str) -> str:
-    """NFKC, lower case, every run of non-alphanumerics one space, a leading "the " dropped."""
-    text = re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
-    return text.removeprefix("the ")
+    """The oracle's answer normalisation (:func:`hyperrag.llm.oracle.gold.normalize`: NFKC, case-folded, every run
+    of non-word characters one space), a leading "the " dropped."""
+    from hyperrag.llm.oracle.gold import normalize
+
+    return normalize(text).removeprefix("the ")
 
 
 def bare(title: str) -> str:
-    """The title without a trailing disambiguation in brackets ("Henry King (director)" → "Henry King")."""
-    return re.sub(r"\s*\([^()]*\)\s*$", "", title) or title
+    """The entity the title names, as the spaCy pipeline ties a passage's triples to it
+    (:func:`hyperrag.extraction.spacy_openie.title_entity`: a trailing bracketed disambiguation dropped,
+    "Henry King (director)" → "Henry King", then cleaned as a node name); the title itself when it names none."""
+    from hyperrag.extraction.spacy_openie import title_entity
+
+    return title_entity(title) or title
 
 
 def entity_level(title: str, entities: list[str]) -> str:

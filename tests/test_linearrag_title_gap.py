@@ -29,3 +29,16 @@ def test_gold_passages_are_lost_found_or_missed_by_both():
     hippo = {"q1": {"ranked_ids": ["b", "a"]}, "q2": {"ranked_ids": ["d"]}}
     got = {(r["gold"], r["group"]) for r in gap.classify(linear, hippo, {"compositional"}, k=2)}
     assert got == {("a", "found"), ("b", "lost"), ("c", "both_missed")}  # q2's type is not asked for
+
+
+def test_normalisation_and_bare_title_are_the_shared_definitions():
+    """``norm`` is the oracle's normalisation (case-folded: "ß" → "ss"), ``bare`` the spaCy pipeline's title entity."""
+    from hyperrag.extraction.spacy_openie import title_entity
+    from hyperrag.llm.oracle.gold import normalize
+
+    gap = load()
+    assert gap.norm("Straße_Nord") == normalize("Straße_Nord") == "strasse nord"
+    assert gap.norm("The Baltic Sea") == "baltic sea"
+    for title in ("Henry King (director)", "The Who's (band)", "Lothair II"):
+        assert gap.bare(title) == title_entity(title)
+    assert gap.bare("(film)") == "(film)"  # a title naming no entity stays itself

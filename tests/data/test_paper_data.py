@@ -102,6 +102,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
                 HYPERRAG_CACHE=os.environ.get("HYPERRAG_CACHE", str(tmp_path / "cache")))
 
 
+@pytest.mark.slow  # a four-job retrieve.py multirun in a subprocess (~18 s); the default run keeps retrieve.py's exit-2
+# path through tests/test_retrieve_entry.py and tests/config/test_settings.py
 def test_a_table_with_no_dataset_present_stops_with_exit_2_naming_each(tmp_path):
     proc = subprocess.run([sys.executable, "retrieve.py", "-m", "experiment=catrag_table", f"paper_data={tmp_path}",
                            "llm=oracle", "tracking=none", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
