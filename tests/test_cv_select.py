@@ -3,25 +3,19 @@ the other folds."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from hyperrag.eval.per_query import RunValues
+from tests.conftest import load_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "benchmarks" / "cv_select.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("cv_select", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cv_select"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("cv_select")
 
 
 def run(name: str, recall: dict[str, float]) -> RunValues:

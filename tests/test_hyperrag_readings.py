@@ -3,21 +3,16 @@ ball and against the matched no-ball row (fed what the ball is fed) in each sing
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
+from tests.conftest import load_benchmark
+
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "benchmarks" / "hyperrag_readings.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("hyperrag_readings", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hyperrag_readings"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("hyperrag_readings")
 
 
 def fake_run(path: Path, n: int = 4) -> Path:
@@ -44,7 +39,7 @@ def test_matched_table_has_one_line_per_run_with_both_differences(tmp_path, caps
     assert mod.main([f"A={a}", f"B={b}", "--matched"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0].startswith("| run | V_i first: trained R@5 | − untrained | − matched")
-    body = [line for line in out if line.startswith("| A |") or line.startswith("| B |")]
+    body = [line for line in out if line.startswith(("| A |", "| B |"))]
     assert len(body) == 2 and len(out) == 4  # header, rule, one line per run: no per-run report
     cells = [c.strip() for c in body[0].strip("|").split("|")]
     assert cells[1].startswith("100.0")  # trained R@5, V_i first

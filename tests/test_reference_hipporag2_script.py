@@ -3,21 +3,14 @@ overrides and ``--reuse-embeddings``' read of our encoder's cache."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 
 from hyperrag.embedding.cache import EmbeddingCache
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "reference_hipporag2.py"
+from tests.conftest import load_benchmark
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("reference_hipporag2", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("reference_hipporag2")
 
 
 def test_set_overrides_read_as_settings():

@@ -351,5 +351,16 @@ def spacy_openie(passages: Sequence[Any], settings: ExtractorSettings, out_dir: 
     return path, report
 
 
-__all__ = ["SpacyReport", "clean_text", "corpus_digest", "entity_name", "openie_file", "parsed_corpus",
-           "passage_triples", "relation", "sentence_mentions", "spacy_openie", "concept_chunks"]
+__all__ = [
+    "SpacyReport",
+    "clean_text",
+    "concept_chunks",
+    "corpus_digest",
+    "entity_name",
+    "openie_file",
+    "parsed_corpus",
+    "passage_triples",
+    "relation",
+    "sentence_mentions",
+    "spacy_openie",
+]

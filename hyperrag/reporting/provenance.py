@@ -137,7 +137,7 @@ def _module_path(module: str, root: Path) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def method_code_paths(settings_target: str, root: Path = REPO_ROOT) -> tuple[str, ...]:
     """The files of a method's retriever at HEAD, from its settings class (``method.retriever._target_``): the
     retriever's module, the modules of the classes it derives from, and the ``hyperrag.retrievers`` modules those

@@ -174,9 +174,8 @@ def test_a_repeated_abstract_holds_the_sentence_too(tmp_path):
     with open(folder / "articles.jsonl", "a") as f:
         f.write(json.dumps({"article_id": "A000003", "title": "Paper A000002 again"}) + "\n")
     with open(folder / "sentences.jsonl", "a") as f:
-        for i, text in enumerate(A2):
-            f.write(json.dumps({"sentence_id": f"S{7 + i:08d}", "article_id": "A000003", "sent_idx": i,
-                                "text": text}) + "\n")
+        f.writelines(json.dumps({"sentence_id": f"S{7 + i:08d}", "article_id": "A000003", "sent_idx": i,
+                                "text": text}) + "\n" for i, text in enumerate(A2))
     ds = read_holisqa_release(tmp_path, "medicine", WORDS_12, None)
     assert ds.corpus.ids[-2:] == ["A000002", "A000003"]
     copy_gold, own_gold = ds.queries[0].gold_sentences[0], ds.queries[1].gold_sentences[0]
