@@ -9,7 +9,9 @@ could gate (:mod:`hyperrag.hierarchy.gates`) that join an entity of hop i to an 
 * inter-layer: a module of level l holding one hop's entity and a module of level l − 1 holding the other's, the
   lower one not a descendant of the upper one, and its level-l module at least ``min_distance`` hops from it.
 
-Pairs whose two hops share a module, or sit in adjacent modules, need no gate and are not counted. The recall of
+Questions without a decomposition (HolisQA: gold sentences, no hops) can stand in with their gold passages,
+unordered (:func:`gold_passage_entities_of`, ``all_pairs=True``): every two of a question's gold passages are one
+"transition". Pairs whose two hops share a module, or sit in adjacent modules, need no gate and are not counted. The recall of
 a rule is the share of gold-hop pairs among its candidates (``pairs``), and the share of (question, hop
 transition) with a gold-hop pair that keep at least one (``transitions``).
 
@@ -37,8 +39,8 @@ def normalise(a: int, b: int, kind: str) -> Pair:
 
 
 def gold_hop_pairs(tree: ModuleTree, entity_edges: torch.Tensor,
-                   hop_entities: Sequence[Sequence[Sequence[int]]], min_distance: int = 2
-                   ) -> list[list[set[Pair]]]:
+                   hop_entities: Sequence[Sequence[Sequence[int]]], min_distance: int = 2,
+                   all_pairs: bool = False) -> list[list[set[Pair]]]:
     """Per question, per hop transition (i → i + 1), the gold-hop module pairs (see the module docstring).
 
     Args:
@@ -46,6 +48,8 @@ def gold_hop_pairs(tree: ModuleTree, entity_edges: torch.Tensor,
         entity_edges: LongTensor [2, M], the entity graph the modules partition.
         hop_entities: per question, per hop, the entity ids of its gold passage.
         min_distance: Algorithm 2's topological distance (the gate settings' ``min_distance``).
+        all_pairs: every two hops of a question are a transition, not only consecutive ones (unordered gold
+            passages: :func:`gold_passage_entities_of`).
     """
     level = tree.level.tolist()
     levels = sorted(set(level))
@@ -60,7 +64,7 @@ def gold_hop_pairs(tree: ModuleTree, entity_edges: torch.Tensor,
     out: list[list[set[Pair]]] = []
     for hops in hop_entities:
         per_q: list[set[Pair]] = []
-        for first, second in itertools.pairwise(hops):
+        for first, second in (itertools.combinations(hops, 2) if all_pairs else itertools.pairwise(hops)):
             pairs: set[Pair] = set()
             for lv in levels:
                 a_mods, b_mods = at(lv, first), at(lv, second)
@@ -105,18 +109,38 @@ def gold_hop_recall(pairs: list[list[set[Pair]]], asked: Iterable[tuple[int, int
             "questions": share(questions), "questions_with_pairs": len(questions), "candidates": len(kept)}
 
 
-def hop_entities_of(dataset: Any, graph: Any) -> list[list[list[int]]]:
-    """Per query of ``dataset`` (with a decomposition), per hop, the entity ids of its gold passage in ``graph``
-    (a :class:`~hyperrag.graph.knowledge_graph.KnowledgeGraph`); hops without a gold passage in the graph are
-    dropped."""
+def _passage_entities(graph: Any) -> tuple[list[list[int]], dict[str, int]]:
+    """Per passage of ``graph``, the ids of the entities it mentions; and each passage id's position."""
     ptr, idx = graph.entity_passage_ptr.tolist(), graph.entity_passage_idx.tolist()
     ents_of: list[list[int]] = [[] for _ in range(graph.num_passages)]
     for e in range(graph.num_entities):
         for p in idx[ptr[e]: ptr[e + 1]]:
             ents_of[p].append(e)
-    pos = {pid: i for i, pid in enumerate(graph.passage_ids)}
+    return ents_of, {pid: i for i, pid in enumerate(graph.passage_ids)}
+
+
+def hop_entities_of(dataset: Any, graph: Any) -> list[list[list[int]]]:
+    """Per query of ``dataset`` (with a decomposition), per hop, the entity ids of its gold passage in ``graph``
+    (a :class:`~hyperrag.graph.knowledge_graph.KnowledgeGraph`); hops without a gold passage in the graph are
+    dropped."""
+    ents_of, pos = _passage_entities(graph)
     out = []
     for q in dataset.queries:
         hops = [ents_of[pos[h.gold_id]] for h in q.decomposition if h.gold_id in pos]
         out.append([h for h in hops if h])
+    return out
+
+
+def gold_passage_entities_of(dataset: Any, graph: Any, only_without_hops: bool = False) -> list[list[list[int]]]:
+    """Per query of ``dataset``, per gold passage (``gold_ids``, in their given order: no hop order is implied),
+    the entity ids of that passage in ``graph``; passages absent from the graph or without entities are dropped.
+    With ``only_without_hops``, a query that has a decomposition gets no entry (its hops are used instead)."""
+    ents_of, pos = _passage_entities(graph)
+    out = []
+    for q in dataset.queries:
+        if only_without_hops and q.decomposition:
+            out.append([])
+            continue
+        golds = [ents_of[pos[g]] for g in dict.fromkeys(q.gold_ids) if g in pos]
+        out.append([g for g in golds if g])
     return out

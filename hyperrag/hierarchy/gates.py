@@ -88,6 +88,10 @@ class GateSettings:
         text_words: each summary is cut to this many words in the prompt.
         verifier: ``llm`` (default), ``none`` (accept all candidates — unverified, for ablations) or ``oracle``
             (accept the pairs in the builder's ``accepted`` set: the gold-hop pairs, an upper bound).
+        oracle_gold: with ``verifier: oracle``, what a question's gold pairs are made of: ``hops`` (consecutive gold
+            hops of its decomposition), ``passages`` (every two of its gold passages, unordered: for data with gold
+            evidence but no hops, e.g. HolisQA's gold sentences) or ``auto`` (hops where a question has a
+            decomposition, its gold passages where it has none).
         knn: how the prefilter's neighbours are searched (``${graph.knn}``: exact or approximate by size).
     """
 
@@ -102,6 +106,7 @@ class GateSettings:
     inter_layer: bool
     text_words: PositiveInt
     verifier: Literal["llm", "none", "oracle"]
+    oracle_gold: Literal["auto", "hops", "passages"]
     knn: KnnSettings
 
 

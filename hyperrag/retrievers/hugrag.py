@@ -64,7 +64,7 @@ from hyperrag.data.types import Dataset
 from hyperrag.dedup.entities import EntityInfo, read_entity_info, relation_strengths, strength_weighted
 from hyperrag.dedup.store import DedupIndex, load_or_build_dedup
 from hyperrag.embedding.encoder import default_cache_dir
-from hyperrag.eval.gate_recall import gold_hop_pairs, hop_entities_of
+from hyperrag.eval.gate_recall import gold_hop_pairs, gold_passage_entities_of, hop_entities_of
 from hyperrag.expansion.best_first import (
     EdgeKind,
     Expansion,
@@ -344,7 +344,8 @@ class HugRAGRetriever(Retriever):
         result = builder.build(self.tree, self.module_texts, module_emb, entity_edges=edges)
         # failed verifications (an outage; the oracle's no_gold) and capped ones are no gate: the fallback, counted
         self.skip("causal_gate", result.stats["failed"] + result.stats["skipped_budget"])
-        source = {"none": "unverified", "oracle": "oracle (gold hops: upper bound, transductive)"}.get(verifier, "llm")
+        source = {"none": "unverified", "oracle": f"oracle (gold {self.settings.gates.oracle_gold}: upper bound, "
+                                                  "transductive)"}.get(verifier, "llm")
         self.gate_stats = {"source": source, **result.stats}
         self.gate_directions = result.directions
         return result.pairs
@@ -352,19 +353,26 @@ class HugRAGRetriever(Retriever):
     def oracle_gate_pairs(self, graph: KnowledgeGraph, edges: torch.Tensor, dataset: Dataset | None
                           ) -> set[tuple[int, int]]:
         """``gates.verifier: oracle``: the module pairs a perfect verifier accepts — some question of ``dataset``
-        has consecutive gold hops whose passages' entities lie in the two modules (the gold-hop pairs of
+        has consecutive gold hops (``oracle_gold: hops``), or two gold passages (``passages``; ``auto``: where it
+        has no decomposition), whose entities lie in the two modules (the gold-hop pairs of
         :mod:`hyperrag.eval.gate_recall`, any distance: the candidate rule applies its own). The questions inform
         the index: the run is marked transductive."""
         if dataset is None:
             raise ValueError("causal gates with verifier=oracle need the dataset's questions")
-        hops = hop_entities_of(dataset, graph)
-        per_q = gold_hop_pairs(self.tree, edges, hops, min_distance=1)
+        gold = self.settings.gates.oracle_gold
+        per_q: list[list[set[tuple[int, int]]]] = []
+        if gold in ("hops", "auto"):
+            per_q += gold_hop_pairs(self.tree, edges, hop_entities_of(dataset, graph), min_distance=1)
+        if gold in ("passages", "auto"):
+            passages = gold_passage_entities_of(dataset, graph, only_without_hops=gold == "auto")
+            per_q += gold_hop_pairs(self.tree, edges, passages, min_distance=1, all_pairs=True)
         self.saw_questions = True
         self.oracle_steps = ("causal_gate",)
-        self.oracle_questions = sum(1 for q in per_q if any(q))
+        self.oracle_questions = len({i % len(dataset.queries) for i, q in enumerate(per_q) if any(q)})
         if not self.oracle_questions:
-            log.warning("hugrag: gates.verifier=oracle but no question of %s has two gold hops in the graph "
-                        "(no decomposition?): no gate is accepted", dataset.name)
+            log.warning("hugrag: gates.verifier=oracle (oracle_gold=%s) but no question of %s has two gold %s in "
+                        "the graph: no gate is accepted", gold, dataset.name,
+                        "hops" if gold == "hops" else "hops or passages")
         return set().union(*(p for q in per_q for p in q)) if per_q else set()
 
     @property

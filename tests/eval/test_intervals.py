@@ -16,7 +16,7 @@ from hyperrag.eval.intervals import (
     paired_comparison,
     wilson_interval,
 )
-from hyperrag.eval.intervals.__main__ import main
+from hyperrag.eval.intervals.__main__ import main, pool
 from hyperrag.eval.per_query import per_query_values, run_per_query
 from hyperrag.runners.batch_retrieval import score_rows
 
@@ -281,3 +281,26 @@ def test_intervals_cli_per_question_type(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "--- type comparison" in out and "a [compositional]  (2 queries)" in out
     assert "b [comparison] − a [comparison]" in out
+
+
+def test_intervals_cli_pools_pairs_keeping_each_domains_queries_apart(tmp_path, capsys):
+    """--pool BASE RUN BASE RUN: the same query id in two pairs stays two queries, each paired within its pair."""
+    def write(name: str, hits: list[bool]) -> str:
+        (tmp_path / name).mkdir()
+        rows = [{"id": f"q{i}", "question": "?", "ranked_ids": ["x"], "gold_ids": ["x" if hit else "z"]}
+                for i, hit in enumerate(hits)]
+        (tmp_path / name / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return str(tmp_path / name)
+
+    a0, a1 = write("a0", [False, False, True]), write("a1", [True, False, True])  # domain A: one query gained
+    b0, b1 = write("b0", [False, True]), write("b1", [True, True])  # domain B: same ids, one gained
+    bases, runs = pool([run_per_query(a0), run_per_query(b0)], [run_per_query(a1), run_per_query(b1)])
+    assert runs.queries == 5 and bases.queries == 5
+    diff = runs.compare(bases, "recall@2")
+    assert diff.difference.estimate == pytest.approx(100 * 2 / 5) and diff.discordant == 2
+    assert main(["--pool", a0, a1, b0, b1, "--metrics", "recall@2"]) == 0
+    out = capsys.readouterr().out
+    assert "a1 − a0" in out and "b1 − b0" in out and "pooled runs (2 pairs) − pooled bases (2 pairs)" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["--pool", a0, a1, b0])
+    assert exc.value.code == 2

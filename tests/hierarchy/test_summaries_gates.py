@@ -245,6 +245,30 @@ def test_gold_hop_recall_of_a_candidate_rule():
     assert r["gold_hop_pairs"] == 3 and r["transitions_with_pairs"] == 3 and r["questions_with_pairs"] == 2
 
 
+def test_gold_passage_pairs_stand_in_for_hops_where_a_question_has_none():
+    """HolisQA-like gold (gold passages, no hops): every two gold passages of a question are a transition, in any
+    order; with ``only_without_hops`` a question with a decomposition is left to its hops."""
+    from types import SimpleNamespace
+
+    from hyperrag.data.types import Query, SubQuestion
+    from hyperrag.eval.gate_recall import gold_hop_pairs, gold_passage_entities_of
+
+    # passages p0..p3 mention entities: p0 {0}, p1 {3}, p2 {5}, p3 {} (no entity: dropped)
+    graph = SimpleNamespace(num_entities=6, num_passages=4, passage_ids=["p0", "p1", "p2", "p3"],
+                            entity_passage_ptr=torch.tensor([0, 1, 1, 1, 2, 2, 3]),
+                            entity_passage_idx=torch.tensor([0, 1, 2]))
+    hop = SubQuestion(question="q?", answer="a", gold_id="p0")
+    dataset = SimpleNamespace(queries=[Query(id="a", question="?", gold_ids=("p2", "p0", "p1", "p3", "p0")),
+                                       Query(id="b", question="?", gold_ids=("p0", "p1"), decomposition=(hop, hop))])
+    assert gold_passage_entities_of(dataset, graph) == [[[5], [0], [3]], [[0], [3]]]
+    golds = gold_passage_entities_of(dataset, graph, only_without_hops=True)
+    assert golds == [[[5], [0], [3]], []]
+    pairs = gold_hop_pairs(flat_tree(), torch.empty(2, 0, dtype=torch.long), golds, min_distance=1, all_pairs=True)
+    assert pairs == [[{(0, 5)}, {(3, 5)}, {(0, 3)}], []]  # all three pairs, not only 5 -> 0 -> 3
+    consecutive = gold_hop_pairs(flat_tree(), torch.empty(2, 0, dtype=torch.long), golds, min_distance=1)
+    assert consecutive == [[{(0, 5)}, {(0, 3)}], []]
+
+
 def test_gate_oracle_accepts_a_gold_hop_pair_and_refuses_a_random_one():
     """verifier=oracle: a candidate is a gate iff consecutive gold hops of some question lie in its two modules;
     nothing is persisted (no collision with an LLM's verdicts in gates.jsonl) and no LLM is asked."""
