@@ -360,15 +360,17 @@ class HugRAGRetriever(Retriever):
         if dataset is None:
             raise ValueError("causal gates with verifier=oracle need the dataset's questions")
         gold = self.settings.gates.oracle_gold
-        per_q: list[list[set[tuple[int, int]]]] = []
+        per_q: list[list[set[tuple[int, int]]]] = [[] for _ in dataset.queries]  # per question, its gold pairs
         if gold in ("hops", "auto"):
-            per_q += gold_hop_pairs(self.tree, edges, hop_entities_of(dataset, graph), min_distance=1)
+            for mine, found in zip(per_q, gold_hop_pairs(self.tree, edges, hop_entities_of(dataset, graph), 1)):
+                mine.extend(found)
         if gold in ("passages", "auto"):
             passages = gold_passage_entities_of(dataset, graph, only_without_hops=gold == "auto")
-            per_q += gold_hop_pairs(self.tree, edges, passages, min_distance=1, all_pairs=True)
+            for mine, found in zip(per_q, gold_hop_pairs(self.tree, edges, passages, 1, all_pairs=True)):
+                mine.extend(found)
         self.saw_questions = True
         self.oracle_steps = ("causal_gate",)
-        self.oracle_questions = len({i % len(dataset.queries) for i, q in enumerate(per_q) if any(q)})
+        self.oracle_questions = sum(1 for q in per_q if any(q))
         if not self.oracle_questions:
             log.warning("hugrag: gates.verifier=oracle (oracle_gold=%s) but no question of %s has two gold %s in "
                         "the graph: no gate is accepted", gold, dataset.name,

@@ -51,6 +51,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _require_common_queries(base: RunValues, other: RunValues) -> None:
+    """One line naming both runs (exit code 2 through :func:`exit_on_input_error`) when they share no query."""
+    if not set(base.query_ids) & set(other.query_ids):
+        raise InputError(f"no query in common with {base.path}: nothing to pair", path=other.path)
+
+
 def pool(bases: Sequence[RunValues], runs: Sequence[RunValues]) -> tuple[RunValues, RunValues]:
     """The pairs ``(bases[i], runs[i])`` as one pair of runs over all their queries: each query id is prefixed with
     its pair's index, so the same id in two pairs (two domains, two datasets) stays two queries, paired within its
@@ -63,8 +69,7 @@ def pool(bases: Sequence[RunValues], runs: Sequence[RunValues]) -> tuple[RunValu
         return RunValues(name, None, values)
 
     for b, r in zip(bases, runs):
-        if not set(b.query_ids) & set(r.query_ids):
-            raise InputError(f"no query in common with {b.path}: nothing to pair", path=r.path)
+        _require_common_queries(b, r)
     return (merged(bases, f"pooled bases ({len(bases)} pairs)"), merged(runs, f"pooled runs ({len(runs)} pairs)"))
 
 
@@ -72,8 +77,7 @@ def report(runs: list[RunValues], metrics: str | None, runs_shown: bool = True) 
     """Each run's metrics with intervals (unless ``runs_shown`` is false), then each later run's paired differences
     against the first."""
     for other in runs[1:]:
-        if not set(runs[0].query_ids) & set(other.query_ids):
-            raise InputError(f"no query in common with {runs[0].path}: nothing to pair", path=other.path)
+        _require_common_queries(runs[0], other)
     if metrics:
         wanted = [m.strip() for m in metrics.split(",") if m.strip()]
     else:
