@@ -63,7 +63,7 @@ from bench_results import emit  # benchmarks/bench_results.py
 from cdfrag_setup import bench_llm, shared_graph_settings  # benchmarks/cdfrag_setup.py
 
 from hyperrag.config.validation import plain
-from hyperrag.data import hipporag2_release_dataset, musique_dataset
+from hyperrag.data import hipporag2_release_dataset, multiple_choice_dataset, musique_dataset
 from hyperrag.embedding import TextEncoder
 from hyperrag.eval.intervals import mean_interval, paired_comparison
 from hyperrag.refinement.agreement import reward_agreement
@@ -174,8 +174,11 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=None, help="actions per episode (default: the method's)")
     ap.add_argument("--max-requery", type=int, default=None,
                     help="feedback rounds per outcome (default: the method's, method/cdfrag.yaml ships 1; 0 = off)")
-    ap.add_argument("--dataset", choices=("musique", "2wiki"), default="musique",
-                    help="--data's reader: musique_dataset | the 2Wiki release (data=2wiki's reader)")
+    ap.add_argument("--dataset", choices=("musique", "2wiki", "cosmosqa"), default="musique",
+                    help="--data's reader: musique_dataset | the 2Wiki release (data=2wiki's reader) | a CosmosQA "
+                         "jsonl (data=multiple_choice's reader; each question's context is its one gold passage, so "
+                         "FCR@5 = R@5, and no question has a gold decomposition: under llm=oracle every refinement "
+                         "action falls back to its LLM-free stand-in alike)")
     ap.add_argument("--oracle-refinement", choices=("no_answers", "gold_answers"), default=None,
                     help="the oracle's refinement reading (default: llm/oracle.yaml's)")
 
@@ -202,6 +205,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     ds = (musique_dataset(args.data) if args.dataset == "musique"
+          else multiple_choice_dataset(args.data, cop_base=0, name="cosmosqa") if args.dataset == "cosmosqa"
           else hipporag2_release_dataset(args.data, "2wikimultihopqa"))
     encoder = TextEncoder(show_progress=False)
     llm = bench_llm(args.llm, ds, [f"llm.refinement={args.oracle_refinement}"] if args.oracle_refinement else [])
