@@ -131,3 +131,30 @@ def test_intervals_paired_tests_and_published_rows(tmp_path):
     # the API cost at the report's token prices (GPT-4o-mini's by default): 1.3 M prompt tokens per 1,000 queries
     eff_row = next(x for x in text.split("## Efficiency")[1].splitlines() if x.startswith("| catrag |"))
     assert eff_row.rstrip(" |").endswith("| 0.20")  # not bold: the cheapest row is best
+
+
+def test_each_row_is_tested_against_a_baseline_obtained_the_same_way(tmp_path):
+    """An upper-bound row (llm=oracle) meets the strongest oracle baseline, an LLM-free row the strongest LLM-free
+    one — never across: the oracle's information is given to both arms or to neither."""
+    root = tmp_path / "multirun" / "hugrag_table" / "stamp"
+    exp = "experiment=hugrag_table"
+    gold = [["g1", "g2"]] * 40
+    one, both, none = ["g1", "x", "y", "z", "w"], ["g1", "g2", "y", "z", "w"], ["x", "y", "z", "w", "v"]
+    rows = {  # (method, llm): hits — the LLM-free bm25 is the strongest baseline overall
+        ("bm25", "none"): [both] * 36 + [one] * 4,
+        ("naive", "oracle"): [one] * 40,
+        ("hugrag", "none"): [one] * 20 + [none] * 20,
+        ("hugrag", "oracle"): [both] * 20 + [one] * 20,
+    }
+    for (method, llm), hits in rows.items():
+        r5 = 100 * sum(len({"g1", "g2"} & set(h)) / 2 for h in hits) / len(hits)
+        label = "LLM-free" if llm == "none" else "upper bound (oracle)"
+        run = make_run(root, f"{method}-{llm}", method, "holisqa_medicine", (r5, r5, r5),
+                       [exp, f"method={method}", f"llm={llm}"], llm_label=label, queries=40)
+        _predictions(run, hits, gold)
+    text = report.run(compose_report(tmp_path, f"runs={root}", "test_metrics=[recall@5]")).read_text()
+    tests = text.split("## Paired tests against the strongest baseline")[1].split("\n## ")[0]
+    assert "obtained as the row was" in tests
+    pairs = [line.split(" | ")[:3] for line in tests.splitlines() if line.startswith("| hugrag")]
+    assert pairs == [["| hugrag (LLM-free)", "holisqa_medicine", "bm25 (LLM-free)"],
+                     ["| hugrag (upper bound (oracle))", "holisqa_medicine", "naive (upper bound (oracle))"]]

@@ -129,8 +129,9 @@ def render_report(runs: list[RunRecord], folder: Path, settings: dict[str, Any])
     if tests or oracle_qa:
         tested = ", ".join(sorted({t.row.method for t in tests})) or "none"
         sections += ["## Paired tests against the strongest baseline", "",
-                     (f"Rows under test: {tested}. Δ = row − the strongest baseline of that dataset and metric, over "
-                      "the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
+                     (f"Rows under test: {tested}. Δ = row − the strongest baseline of that dataset and metric "
+                      "obtained as the row was (with the oracle or without it; the strongest of all only where none "
+                      "was), over the queries both scored: mean difference [95% paired bootstrap interval], p = two-sided "
                       f"paired sign-flip test (exact: all 2^m flips of the m differing queries, m ≤ {EXACT_MAX_DIFFERING}; "
                       "MC: Monte "
                       "Carlo, 10,000 random flips), Holm = that p adjusted over all of this table's tests (the "

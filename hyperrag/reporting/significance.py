@@ -7,7 +7,10 @@ Which rows are tested and which are baselines:
   strongest *other* row.
 - An ablation or sweep (every run one method) tests each variant against the reference variant (``full`` /
   ``hugrag_full`` / the first row).
-The strongest baseline of a (dataset, metric) is the baseline row with the best mean. Each test is a paired
+The strongest baseline of a (dataset, metric) is the baseline row with the best mean among those obtained as the
+tested row was — with the oracle (an upper bound) or without it (:func:`oracle_made`) — so an upper bound is never
+tested against a baseline without the oracle's information, nor an LLM-free row against an upper bound; only where
+no baseline was obtained that way is the strongest of all taken (its label says how it was obtained). Each test is a paired
 bootstrap interval of the mean difference and a paired sign-flip p-value (exact up to 20 differing queries, Monte
 Carlo beyond) over the queries both rows scored (:mod:`hyperrag.eval.intervals`). The baseline is picked after
 the fact and several correlated metrics are tested, so the p-values of one table's tests are Holm-adjusted
@@ -40,6 +43,17 @@ def oracle_read(run: RunRecord) -> bool:
     """Whether the run's answers came from the oracle: its own reader's label, else the retrieval LLM's."""
     reader = [t for t in run.tags if t.startswith("reader: ")]
     return reader[0] == f"reader: {ORACLE}" if reader else ORACLE in run.tags
+
+
+def oracle_made(run: RunRecord) -> bool:
+    """Whether any of the run's decisions came from the oracle (``upper bound (oracle)`` among its tags)."""
+    return any(t == ORACLE or t.startswith("upper bound (oracle") for t in run.tags)
+
+
+def _strongest_like(row: RunRecord, baselines: Sequence[RunRecord], metric: str) -> RunRecord:
+    """The best of ``baselines`` obtained as ``row`` was (with or without the oracle); all of them when none was."""
+    like = [b for b in baselines if oracle_made(b) == oracle_made(row)]
+    return _best(like or baselines, metric)
 
 
 def oracle_read_metrics(runs: Sequence[RunRecord], metrics: Sequence[str]) -> list[str]:
@@ -110,10 +124,9 @@ def paired_tests(runs: Sequence[RunRecord], metrics: Sequence[str],
                 baselines = [r for r in scored if r.method not in tested]
                 if not baselines:
                     continue
-                best = _best(baselines, m)
-                pairs = [(r, best) for r in scored if r.method in tested]
+                pairs = [(r, _strongest_like(r, baselines, m)) for r in scored if r.method in tested]
             else:
-                pairs = [(r, _best([b for b in scored if b is not r], m)) for r in scored]
+                pairs = [(r, _strongest_like(r, [b for b in scored if b is not r], m)) for r in scored]
             for row, base in pairs:
                 tests.append(PairedTest(d, m, row, base, row.per_query.compare(base.per_query, m),
                                         None if margin is None else row.per_query.equivalence(base.per_query, m,
