@@ -20,13 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import torch
+
 from hyperrag.config.validation import NonNegativeInt, PositiveInt, settings
 from hyperrag.expansion.linearize import Table
 
 if TYPE_CHECKING:
     from hyperrag.llm.tasks.answer_style import AnswerStyle
     from hyperrag.llm.tasks.base import PromptForm
-    from hyperrag.protocols import LanguageModel
+    from hyperrag.protocols import Encoder, LanguageModel
 
 
 @settings
@@ -47,6 +49,11 @@ class PathSelectionSettings:
         empty_selection: what an empty S* (the model kept nothing, or S_raw was empty) gets: ``answer`` (the
             answer step still runs, on the draft alone, as the paper's Algorithm 1 implies) or ``skip`` (no answer,
             scored 0: the earlier rule). A failed call is never answered. The ranking is empty either way.
+        llm_free: the **LLM-free stand-in** for the filter where no LLM is available (not in the paper; labelled
+            in the run's ``path_filter``): ``none`` (no S*: the fallback ranks S_raw, the earlier rule),
+            ``similarity`` (S* = the ``max_selected`` rows of the table most similar to the question, by the
+            embedder's cosine) or ``first`` (S* = the first ``max_selected`` rows: variant ``off``'s rule). No
+            draft and no answer either way.
     """
 
     enabled: bool
@@ -58,6 +65,7 @@ class PathSelectionSettings:
     answer: bool
     answer_passages: NonNegativeInt
     empty_selection: Literal["answer", "skip"]
+    llm_free: Literal["none", "similarity", "first"]
 
 
 @dataclass
@@ -71,6 +79,49 @@ class Selection:
     ok: bool = False
     invalid_ids: int = 0
     error: str | None = None
+
+
+def first_rows(table: Table, n: int) -> Selection:
+    """The first ``n`` rows of ``table`` (walk order) as a selection: variant ``off``'s rule and the ``first``
+    LLM-free stand-in."""
+    kept = list(range(min(len(table), n)))
+    return Selection(kept=kept, ok=bool(kept), error=None if kept else "empty")
+
+
+def similar_rows(query: torch.Tensor, rows: torch.Tensor, n: int) -> Selection:
+    """The ``n`` rows most similar to the query, best first (ties by row order): the ``similarity`` LLM-free
+    stand-in for the filter.
+
+    Args:
+        query: FloatTensor [D], the question's embedding (unit norm).
+        rows: FloatTensor [R, D], the table rows' embeddings (unit norm).
+        n: rows kept at most.
+    """
+    if rows.shape[0] == 0:
+        return Selection(error="empty subgraph")
+    order = torch.argsort(rows @ query, descending=True, stable=True)[:n]
+    return Selection(kept=order.tolist(), ok=True)
+
+
+def llm_free_selection(kind: str, queries: torch.Tensor, tables: Sequence[Table], encoder: Encoder,
+                       n: int) -> list[Selection]:
+    """S* without an LLM (``path_selection.llm_free``): ``similarity`` or ``first`` per question (see
+    :class:`PathSelectionSettings`).
+
+    Args:
+        kind: ``similarity`` | ``first``.
+        queries: FloatTensor [B, D], the questions' embeddings.
+        tables: the B tables (S_raw as the filter would see it).
+        encoder: embeds the rows (each distinct row text once).
+        n: ``max_selected``.
+    """
+    if kind == "first":
+        return [first_rows(t, n) for t in tables]
+    texts = sorted({r for t in tables for r in t.rows})
+    emb = encoder.encode(texts, desc="path rows").to(queries.device) if texts else queries.new_empty(0, 0)
+    where = {t: i for i, t in enumerate(texts)}
+    return [similar_rows(q, emb[[where[r] for r in t.rows]] if len(t) else emb[:0], n)
+            for q, t in zip(queries, tables)]
 
 
 class CausalPathSelector:
@@ -95,11 +146,7 @@ class CausalPathSelector:
         rows' provenance, attached to the candidates, never shown)."""
         out = [Selection() for _ in tables]
         if self.variant == "off":
-            for sel, table in zip(out, tables):
-                sel.kept = list(range(min(len(table), self.settings.max_selected)))
-                sel.ok = bool(sel.kept)
-                sel.error = None if sel.ok else "empty"
-            return out
+            return [first_rows(table, self.settings.max_selected) for table in tables]
         from hyperrag.llm.tasks.causal_path_selection import CausalPathSelection
 
         assert self.llm is not None

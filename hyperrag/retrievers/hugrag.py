@@ -73,7 +73,7 @@ from hyperrag.expansion.best_first import (
     kind_weight_vector,
 )
 from hyperrag.expansion.linearize import Table, linearize
-from hyperrag.expansion.path_selection import CausalPathSelector, Selection
+from hyperrag.expansion.path_selection import CausalPathSelector, Selection, llm_free_selection
 from hyperrag.graph.knowledge_graph import KnowledgeGraph
 from hyperrag.graph.utils import csr_owner
 from hyperrag.hierarchy.gates import GateBuilder
@@ -527,7 +527,7 @@ class HugRAGRetriever(Retriever):
         seed_ent, seed_mod = self.seed(s_ent, s_mod)                                # line 12: U
         seeds = torch.cat([seed_ent, seed_mod + self.graph.num_entities], dim=1).tolist()
         s_raw = self.gated_traversal(s_ent, s_mod, seeds)                           # line 13: S_raw
-        s_star = self.causal_filter(questions, s_raw)                               # line 14: S*
+        s_star = self.causal_filter(questions, s_raw, q)                            # line 14: S*
         details = [self.query_details(b, seeds[b], s_ent, s_mod, walk, f) for b, (walk, f) in
                    enumerate(zip(s_raw, s_star))]
         self.generate(questions, s_star, details)                                   # line 15: y
@@ -589,24 +589,33 @@ class HugRAGRetriever(Retriever):
         return s_ent, s_mod, seeds, self.gated_traversal(s_ent, s_mod, seeds, graph)
 
     # ---- line 14: causal path identification ------------------------------------------------------------------
-    def causal_filter(self, questions: list[str], s_raw: list[Expansion]) -> list[Filtered]:
+    def causal_filter(self, questions: list[str], s_raw: list[Expansion], q: torch.Tensor | None = None
+                      ) -> list[Filtered]:
         """S* = CAUSAL_FILTER(q, S_raw) (line 14, Eq. 4): S_raw linearised with short IDs (B.3) and the LLM's
         causal path identification (Fig 5 spurious-aware, Fig 6 ``standard``, ``off`` = the first rows); S* is
         the kept rows and the passages behind them (:meth:`support_passages`). The ``path_filter`` hook chooses
-        nodes instead. Without an LLM there is no S* (``Filtered.selection`` is None; counted)."""
+        nodes instead. Without an LLM (counted) there is no S* (``Filtered.selection`` is None), or, with
+        ``path_selection.llm_free`` set, the **LLM-free stand-in's** S* (labelled; not in the paper; needs ``q``,
+        FloatTensor [B, D], the questions' embeddings)."""
         out = [Filtered(nodes=list(w.nodes)) for w in s_raw]
         if self.path_filter is not None:
             for f, question, walk in zip(out, questions, s_raw):
                 shown = set(walk.nodes)
                 f.nodes = [v for v in self.path_filter(question, self.subgraph(walk)) if v in shown]
             return out
+        p = self.settings.path_selection
         if self.selector is None:
-            if self.settings.path_selection.enabled:
-                self.skip("path_selection", len(questions))  # no LLM: no S*, the fallback ranks S_raw
-            return out
+            if p.enabled:
+                self.skip("path_selection", len(questions))  # no LLM: no S*, the fallback ranks S_raw ...
+            if not p.enabled or p.llm_free == "none" or q is None:
+                return out
         wholes = [self.walk_table(w) for w in s_raw]  # each walk linearised once (the record reads it too)
         tables = [self.table(w, whole) for w, whole in zip(s_raw, wholes)]
-        selections = self.selector.select(questions, tables, self.graph.passage_ids)
+        if self.selector is None:  # ... or the LLM-free stand-in's S* (labelled)
+            assert q is not None
+            selections = llm_free_selection(p.llm_free, q, tables, self.encoder, p.max_selected)
+        else:
+            selections = self.selector.select(questions, tables, self.graph.passage_ids)
         for f, whole, table, sel in zip(out, wholes, tables, selections):
             f.walk_table, f.table, f.selection = whole, table, sel
             if not sel.ok:
@@ -756,12 +765,18 @@ class HugRAGRetriever(Retriever):
             "gate_crossings": walk.gate_crossings, **self.walk_evidence(walk, f.walk_table)}
         sel, table = f.selection, f.table
         if sel is not None and table is not None:
+            variant = self.settings.path_selection.variant if self.selector else self.llm_free_filter_label()
             d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,
-                      "invalid_ids": sel.invalid_ids, "variant": self.settings.path_selection.variant,
+                      "invalid_ids": sel.invalid_ids, "variant": variant,
                       "draft_answer": sel.draft, "kept": len(sel.kept),
                       "kept_items": [[table.ids[r], table.rows[r][:120]] for r in sel.kept],
                       "spurious_items": [[table.ids[r], table.rows[r][:120]] for r in sel.spurious]})
         return d
+
+    def llm_free_filter_label(self) -> str:
+        """The run's ``path_filter`` without an LLM: ``none``, or the stand-in named as one."""
+        p = self.settings.path_selection
+        return "none" if not p.enabled or p.llm_free == "none" else f"{p.llm_free} (LLM-free stand-in)"
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
@@ -778,8 +793,8 @@ class HugRAGRetriever(Retriever):
                      {"none": "unverified", "oracle": "oracle (upper bound)"}.get(
                          s.gates.verifier, "llm" if self.llm_available else "none")),
             "gates_found": getattr(self, "num_gates", 0),
-            "path_filter": "hook" if self.path_filter else
-                           (s.path_selection.variant if self.selector else "none"),
+            "path_filter": "hook" if self.path_filter else (s.path_selection.variant if self.selector else
+                           self.llm_free_filter_label()),
             "extraction": s.extraction, "extraction_stats": self.extraction_stats, "dedup_settings": asdict(self.dedup_settings),
             "gate_settings": asdict(s.gates), "summary_settings": asdict(s.summaries)}
         if self.kg is not None and self.hier is not None:

@@ -208,3 +208,33 @@ def test_oracle_gates_are_labelled_upper_bound_and_transductive(tmp_path, encode
     assert desc["gates_found"] == ret.num_gates == desc["gate_stats"]["gates_found"]
     assert desc["gate_stats"]["verified"] > 0  # Algorithm 2 literally (every pair) asked the oracle
     assert not (ret.hier.directory / "gates.jsonl").exists()
+
+
+@pytest.mark.parametrize("stand_in", ["similarity", "first"])
+def test_llm_free_filter_stand_in_puts_its_rows_passages_first(tmp_path, encoder, sample, stand_in):
+    """path_selection.llm_free without an LLM: S* is the stand-in's rows (labelled, counted as a skipped LLM step),
+    their passages lead the ranking; ``none`` keeps the earlier rule (no S*, the fallback order)."""
+    common = dict(index_root=str(tmp_path / "index"), extraction="none",
+                  hierarchy={"backend": "cpu", "context_window": 40, "min_module_size": 3})
+    ret = HugRAGRetriever(method_settings("hugrag", **common, path_selection={"llm_free": stand_in}),
+                          encoder=encoder, llm=None, device="cpu")
+    ret.index(sample)
+    questions = [q.question for q in sample.queries]
+    out = ret.retrieve(questions, top_k=10)
+    assert ret.describe()["path_filter"] == f"{stand_in} (LLM-free stand-in)"
+    assert ret.skipped["path_selection"] == len(questions)  # the LLM step did not run: still counted
+    max_selected = ret.settings.path_selection.max_selected
+    for b, d in enumerate(out.details):
+        assert d["variant"] == f"{stand_in} (LLM-free stand-in)" and d["filter_ok"]
+        assert 1 <= d["kept"] <= max_selected and d["kept_passages"] >= 1 and d["draft_answer"] == ""
+        head = out.indices[b, : min(d["kept_passages"], 10)].tolist()
+        assert len(set(head)) == len(head) and -1 not in head
+    plain = HugRAGRetriever(method_settings("hugrag", **common), encoder=encoder, llm=None, device="cpu")
+    plain.index(sample)
+    base = plain.retrieve(questions, top_k=10)
+    assert plain.describe()["path_filter"] == "none" and "variant" not in base.details[0]
+    if stand_in == "first":  # the walk's first rows: the same rows variant off keeps
+        q = encoder.encode(questions).to("cpu")
+        walks = ret.expand(questions, q)[3]
+        tables = [ret.table(w) for w in walks]
+        assert [d["kept"] for d in out.details] == [min(len(t), max_selected) for t in tables]
