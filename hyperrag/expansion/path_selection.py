@@ -103,7 +103,7 @@ def similar_rows(query: torch.Tensor, rows: torch.Tensor, n: int) -> Selection:
     return Selection(kept=order.tolist(), ok=True)
 
 
-def llm_free_selection(kind: str, queries: torch.Tensor, tables: Sequence[Table], encoder: Encoder,
+def llm_free_selection(kind: Literal["similarity", "first"], queries: torch.Tensor, tables: Sequence[Table], encoder: Encoder,
                        n: int) -> list[Selection]:
     """S* without an LLM (``path_selection.llm_free``): ``similarity`` or ``first`` per question (see
     :class:`PathSelectionSettings`).

@@ -8,9 +8,10 @@ Which rows are tested and which are baselines:
 - An ablation or sweep (every run one method) tests each variant against the reference variant (``full`` /
   ``hugrag_full`` / the first row).
 The strongest baseline of a (dataset, metric) is the baseline row with the best mean among those obtained as the
-tested row was — with the oracle (an upper bound) or without it (:func:`oracle_made`) — so an upper bound is never
-tested against a baseline without the oracle's information, nor an LLM-free row against an upper bound; only where
-no baseline was obtained that way is the strongest of all taken (its label says how it was obtained). Each test is
+tested row was — with the oracle (an upper bound) or without it (:func:`~hyperrag.reporting.collect.uses_oracle`)
+— so an upper bound is never tested against a baseline without the oracle's information, nor an LLM-free row
+against an upper bound; only where no baseline was obtained that way is the strongest of all taken (its label says
+how it was obtained). Each test is
 a paired bootstrap interval of the mean difference and a paired sign-flip p-value (exact up to 20 differing
 queries, Monte Carlo beyond) over the queries both rows scored (:mod:`hyperrag.eval.intervals`). The baseline is picked after
 the fact and several correlated metrics are tested, so the p-values of one table's tests are Holm-adjusted
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hyperrag.eval.intervals import Equivalence, PairedComparison, holm
-from hyperrag.reporting.collect import RunRecord
+from hyperrag.reporting.collect import RunRecord, uses_oracle
 from hyperrag.reporting.tables import lower_is_better, markdown_table
 
 PAPER_METHODS = ("catrag", "hugrag", "hyperrag", "cdfrag")
@@ -45,14 +46,9 @@ def oracle_read(run: RunRecord) -> bool:
     return reader[0] == f"reader: {ORACLE}" if reader else ORACLE in run.tags
 
 
-def oracle_made(run: RunRecord) -> bool:
-    """Whether any of the run's decisions came from the oracle (``upper bound (oracle)`` among its tags)."""
-    return any(t.startswith(ORACLE[:-1]) for t in run.tags)  # also "upper bound (oracle causal_gate)"
-
-
 def _strongest_like(row: RunRecord, baselines: Sequence[RunRecord], metric: str) -> RunRecord:
     """The best of ``baselines`` obtained as ``row`` was (with or without the oracle); all of them when none was."""
-    like = [b for b in baselines if oracle_made(b) == oracle_made(row)]
+    like = [b for b in baselines if uses_oracle(b) == uses_oracle(row)]
     return _best(like or baselines, metric)
 
 

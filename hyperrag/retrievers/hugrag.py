@@ -361,13 +361,15 @@ class HugRAGRetriever(Retriever):
             raise ValueError("causal gates with verifier=oracle need the dataset's questions")
         gold = self.settings.gates.oracle_gold
         per_q: list[list[set[tuple[int, int]]]] = [[] for _ in dataset.queries]  # per question, its gold pairs
+        found: list[list[list[set[tuple[int, int]]]]] = []
         if gold in ("hops", "auto"):
-            for mine, found in zip(per_q, gold_hop_pairs(self.tree, edges, hop_entities_of(dataset, graph), 1)):
-                mine.extend(found)
+            found.append(gold_hop_pairs(self.tree, edges, hop_entities_of(dataset, graph), 1))
         if gold in ("passages", "auto"):
             passages = gold_passage_entities_of(dataset, graph, only_without_hops=gold == "auto")
-            for mine, found in zip(per_q, gold_hop_pairs(self.tree, edges, passages, 1, all_pairs=True)):
-                mine.extend(found)
+            found.append(gold_hop_pairs(self.tree, edges, passages, 1, all_pairs=True))
+        for source in found:
+            for mine, pairs in zip(per_q, source):
+                mine.extend(pairs)
         self.saw_questions = True
         self.oracle_steps = ("causal_gate",)
         self.oracle_questions = sum(1 for q in per_q if any(q))
@@ -611,11 +613,7 @@ class HugRAGRetriever(Retriever):
                 return out
         wholes = [self.walk_table(w) for w in s_raw]  # each walk linearised once (the record reads it too)
         tables = [self.table(w, whole) for w, whole in zip(s_raw, wholes)]
-        if self.selector is None:  # ... or the LLM-free stand-in's S* (labelled)
-            assert q is not None
-            selections = llm_free_selection(p.llm_free, q, tables, self.encoder, p.max_selected)
-        else:
-            selections = self.selector.select(questions, tables, self.graph.passage_ids)
+        selections = self.select_rows(questions, tables, q)
         for f, whole, table, sel in zip(out, wholes, tables, selections):
             f.walk_table, f.table, f.selection = whole, table, sel
             if not sel.ok:
@@ -623,6 +621,15 @@ class HugRAGRetriever(Retriever):
                 continue
             f.passages, f.passage_scores = self.support_passages(table, sel.kept)
         return out
+
+    def select_rows(self, questions: list[str], tables: list[Table], q: torch.Tensor | None) -> list[Selection]:
+        """The rows S* keeps of each table: the LLM's causal path identification, or without an LLM the labelled
+        **LLM-free stand-in** (``path_selection.llm_free``; ``q``: FloatTensor [B, D], the questions' embeddings)."""
+        if self.selector is not None:
+            return self.selector.select(questions, tables, self.graph.passage_ids)
+        assert q is not None
+        p = self.settings.path_selection
+        return llm_free_selection(p.llm_free, q, tables, self.encoder, p.max_selected)
 
     def support_passages(self, table: Table, kept: list[int]) -> tuple[list[int], list[float]]:
         """The passages behind S*'s kept rows, best first: score ``Σ_r d(r) · spec(row)`` over the kept rows (rank
@@ -765,17 +772,19 @@ class HugRAGRetriever(Retriever):
             "gate_crossings": walk.gate_crossings, **self.walk_evidence(walk, f.walk_table)}
         sel, table = f.selection, f.table
         if sel is not None and table is not None:
-            variant = self.settings.path_selection.variant if self.selector else self.llm_free_filter_label()
             d.update({"table": table.render(), "filter_ok": sel.ok, "filter_error": sel.error,
-                      "invalid_ids": sel.invalid_ids, "variant": variant,
+                      "invalid_ids": sel.invalid_ids, "variant": self.filter_label(),
                       "draft_answer": sel.draft, "kept": len(sel.kept),
                       "kept_items": [[table.ids[r], table.rows[r][:120]] for r in sel.kept],
                       "spurious_items": [[table.ids[r], table.rows[r][:120]] for r in sel.spurious]})
         return d
 
-    def llm_free_filter_label(self) -> str:
-        """The run's ``path_filter`` without an LLM: ``none``, or the stand-in named as one."""
+    def filter_label(self) -> str:
+        """The run's causal path filter: the LLM's variant, or without an LLM ``none`` or the stand-in named as
+        one."""
         p = self.settings.path_selection
+        if self.selector is not None:
+            return p.variant
         return "none" if not p.enabled or p.llm_free == "none" else f"{p.llm_free} (LLM-free stand-in)"
 
     def describe(self) -> dict[str, Any]:
@@ -793,8 +802,7 @@ class HugRAGRetriever(Retriever):
                      {"none": "unverified", "oracle": "oracle (upper bound)"}.get(
                          s.gates.verifier, "llm" if self.llm_available else "none")),
             "gates_found": getattr(self, "num_gates", 0),
-            "path_filter": "hook" if self.path_filter else (s.path_selection.variant if self.selector else
-                           self.llm_free_filter_label()),
+            "path_filter": "hook" if self.path_filter else self.filter_label(),
             "extraction": s.extraction, "extraction_stats": self.extraction_stats, "dedup_settings": asdict(self.dedup_settings),
             "gate_settings": asdict(s.gates), "summary_settings": asdict(s.summaries)}
         if self.kg is not None and self.hier is not None:
