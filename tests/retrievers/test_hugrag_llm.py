@@ -111,6 +111,24 @@ def test_empty_selection_is_counted_and_still_answered(tmp_path, encoder, sample
             assert ret.skipped["path_selection"] == len(sample.queries)
 
 
+def test_answer_off_leaves_the_answer_to_the_shared_reader(tmp_path, encoder, sample):
+    """``path_selection.answer: false`` (the even answer rule of BENCHMARKS' sixteenth session): S* still ranks the
+    passages, no Fig 7 call is made and no answer is written, so the batch runner's shared reader answers from the top
+    ``answer_top_n`` passages, as it does for every other method."""
+    questions = [q.question for q in sample.queries]
+    runs = {}
+    for answer in (True, False):
+        with fake_llm(scripted(["N1", "N3"]), tmp_path / str(answer)) as (llm, server):
+            ret = make(llm, tmp_path / str(answer), encoder, path_selection={"answer": answer})
+            ret.index(sample)
+            runs[answer] = ret.retrieve(questions, 5)
+            fig7 = [b for b in server.requests if "---Answer Format---" in prompt_of(b)]
+            assert bool(fig7) == answer
+    assert all(d["answer"] == "scripted" for d in runs[True].details)
+    assert all("answer" not in d and "evidence" not in d and d["filter_ok"] for d in runs[False].details)
+    assert runs[False].indices.tolist() == runs[True].indices.tolist()  # the same S*, the same ranking
+
+
 def test_filter_off_keeps_the_evidence_size(tmp_path, encoder, sample):
     with fake_llm(scripted(["N1"]), tmp_path) as (llm, server):
         ret = make(llm, tmp_path, encoder, path_selection={"variant": "off", "max_selected": 3}, prompts="extended")
