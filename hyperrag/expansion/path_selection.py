@@ -103,18 +103,20 @@ def similar_rows(query: torch.Tensor, rows: torch.Tensor, n: int) -> Selection:
     return Selection(kept=order.tolist(), ok=True)
 
 
-def llm_free_selection(kind: Literal["similarity", "first"], queries: torch.Tensor, tables: Sequence[Table], encoder: Encoder,
-                       n: int) -> list[Selection]:
+def llm_free_selection(kind: Literal["none", "similarity", "first"], queries: torch.Tensor,
+                       tables: Sequence[Table], encoder: Encoder, n: int) -> list[Selection]:
     """S* without an LLM (``path_selection.llm_free``): ``similarity`` or ``first`` per question (see
     :class:`PathSelectionSettings`).
 
     Args:
-        kind: ``similarity`` | ``first``.
+        kind: ``similarity`` | ``first`` (the settings' type; ``none`` means no stand-in and is refused).
         queries: FloatTensor [B, D], the questions' embeddings.
         tables: the B tables (S_raw as the filter would see it).
         encoder: embeds the rows (each distinct row text once).
         n: ``max_selected``.
     """
+    if kind == "none":
+        raise ValueError("path_selection.llm_free=none: no LLM-free stand-in to select with")
     if kind == "first":
         return [first_rows(t, n) for t in tables]
     texts = sorted({r for t in tables for r in t.rows})

@@ -11,11 +11,10 @@ The strongest baseline of a (dataset, metric) is the baseline row with the best 
 tested row was — with the oracle (an upper bound) or without it (:func:`~hyperrag.reporting.collect.uses_oracle`)
 — so an upper bound is never tested against a baseline without the oracle's information, nor an LLM-free row
 against an upper bound; only where no baseline was obtained that way is the strongest of all taken (its label says
-how it was obtained). Each test is
-a paired bootstrap interval of the mean difference and a paired sign-flip p-value (exact up to 20 differing
-queries, Monte Carlo beyond) over the queries both rows scored (:mod:`hyperrag.eval.intervals`). The baseline is picked after
-the fact and several correlated metrics are tested, so the p-values of one table's tests are Holm-adjusted
-together, and a difference is *shown* on the adjusted p.
+how it was obtained). Each test is a paired bootstrap interval of the mean difference and a paired sign-flip
+p-value (exact up to 20 differing queries, Monte Carlo beyond) over the queries both rows scored
+(:mod:`hyperrag.eval.intervals`). The baseline is picked after the fact and several correlated metrics are tested,
+so the p-values of one table's tests are Holm-adjusted together, and a difference is *shown* on the adjusted p.
 
 Answers read by the oracle (``llm=oracle`` as the reader) are not tested: the oracle answers from the gold
 whenever the evidence it is given holds it (and, for graph methods, accepts items by origin), so its EM / F1 /

@@ -1,5 +1,6 @@
 """The LLM-free stand-ins for HugRAG's causal path filter (``path_selection.llm_free``), by hand."""
 
+import pytest
 import torch
 
 from hyperrag.expansion.linearize import Table
@@ -46,3 +47,8 @@ def test_llm_free_selection_embeds_each_distinct_row_once():
     assert [s.kept for s in sels] == [[1, 2], [1, 0]]
     assert enc.asked == [["a", "b", "c"]]
     assert [s.kept for s in llm_free_selection("first", queries, [table(["a", "b", "c"])], enc, 2)] == [[0, 1]]
+
+
+def test_no_stand_in_is_refused():
+    with pytest.raises(ValueError, match="llm_free=none"):
+        llm_free_selection("none", torch.zeros(1, 2), [table(["a"])], Lookup({}), 1)
